@@ -1,0 +1,56 @@
+/* Shared by every public header: version, API error codes, allocator hook. */
+#ifndef SPFKIT_COMMON_H
+#define SPFKIT_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SPFKIT_VERSION_MAJOR 0
+#define SPFKIT_VERSION_MINOR 1
+#define SPFKIT_VERSION_PATCH 0
+#define SPFKIT_VERSION_STRING "0.1.0"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SPFKIT_MUSTCHECK __attribute__((warn_unused_result))
+#else
+#define SPFKIT_MUSTCHECK
+#endif
+
+/* API error codes. Values are fixed forever; new codes are appended. */
+enum spfkit_err {
+	SPFKIT_OK = 0,
+	SPFKIT_ENOMEM = -1,   /* an allocation failed; nothing was changed */
+	SPFKIT_EINVAL = -2,   /* an argument is invalid (NULL, bad address, ...) */
+	SPFKIT_ESYNTAX = -3,  /* input text does not follow its grammar */
+	SPFKIT_E2BIG = -4,    /* input or output over a documented size cap */
+	SPFKIT_EIO = -5,      /* reading a file or socket failed */
+	SPFKIT_ESTATE = -6,   /* call not valid in the object's current state */
+	SPFKIT_ENOTFOUND = -7, /* no such entry (question id, file, ...) */
+	SPFKIT_EDNS = -8,     /* the DNS backend failed to submit a question */
+};
+
+/* Static English text for an `enum spfkit_err` value; never NULL. */
+const char *spfkit_strerror(int err);
+
+/*
+ * Allocator hook. Every allocation of the library goes through one of
+ * these; a NULL `const struct spfkit_allocator *` anywhere means libc.
+ * The tests point it at cmocka's test_malloc to count leaks and at a
+ * failing allocator to exercise every out-of-memory path.
+ */
+struct spfkit_allocator {
+	void *(*alloc)(void *user, size_t size);
+	void *(*realloc)(void *user, void *ptr, size_t size);
+	void (*free)(void *user, void *ptr);
+	void *user;
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

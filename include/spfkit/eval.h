@@ -1,0 +1,205 @@
+/*
+ * check_host() (RFC 7208 §4) as a sans-I/O state machine.
+ *
+ *   struct spfkit_eval *ev;
+ *   spfkit_eval_new(ctx, &req, &ev);
+ *   for (;;) {
+ *       int s = spfkit_eval_step(ev, &q);
+ *       if (s == SPFKIT_STEP_QUERY)  ...send q, later spfkit_eval_answer(ev, q.id, &answer)
+ *       else if (s == SPFKIT_STEP_WAIT) ...wait for an outstanding answer
+ *       else break;                  (SPFKIT_STEP_DONE, or a negative error)
+ *   }
+ *   const struct spfkit_result *res = spfkit_eval_result(ev);
+ *   spfkit_eval_free(ev);             (res is gone with ev)
+ *
+ * The evaluator keeps no clock and touches no socket: the caller gives
+ * the time for %{t} and the receiver name for %{r}; the same inputs and
+ * answers always give the same result and the same trace.
+ */
+#ifndef SPFKIT_EVAL_H
+#define SPFKIT_EVAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <spfkit/common.h>
+
+#include <spfkit/resolver.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct spfkit_allocator;
+struct spfkit_record;
+
+/* The seven results of §2.6. */
+enum spfkit_result_code {
+	SPFKIT_RESULT_NONE = 0,
+	SPFKIT_RESULT_NEUTRAL,
+	SPFKIT_RESULT_PASS,
+	SPFKIT_RESULT_FAIL,
+	SPFKIT_RESULT_SOFTFAIL,
+	SPFKIT_RESULT_TEMPERROR,
+	SPFKIT_RESULT_PERMERROR,
+};
+
+/* "none", "neutral", "pass", "fail", "softfail", "temperror", "permerror". */
+const char *spfkit_result_name(enum spfkit_result_code code);
+/* Inverse of spfkit_result_name (case-insensitive); -1 when unknown. */
+int spfkit_result_from_name(const char *name, size_t len);
+
+/* Which identity is checked (§2.3, §2.4). */
+enum spfkit_identity {
+	SPFKIT_IDENTITY_MAILFROM = 0,
+	SPFKIT_IDENTITY_HELO,
+};
+
+/* The processing limits of §4.6.4 and §5; these defaults are the RFC's. */
+#define SPFKIT_LIMIT_DNS_TERMS 10u
+#define SPFKIT_LIMIT_VOID_LOOKUPS 2u
+#define SPFKIT_LIMIT_MX_NAMES 10u
+#define SPFKIT_LIMIT_PTR_NAMES 10u
+
+struct spfkit_limits {
+	unsigned dns_terms;    /* terms and redirects that query DNS */
+	unsigned void_lookups; /* NODATA/NXDOMAIN answers */
+	unsigned mx_names;     /* MX names looked up by one "mx" */
+	unsigned ptr_names;    /* PTR names validated by one "ptr" or %{p} */
+};
+
+/* An IP address; IPv4-mapped IPv6 is turned into IPv4 by spfkit_ip_parse(). */
+struct spfkit_ip {
+	int family; /* 4 or 6 */
+	unsigned char addr[16];
+};
+
+/* Parse a textual IPv4 or IPv6 address. 0, or SPFKIT_EINVAL. */
+int spfkit_ip_parse(const char *text, size_t len, struct spfkit_ip *out);
+/* Write the address in its usual text form; returns buf. size >= 46. */
+const char *spfkit_ip_format(const struct spfkit_ip *ip, char *buf, size_t size);
+
+/* ---- tracing: what `spfkit check --trace` prints -------------------- */
+
+enum spfkit_trace_kind {
+	SPFKIT_TRACE_QUERY = 0, /* a DNS question: qtype, name */
+	SPFKIT_TRACE_ANSWER,    /* its answer: qtype, name, answer */
+	SPFKIT_TRACE_CHECK,     /* check_host() entered for domain (depth) */
+	SPFKIT_TRACE_RECORD,    /* the record chosen for domain: text */
+	SPFKIT_TRACE_TERM,      /* a term tried: text, matched, result */
+	SPFKIT_TRACE_COUNT,     /* counters changed: dns_terms, void_lookups */
+	SPFKIT_TRACE_RESULT,    /* check_host() for domain returns result (depth) */
+	SPFKIT_TRACE_NOTE,      /* anything else worth telling: text */
+};
+
+struct spfkit_trace_event {
+	enum spfkit_trace_kind kind;
+	unsigned depth;          /* include/redirect nesting, 0 at the top */
+	const char *domain;      /* the domain being checked */
+	const char *name;        /* DNS name (QUERY, ANSWER) */
+	uint16_t qtype;
+	uint32_t query_id;
+	const struct spfkit_dns_answer *answer;
+	const char *text;        /* term, record or note text */
+	size_t text_len;
+	int matched;             /* TERM: 1 matched, 0 not */
+	enum spfkit_result_code result;
+	unsigned dns_terms;
+	unsigned void_lookups;
+};
+
+typedef void spfkit_trace_fn(void *arg, const struct spfkit_trace_event *event);
+
+/* ---- context -------------------------------------------------------- */
+
+struct spfkit_config {
+	const struct spfkit_allocator *alloc; /* NULL: libc */
+	const char *default_explanation;      /* NULL: see SPFKIT_DEFAULT_EXPLANATION */
+	const char *receiver;                 /* %{r} and Received-SPF receiver=; NULL: "unknown" */
+	struct spfkit_limits limits;          /* zeros take the RFC defaults */
+};
+
+/* Used when no record gives a usable "exp" (§6.2); a macro-string. */
+#define SPFKIT_DEFAULT_EXPLANATION \
+	"%{o} does not designate %{i} as permitted sender"
+
+struct spfkit_ctx;
+
+/* Copies what it needs from cfg. 0, SPFKIT_ENOMEM, SPFKIT_EINVAL (a
+ * default explanation that is not a valid macro-string). */
+SPFKIT_MUSTCHECK int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out);
+void spfkit_ctx_free(struct spfkit_ctx *ctx);
+
+/* ---- one evaluation ------------------------------------------------- */
+
+struct spfkit_request {
+	struct spfkit_ip ip;           /* the SMTP client */
+	const char *sender;            /* MAIL FROM address, may be empty (then postmaster@helo, §2.4) */
+	size_t sender_len;
+	const char *helo;              /* HELO/EHLO name */
+	size_t helo_len;
+	enum spfkit_identity identity; /* which one to check */
+	int64_t now;                   /* seconds since the epoch, for %{t} */
+	spfkit_trace_fn *trace;        /* optional */
+	void *trace_arg;
+};
+
+struct spfkit_result {
+	enum spfkit_result_code code;
+	const char *explanation; /* fail only: the expanded exp or default; else NULL */
+	const char *mechanism;   /* the term that decided ("-all", "default" ...), or NULL */
+	const char *domain;      /* domain whose record decided, or NULL */
+	const char *problem;     /* permerror/temperror: why, naming the input; else NULL */
+	/* the inputs, as used, for headers */
+	const char *identity_domain; /* the <domain> argument of the top check_host() */
+	const char *sender;          /* <sender>: MAIL FROM, or postmaster@helo */
+	const char *helo;
+	const char *client_ip;       /* text form */
+	const char *receiver;
+	enum spfkit_identity identity;
+	/* counters */
+	unsigned dns_terms;
+	unsigned void_lookups;
+	unsigned queries; /* DNS questions asked */
+};
+
+enum spfkit_step {
+	SPFKIT_STEP_DONE = 0,  /* the result is ready */
+	SPFKIT_STEP_QUERY = 1, /* *q holds a new question to send */
+	SPFKIT_STEP_WAIT = 2,  /* nothing new to ask; answers are outstanding */
+};
+
+struct spfkit_question {
+	uint32_t id;      /* give it back to spfkit_eval_answer() */
+	uint16_t type;    /* enum spfkit_rrtype */
+	const char *name; /* valid until that question is answered */
+	size_t name_len;
+};
+
+struct spfkit_eval;
+
+/* Copies the request. 0, SPFKIT_ENOMEM, SPFKIT_EINVAL. */
+SPFKIT_MUSTCHECK int spfkit_eval_new(const struct spfkit_ctx *ctx, const struct spfkit_request *req,
+				     struct spfkit_eval **out);
+/* Returns an enum spfkit_step value, or a negative error (SPFKIT_ENOMEM). */
+int spfkit_eval_step(struct spfkit_eval *ev, struct spfkit_question *q);
+/* Hand in the answer to question `id`; the answer is copied as needed.
+ * 0, SPFKIT_ENOTFOUND (no such outstanding id), SPFKIT_ENOMEM. */
+int spfkit_eval_answer(struct spfkit_eval *ev, uint32_t id, const struct spfkit_dns_answer *answer);
+/* NULL until spfkit_eval_step() has returned SPFKIT_STEP_DONE. Owned by ev. */
+const struct spfkit_result *spfkit_eval_result(const struct spfkit_eval *ev);
+void spfkit_eval_free(struct spfkit_eval *ev);
+
+/*
+ * Blocking convenience: evaluate `req` with `resolver` (its wait() is
+ * used), store the finished evaluation in *out for the caller to read
+ * with spfkit_eval_result() and free with spfkit_eval_free().
+ */
+SPFKIT_MUSTCHECK int spfkit_check(const struct spfkit_ctx *ctx, struct spfkit_resolver *resolver,
+				  const struct spfkit_request *req, struct spfkit_eval **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * What receivers do with a result: the Received-SPF header (RFC 7208
+ * §9.1), the Authentication-Results method entry (RFC 8601 §2.7.2) and
+ * the SMTP reply of a rejection (RFC 7372 §3.2, RFC 7208 §8).
+ *
+ * Every function writes into a caller buffer, snprintf-style: it returns
+ * the length the full text needs (not counting the NUL); when that is
+ * >= size the text was cut (always NUL-terminated when size > 0). A
+ * negative return is an error (SPFKIT_EINVAL). Nothing is allocated.
+ * Every value taken from the SMTP session is quoted or escaped so that
+ * no CR, LF or other control byte reaches the output: a hostile sender
+ * or HELO cannot inject a header line.
+ */
+#ifndef SPFKIT_OUTPUT_H
+#define SPFKIT_OUTPUT_H
+
+#include <stddef.h>
+
+#include <spfkit/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct spfkit_result;
+
+/*
+ * "Received-SPF: pass (receiver: domain of sender designates ip as
+ * permitted sender) client-ip=...; envelope-from=...; helo=...;
+ * receiver=...; identity=mailfrom; mechanism=...; problem=..." on one
+ * line, no CRLF. `with_name` 0 leaves out "Received-SPF: ".
+ */
+int spfkit_format_received_spf(const struct spfkit_result *res, int with_name, char *buf,
+			       size_t size);
+
+/*
+ * "Authentication-Results: authserv_id; spf=pass smtp.mailfrom=example.com"
+ * (smtp.helo= for the HELO identity). `with_name` 0 gives only
+ * "authserv_id; spf=..."; authserv_id NULL gives only the method entry
+ * "spf=pass smtp.mailfrom=example.com".
+ */
+int spfkit_format_auth_results(const struct spfkit_result *res, const char *authserv_id,
+			       int with_name, char *buf, size_t size);
+
+/* The reply for refusing mail on this result (RFC 7372 §3.2, RFC 7208 §8.4-8.7). */
+struct spfkit_smtp_reply {
+	int code;             /* 550 or 451; 0 when the result is no reason to refuse */
+	const char *enhanced; /* "5.7.23", "5.7.24", "4.7.24"; "" when code is 0 */
+};
+
+/* Fills *out for fail (550 5.7.23), permerror (550 5.7.24), temperror
+ * (451 4.7.24); code 0 for the other results. */
+void spfkit_smtp_reply_for(const struct spfkit_result *res, struct spfkit_smtp_reply *out);
+
+/* "550 5.7.23 <explanation or a default text>" on one line; control
+ * bytes of the explanation are replaced. */
+int spfkit_format_smtp_reply(const struct spfkit_result *res, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

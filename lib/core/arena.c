@@ -1,0 +1,106 @@
+/* Bump arena: one evaluation's memory, released at once (after unbound's regional). */
+#include <string.h>
+
+#include "core.h"
+
+struct spfkit__arena_chunk {
+	struct spfkit__arena_chunk *next;
+	size_t size;
+	size_t used;
+	_Alignas(16) unsigned char data[];
+};
+
+void spfkit__arena_init(struct spfkit__arena *ar, const struct spfkit_allocator *a, size_t chunk,
+			size_t max)
+{
+	ar->alloc = a;
+	ar->head = NULL;
+	ar->used = 0;
+	ar->max = max;
+	ar->chunk = chunk ? chunk : 4096;
+}
+
+static struct spfkit__arena_chunk *arena_new_chunk(struct spfkit__arena *ar, size_t size)
+{
+	struct spfkit__arena_chunk *ch;
+
+	if (size < ar->chunk)
+		size = ar->chunk;
+	if (size > SIZE_MAX - sizeof(*ch))
+		return NULL;
+	ch = spfkit__alloc(ar->alloc, sizeof(*ch) + size);
+	if (ch == NULL)
+		return NULL;
+	ch->size = size;
+	ch->used = 0;
+	ch->next = ar->head;
+	ar->head = ch;
+	return ch;
+}
+
+void *spfkit__arena_alloc(struct spfkit__arena *ar, size_t size)
+{
+	struct spfkit__arena_chunk *ch = ar->head;
+	size_t need;
+	void *p;
+
+	if (size > SIZE_MAX - 15)
+		return NULL;
+	need = (size + 15) & ~(size_t)15;
+	if (ar->max != 0 && (need > ar->max || ar->used > ar->max - need))
+		return NULL;
+	if (ch == NULL || ch->size - ch->used < need) {
+		ch = arena_new_chunk(ar, need);
+		if (ch == NULL)
+			return NULL;
+	}
+	p = ch->data + ch->used;
+	ch->used += need;
+	ar->used += need;
+	return p;
+}
+
+char *spfkit__arena_strndup(struct spfkit__arena *ar, const char *s, size_t len)
+{
+	char *p;
+
+	if (len == SIZE_MAX)
+		return NULL;
+	p = spfkit__arena_alloc(ar, len + 1);
+	if (p == NULL)
+		return NULL;
+	if (len > 0)
+		memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+void spfkit__arena_reset(struct spfkit__arena *ar)
+{
+	struct spfkit__arena_chunk *ch = ar->head, *next;
+
+	if (ch == NULL)
+		return;
+	/* The newest chunk is the head; keep the last (oldest) one. */
+	while (ch->next != NULL) {
+		next = ch->next;
+		spfkit__free(ar->alloc, ch);
+		ch = next;
+	}
+	ch->used = 0;
+	ar->head = ch;
+	ar->used = 0;
+}
+
+void spfkit__arena_free(struct spfkit__arena *ar)
+{
+	struct spfkit__arena_chunk *ch = ar->head, *next;
+
+	while (ch != NULL) {
+		next = ch->next;
+		spfkit__free(ar->alloc, ch);
+		ch = next;
+	}
+	ar->head = NULL;
+	ar->used = 0;
+}

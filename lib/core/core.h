@@ -1,0 +1,112 @@
+/*
+ * Internal helpers shared by every module: allocation through the user
+ * hook, a capped growable buffer, a bounded parse cursor with a sticky
+ * error, a bump arena, and ASCII helpers that never consult the locale.
+ * Internal externs are spfkit__*; nothing here is public API.
+ */
+#ifndef SPFKIT_CORE_H
+#define SPFKIT_CORE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <spfkit/common.h>
+
+/* ---- allocation (alloc.c): every allocation goes through these ------ */
+
+void *spfkit__alloc(const struct spfkit_allocator *a, size_t size);
+void *spfkit__zalloc(const struct spfkit_allocator *a, size_t size);
+/* n * size with an overflow check; zeroed. NULL on overflow or failure. */
+void *spfkit__calloc(const struct spfkit_allocator *a, size_t n, size_t size);
+void *spfkit__realloc(const struct spfkit_allocator *a, void *ptr, size_t size);
+void spfkit__free(const struct spfkit_allocator *a, void *ptr);
+/* A NUL-terminated copy of len bytes; NULL on failure. */
+char *spfkit__strndup(const struct spfkit_allocator *a, const char *s, size_t len);
+
+/* ---- buffer (buf.c): binary-safe, always NUL-terminated, hard cap ---- */
+
+struct spfkit__buf {
+	char *data; /* NULL until the first append; then data[len] == 0 */
+	size_t len;
+	size_t cap;
+	size_t max; /* appends that would pass max fail with SPFKIT_E2BIG */
+	const struct spfkit_allocator *alloc;
+	int err; /* sticky: the first failure; later appends do nothing */
+};
+
+void spfkit__buf_init(struct spfkit__buf *b, const struct spfkit_allocator *a, size_t max);
+int spfkit__buf_append(struct spfkit__buf *b, const void *p, size_t n);
+int spfkit__buf_putc(struct spfkit__buf *b, char c);
+int spfkit__buf_puts(struct spfkit__buf *b, const char *s);
+int spfkit__buf_printf(struct spfkit__buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Keep the storage, forget the content and the error. */
+void spfkit__buf_reset(struct spfkit__buf *b);
+void spfkit__buf_free(struct spfkit__buf *b);
+/* Content as a string ("" when empty, never NULL). */
+const char *spfkit__buf_str(const struct spfkit__buf *b);
+
+/* ---- cursor (cur.c): bounded parse with a sticky error -------------- */
+
+struct spfkit__cur {
+	const unsigned char *base; /* start of the input, for offsets */
+	const unsigned char *p;
+	const unsigned char *end;
+	int err;             /* 0, or the first error (SPFKIT_ESYNTAX...) */
+	size_t err_off;      /* offset of the first error */
+	const char *err_why; /* static text naming the rule broken */
+};
+
+void spfkit__cur_init(struct spfkit__cur *c, const void *p, size_t len);
+/* Record the first error at the current position; later calls keep it. */
+void spfkit__cur_fail(struct spfkit__cur *c, int err, const char *why);
+size_t spfkit__cur_off(const struct spfkit__cur *c);
+size_t spfkit__cur_left(const struct spfkit__cur *c);
+int spfkit__cur_eof(const struct spfkit__cur *c);
+/* Next byte or -1 at the end (or after an error). */
+int spfkit__cur_peek(const struct spfkit__cur *c);
+/* Consume ch if it is next (1), else 0; no error. */
+int spfkit__cur_accept(struct spfkit__cur *c, unsigned char ch);
+/* Consume ch or fail with SPFKIT_ESYNTAX / why. */
+void spfkit__cur_want(struct spfkit__cur *c, unsigned char ch, const char *why);
+
+/* ---- arena (arena.c): bump allocation, freed all at once ------------ */
+
+struct spfkit__arena_chunk;
+struct spfkit__arena {
+	const struct spfkit_allocator *alloc;
+	struct spfkit__arena_chunk *head;
+	size_t used;  /* bytes handed out so far, for caps */
+	size_t max;   /* 0: no cap */
+	size_t chunk; /* default chunk size */
+};
+
+void spfkit__arena_init(struct spfkit__arena *ar, const struct spfkit_allocator *a, size_t chunk,
+			size_t max);
+/* 16-byte aligned; NULL on failure or past the cap. */
+void *spfkit__arena_alloc(struct spfkit__arena *ar, size_t size);
+char *spfkit__arena_strndup(struct spfkit__arena *ar, const char *s, size_t len);
+/* Free all chunks but the first; keep the arena usable. */
+void spfkit__arena_reset(struct spfkit__arena *ar);
+void spfkit__arena_free(struct spfkit__arena *ar);
+
+/* ---- ASCII (ascii.c): locale-free, take unsigned bytes ------------- */
+
+static inline int spfkit__is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static inline int spfkit__is_digit(int c) { return c >= '0' && c <= '9'; }
+static inline int spfkit__is_alnum(int c) { return spfkit__is_alpha(c) || spfkit__is_digit(c); }
+static inline int spfkit__is_hex(int c)
+{
+	return spfkit__is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+static inline int spfkit__lower(int c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
+/* Visible ASCII, %x21-7E. */
+static inline int spfkit__is_vchar(int c) { return c >= 0x21 && c <= 0x7e; }
+
+/* Equal ignoring ASCII case, lengths given. */
+int spfkit__memcaseeq(const void *a, size_t alen, const void *b, size_t blen);
+/* Case-insensitive hash of a DNS name, final dot ignored (FNV-1a). */
+uint64_t spfkit__name_hash(const char *name, size_t len);
+
+#endif

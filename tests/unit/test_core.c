@@ -1,0 +1,83 @@
+/* Unit tests of lib/core: buffer caps, cursor errors, arena, ASCII. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core.h"
+
+static void buf_caps_and_sticks(void **state)
+{
+	struct spfkit__buf b;
+
+	(void)state;
+	spfkit__buf_init(&b, NULL, 8);
+	assert_int_equal(spfkit__buf_puts(&b, "abcd"), 0);
+	assert_int_equal(spfkit__buf_printf(&b, "%d", 1234), 0);
+	assert_string_equal(spfkit__buf_str(&b), "abcd1234");
+	assert_int_equal(spfkit__buf_putc(&b, 'x'), SPFKIT_E2BIG);
+	/* sticky: a small append after the failure fails too */
+	assert_int_equal(spfkit__buf_append(&b, "", 0), SPFKIT_E2BIG);
+	assert_int_equal(b.len, 8);
+	spfkit__buf_reset(&b);
+	assert_int_equal(spfkit__buf_append(&b, "a\0b", 3), 0);
+	assert_int_equal(b.len, 3);
+	assert_memory_equal(b.data, "a\0b", 4);
+	spfkit__buf_free(&b);
+}
+
+static void cur_first_error_wins(void **state)
+{
+	struct spfkit__cur c;
+
+	(void)state;
+	spfkit__cur_init(&c, "ab", 2);
+	spfkit__cur_want(&c, 'a', "want a");
+	spfkit__cur_want(&c, 'x', "want x");
+	spfkit__cur_want(&c, 'b', "want b");
+	assert_int_equal(c.err, SPFKIT_ESYNTAX);
+	assert_int_equal(c.err_off, 1);
+	assert_string_equal(c.err_why, "want x");
+	assert_int_equal(spfkit__cur_peek(&c), -1);
+}
+
+static void arena_cap_and_strings(void **state)
+{
+	struct spfkit__arena ar;
+	char *s;
+
+	(void)state;
+	spfkit__arena_init(&ar, NULL, 64, 256);
+	s = spfkit__arena_strndup(&ar, "hello", 5);
+	assert_non_null(s);
+	assert_string_equal(s, "hello");
+	assert_non_null(spfkit__arena_alloc(&ar, 200));
+	assert_null(spfkit__arena_alloc(&ar, 100));
+	spfkit__arena_reset(&ar);
+	assert_non_null(spfkit__arena_alloc(&ar, 100));
+	spfkit__arena_free(&ar);
+}
+
+static void ascii_case_and_hash(void **state)
+{
+	(void)state;
+	assert_true(spfkit__memcaseeq("Example.COM", 11, "example.com", 11));
+	assert_false(spfkit__memcaseeq("example.com", 11, "example.co", 10));
+	assert_true(spfkit__name_hash("Example.com.", 12) == spfkit__name_hash("example.COM", 11));
+	assert_string_equal(spfkit_strerror(SPFKIT_ENOMEM), "out of memory");
+	assert_string_equal(spfkit_strerror(12345), "unknown error");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(buf_caps_and_sticks),
+		cmocka_unit_test(cur_first_error_wins),
+		cmocka_unit_test(arena_cap_and_strings),
+		cmocka_unit_test(ascii_case_and_hash),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
