@@ -1,0 +1,235 @@
+/*
+ * Bounded reader and writer of the Postfix policy delegation protocol
+ * (Postfix SMTPD_POLICY_README: "name=value" lines, an empty line ends
+ * the request; the reply is "action=..." and an empty line). Pure: the
+ * server feeds bytes in and decides what to do with the verdict.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "proto.h"
+
+void spfkit__policy_init(struct spfkit__policy_request *req)
+{
+	req->count = 0;
+	req->scanned = 0;
+	req->lines = 0;
+}
+
+/* Postfix attribute names are lowercase words with '_'; allow a little more. */
+static int name_byte_ok(int c)
+{
+	return spfkit__is_alnum(c) || c == '_' || c == '-' || c == '.';
+}
+
+static int refuse(struct spfkit__policy_diag *diag, enum spfkit__policy_error code, size_t off,
+		  size_t line)
+{
+	diag->code = code;
+	diag->offset = off;
+	diag->line = line;
+	if (code == SPFKIT__POLICY_ELINE_LONG || code == SPFKIT__POLICY_EREQ_LONG ||
+	    code == SPFKIT__POLICY_ETOO_MANY)
+		return SPFKIT_E2BIG;
+	return SPFKIT_ESYNTAX;
+}
+
+/*
+ * Find the LF ending the line that starts at `start`, checking each byte
+ * on the way. 1 with *eol set; 0 when more input is needed; < 0 refused.
+ * The line content may be SPFKIT_POLICY_MAX_LINE bytes, then an optional
+ * CR (tolerated before LF, as pypolicyd-spf does), then LF.
+ */
+static int scan_line(const unsigned char *in, size_t len, size_t start, size_t line, size_t *eol,
+		     struct spfkit__policy_diag *diag)
+{
+	size_t i;
+
+	for (i = start; i < len; i++) {
+		unsigned char c = in[i];
+		size_t col = i - start;
+
+		if (i >= SPFKIT_POLICY_MAX_REQUEST)
+			return refuse(diag, SPFKIT__POLICY_EREQ_LONG, i, line);
+		if (c == '\n') {
+			*eol = i;
+			return 1;
+		}
+		if (col > SPFKIT_POLICY_MAX_LINE || (col == SPFKIT_POLICY_MAX_LINE && c != '\r'))
+			return refuse(diag, SPFKIT__POLICY_ELINE_LONG, i, line);
+		if (c == '\0')
+			return refuse(diag, SPFKIT__POLICY_ENUL, i, line);
+		if (c == '\r') {
+			if (i + 1 == len)
+				return 0;
+			if (in[i + 1] != '\n')
+				return refuse(diag, SPFKIT__POLICY_ECONTROL, i, line);
+			continue;
+		}
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return refuse(diag, SPFKIT__POLICY_ECONTROL, i, line);
+	}
+	return 0;
+}
+
+static int is_duplicate(const struct spfkit__policy_request *req, const unsigned char *in,
+			size_t off, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < req->count; i++)
+		if (req->attrs[i].name_len == n && memcmp(in + req->attrs[i].name_off, in + off, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* One "name=value" line in in[start..end). 0, or refused. */
+static int take_attr(struct spfkit__policy_request *req, const unsigned char *in, size_t start,
+		     size_t end, struct spfkit__policy_diag *diag)
+{
+	const unsigned char *eq = memchr(in + start, '=', end - start);
+	size_t line = req->lines + 1, n, i;
+	struct spfkit__policy_attr *a;
+
+	if (eq == NULL)
+		return refuse(diag, SPFKIT__POLICY_ENO_EQUAL, start, line);
+	n = (size_t)(eq - (in + start));
+	if (n == 0)
+		return refuse(diag, SPFKIT__POLICY_EBAD_NAME, start, line);
+	for (i = 0; i < n; i++)
+		if (!name_byte_ok(in[start + i]))
+			return refuse(diag, SPFKIT__POLICY_EBAD_NAME, start + i, line);
+	if (req->count == SPFKIT_POLICY_MAX_ATTRS)
+		return refuse(diag, SPFKIT__POLICY_ETOO_MANY, start, line);
+	if (is_duplicate(req, in, start, n))
+		return refuse(diag, SPFKIT__POLICY_EDUPLICATE, start, line);
+	a = &req->attrs[req->count++];
+	a->name_off = start;
+	a->name_len = n;
+	a->value_off = start + n + 1;
+	a->value_len = end - a->value_off;
+	return 0;
+}
+
+static void point_into(struct spfkit__policy_request *req, const char *in)
+{
+	size_t i;
+
+	for (i = 0; i < req->count; i++) {
+		req->attrs[i].name = in + req->attrs[i].name_off;
+		req->attrs[i].value = in + req->attrs[i].value_off;
+	}
+}
+
+int spfkit__policy_read(const char *in, size_t len, struct spfkit__policy_request *req, size_t *used,
+			struct spfkit__policy_diag *diag)
+{
+	const unsigned char *u = (const unsigned char *)in;
+	size_t start, eol, end;
+	int rc;
+
+	diag->code = SPFKIT__POLICY_OK;
+	for (;;) {
+		start = req->scanned;
+		rc = scan_line(u, len, start, req->lines + 1, &eol, diag);
+		if (rc <= 0)
+			return rc == 0 ? SPFKIT__POLICY_NEED_MORE : rc;
+		end = (eol > start && u[eol - 1] == '\r') ? eol - 1 : eol;
+		if (end == start) {
+			if (req->count == 0)
+				return refuse(diag, SPFKIT__POLICY_EEMPTY, start, req->lines + 1);
+			point_into(req, in);
+			*used = eol + 1;
+			return SPFKIT__POLICY_COMPLETE;
+		}
+		rc = take_attr(req, u, start, end, diag);
+		if (rc != 0)
+			return rc;
+		req->scanned = eol + 1;
+		req->lines++;
+	}
+}
+
+const char *spfkit__policy_get(const struct spfkit__policy_request *req, const char *name,
+			       size_t *len)
+{
+	size_t i, n = strlen(name); /* our own constant, never client input */
+
+	for (i = 0; i < req->count; i++) {
+		const struct spfkit__policy_attr *a = &req->attrs[i];
+
+		if (a->name_len == n && memcmp(a->name, name, n) == 0) {
+			*len = a->value_len;
+			return a->value;
+		}
+	}
+	*len = 0;
+	return NULL;
+}
+
+const char *spfkit__policy_strerror(enum spfkit__policy_error code)
+{
+	switch (code) {
+	case SPFKIT__POLICY_OK: return "no error";
+	case SPFKIT__POLICY_ELINE_LONG: return "line too long";
+	case SPFKIT__POLICY_ETOO_MANY: return "too many attributes";
+	case SPFKIT__POLICY_EREQ_LONG: return "request too long";
+	case SPFKIT__POLICY_ENUL: return "NUL byte";
+	case SPFKIT__POLICY_ECONTROL: return "control byte";
+	case SPFKIT__POLICY_ENO_EQUAL: return "line without '='";
+	case SPFKIT__POLICY_EBAD_NAME: return "bad attribute name";
+	case SPFKIT__POLICY_EDUPLICATE: return "duplicate attribute";
+	case SPFKIT__POLICY_EEMPTY: return "empty request";
+	}
+	return "unknown error";
+}
+
+int spfkit__policy_reply(struct spfkit__buf *out, const char *text, size_t len)
+{
+	size_t i, run = 0;
+
+	spfkit__buf_append(out, "action=", 7);
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c >= 0x20 && c != 0x7f)
+			continue;
+		/* one line only: a control byte could end the reply early */
+		spfkit__buf_append(out, text + run, i - run);
+		spfkit__buf_putc(out, ' ');
+		run = i + 1;
+	}
+	spfkit__buf_append(out, text + run, len - run);
+	spfkit__buf_append(out, "\n\n", 2);
+	return out->err;
+}
+
+char *spfkit__policy_escape(const char *in, size_t len, size_t max, char *out, size_t size)
+{
+	size_t i, o = 0, n = len < max ? len : max;
+	char tmp[5];
+
+	if (size == 0)
+		return out;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)in[i];
+		size_t tl = 1;
+
+		if (c >= 0x20 && c <= 0x7e && c != '\\' && c != '"') {
+			tmp[0] = (char)c;
+		} else {
+			snprintf(tmp, sizeof(tmp), "\\x%02x", c);
+			tl = 4;
+		}
+		if (tl >= size - o)
+			break;
+		memcpy(out + o, tmp, tl);
+		o += tl;
+	}
+	if (i < len && size - o > 3) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
+	return out;
+}
