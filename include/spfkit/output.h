@@ -9,7 +9,10 @@
  * negative return is an error (SPFKIT_EINVAL). Nothing is allocated.
  * Every value taken from the SMTP session is quoted or escaped so that
  * no CR, LF or other control byte reaches the output: a hostile sender
- * or HELO cannot inject a header line.
+ * or HELO cannot inject a header line. Control bytes, DEL and bytes
+ * >= 0x80 in such values are written as '?'; a value longer than its cap
+ * is cut and ends in "...", which keeps a header line below the 998
+ * bytes of RFC 5322 §2.1.1 whatever the inputs are.
  */
 #ifndef SPFKIT_OUTPUT_H
 #define SPFKIT_OUTPUT_H
@@ -29,6 +32,11 @@ struct spfkit_result;
  * permitted sender) client-ip=...; envelope-from=...; helo=...;
  * receiver=...; identity=mailfrom; mechanism=...; problem=..." on one
  * line, no CRLF. `with_name` 0 leaves out "Received-SPF: ".
+ * Keys whose value is NULL or empty are left out; envelope-from only for
+ * the MAIL FROM identity, problem only for temperror and permerror. A
+ * value that is not a dot-atom is written as a quoted-string (so an IPv6
+ * client-ip or "ip4:192.0.2.0/24" is quoted). SPFKIT_EINVAL: res NULL,
+ * an unknown result code, or buf NULL with size > 0.
  */
 int spfkit_format_received_spf(const struct spfkit_result *res, int with_name, char *buf,
 			       size_t size);
@@ -38,6 +46,12 @@ int spfkit_format_received_spf(const struct spfkit_result *res, int with_name, c
  * (smtp.helo= for the HELO identity). `with_name` 0 gives only
  * "authserv_id; spf=..."; authserv_id NULL gives only the method entry
  * "spf=pass smtp.mailfrom=example.com".
+ * smtp.mailfrom carries the domain SPF checked (res->identity_domain:
+ * the MAIL FROM domain, or the HELO name for an empty MAIL FROM), not the
+ * whole address: RFC 8601 §2.7.2 allows either, and the domain is what
+ * was authenticated (policyd-spf does the same). Values that are not an
+ * RFC 2045 token are quoted. With no domain at all the propspec is left
+ * out ("spf=none"). Errors as for spfkit_format_received_spf().
  */
 int spfkit_format_auth_results(const struct spfkit_result *res, const char *authserv_id,
 			       int with_name, char *buf, size_t size);
@@ -53,7 +67,12 @@ struct spfkit_smtp_reply {
 void spfkit_smtp_reply_for(const struct spfkit_result *res, struct spfkit_smtp_reply *out);
 
 /* "550 5.7.23 <explanation or a default text>" on one line; control
- * bytes of the explanation are replaced. */
+ * bytes of the explanation are replaced. The default texts are RFC 7372's
+ * samples: "SPF validation failed" (fail without explanation), and
+ * "SPF validation error" followed by ": <problem>" when res->problem is
+ * set (permerror, temperror). The text is cut at 400 bytes so the reply
+ * line stays within RFC 5321 §4.5.3.1.5. SPFKIT_EINVAL when the result
+ * is no reason to refuse (code 0 above), or for bad arguments. */
 int spfkit_format_smtp_reply(const struct spfkit_result *res, char *buf, size_t size);
 
 #ifdef __cplusplus

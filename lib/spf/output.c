@@ -1,1 +1,406 @@
-/* stub: being written */
+/*
+ * What a receiver records or answers for a result (include/spfkit/output.h):
+ * the Received-SPF header field (RFC 7208 §9.1), the Authentication-Results
+ * method entry (RFC 8601 §2.7.2) and the RFC 7372 rejection replies.
+ *
+ * Every value that came from the SMTP session or from DNS (sender, HELO,
+ * mechanism, problem, explanation) is hostile. Each one is rendered through
+ * put_text(), which replaces control and non-ASCII bytes with '?', escapes
+ * what the surrounding syntax needs and cuts the value at a cap, so that
+ * no CR or LF can reach the output and the line stays under the 998
+ * characters of RFC 5322 §2.1.1 (RFC 7208 §9.1: "does not contain invalid
+ * characters, is not excessively long").
+ */
+#include <limits.h>
+#include <string.h>
+
+#include <spfkit/eval.h>
+#include <spfkit/output.h>
+
+#include "core.h"
+
+/*
+ * Caps on one rendered value, in output bytes (escapes included, quotes
+ * and the "..." cut marker not). With these the longest Received-SPF line
+ * is below 998 bytes whatever the inputs are (tests/unit/test_output.c).
+ */
+#define COMMENT_VALUE_MAX 64u /* receiver and sender inside the comment */
+#define HDR_VALUE_MAX 120u    /* one key=value value of Received-SPF */
+#define AR_VALUE_MAX 255u     /* authserv-id and the smtp.* value */
+#define REPLY_TEXT_MAX 400u   /* RFC 5321 §4.5.3.1.5: a reply line is <= 512 */
+
+/* Where a value goes decides what must be escaped. */
+enum style {
+	STYLE_COMMENT, /* inside "( ... )": escape ( ) and backslash (RFC 5322 ccontent) */
+	STYLE_QUOTED,  /* inside a quoted-string: escape " and backslash */
+	STYLE_PLAIN,   /* SMTP reply text: nothing to escape */
+};
+
+/* snprintf-style writer: counts everything, stores what fits. */
+struct out {
+	char *buf;
+	size_t size;
+	size_t len;
+};
+
+static void out_putc(struct out *o, char c)
+{
+	if (o->size > 0 && o->len < o->size - 1)
+		o->buf[o->len] = c;
+	o->len++;
+}
+
+/* For our own constant text only, never for session values. */
+static void out_puts(struct out *o, const char *s)
+{
+	while (*s != '\0')
+		out_putc(o, *s++);
+}
+
+static int out_finish(struct out *o)
+{
+	if (o->size > 0)
+		o->buf[o->len < o->size ? o->len : o->size - 1] = '\0';
+	return o->len > INT_MAX ? SPFKIT_E2BIG : (int)o->len;
+}
+
+static int out_init(struct out *o, char *buf, size_t size)
+{
+	if (buf == NULL && size > 0)
+		return SPFKIT_EINVAL;
+	o->buf = buf;
+	o->size = size;
+	o->len = 0;
+	return 0;
+}
+
+/* Does byte c need a backslash in this style? */
+static int needs_escape(unsigned char c, enum style st)
+{
+	if (st == STYLE_PLAIN)
+		return 0;
+	if (c == '\\')
+		return 1;
+	if (st == STYLE_COMMENT)
+		return c == '(' || c == ')';
+	return c == '"';
+}
+
+/*
+ * Write s (NUL-terminated, made by the library, contents from outside)
+ * escaped for `st`, at most `cap` output bytes; a cut value ends in "...".
+ * Control bytes, DEL and bytes >= 0x80 become '?': the output is 7-bit
+ * printable ASCII and space, nothing else.
+ */
+static void put_text(struct out *o, const char *s, enum style st, size_t cap)
+{
+	size_t used = 0;
+
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+		size_t need = needs_escape(c, st) ? 2 : 1;
+
+		if (used + need > cap) {
+			out_puts(o, "...");
+			return;
+		}
+		if (need == 2)
+			out_putc(o, '\\');
+		out_putc(o, (c >= 0x20 && c < 0x7f) ? (char)c : '?');
+		used += need;
+	}
+}
+
+/* RFC 5322 §3.2.3 atext. */
+static int is_atext(unsigned char c)
+{
+	return spfkit__is_alnum(c) || (c != '\0' && strchr("!#$%&'*+-/=?^_`{|}~", c) != NULL);
+}
+
+/* A dot-atom (RFC 5322 §3.2.3) of at most cap bytes? */
+static int is_dot_atom(const char *s, size_t cap)
+{
+	size_t len = strnlen(s, cap + 1);
+	size_t i;
+
+	if (len == 0 || len > cap || s[0] == '.' || s[len - 1] == '.')
+		return 0;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '.' ? s[i + 1] == '.' : !is_atext(c))
+			return 0;
+	}
+	return 1;
+}
+
+/* An RFC 2045 token (RFC 8601 §2.2 "value") of at most cap bytes? */
+static int is_token(const char *s, size_t cap)
+{
+	size_t len = strnlen(s, cap + 1);
+	size_t i;
+
+	if (len == 0 || len > cap)
+		return 0;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (!spfkit__is_vchar(c) || strchr("()<>@,;:\\\"/[]?=", c) != NULL)
+			return 0;
+	}
+	return 1;
+}
+
+/* A value as is when `plain` says it is safe, else as a quoted-string. */
+static void put_value(struct out *o, const char *s, int plain, size_t cap)
+{
+	if (plain) {
+		out_puts(o, s); /* checked: printable ASCII, at most cap bytes */
+		return;
+	}
+	out_putc(o, '"');
+	put_text(o, s, STYLE_QUOTED, cap);
+	out_putc(o, '"');
+}
+
+/* The names of RFC 7208 §2.6, which RFC 8601 §2.7.2 uses unchanged. */
+static const char *result_word(enum spfkit_result_code code)
+{
+	static const char *const names[] = {
+		"none", "neutral", "pass", "fail", "softfail", "temperror", "permerror",
+	};
+
+	if ((unsigned)code >= sizeof(names) / sizeof(names[0]))
+		return NULL;
+	return names[code];
+}
+
+static int nonempty(const char *s)
+{
+	return s != NULL && s[0] != '\0';
+}
+
+/* The identity named in the comment: HELO name, or MAIL FROM <sender>. */
+static const char *comment_subject(const struct spfkit_result *res)
+{
+	if (res->identity == SPFKIT_IDENTITY_HELO && nonempty(res->helo))
+		return res->helo;
+	if (nonempty(res->sender))
+		return res->sender;
+	if (nonempty(res->identity_domain))
+		return res->identity_domain;
+	return "unknown";
+}
+
+/* The verb phrase of the comment, one per result; short and factual. */
+static void put_comment_claim(struct out *o, const struct spfkit_result *res, const char *subject)
+{
+	const char *ip = nonempty(res->client_ip) ? res->client_ip : "unknown";
+
+	switch (res->code) {
+	case SPFKIT_RESULT_NONE:
+		out_puts(o, "no SPF record found for domain of ");
+		put_text(o, subject, STYLE_COMMENT, COMMENT_VALUE_MAX);
+		return;
+	case SPFKIT_RESULT_TEMPERROR:
+	case SPFKIT_RESULT_PERMERROR:
+		out_puts(o, res->code == SPFKIT_RESULT_TEMPERROR ? "temporary" : "permanent");
+		out_puts(o, " error checking domain of ");
+		put_text(o, subject, STYLE_COMMENT, COMMENT_VALUE_MAX);
+		return;
+	default:
+		break;
+	}
+	out_puts(o, "domain of ");
+	put_text(o, subject, STYLE_COMMENT, COMMENT_VALUE_MAX);
+	if (res->code == SPFKIT_RESULT_PASS)
+		out_puts(o, " designates ");
+	else if (res->code == SPFKIT_RESULT_FAIL)
+		out_puts(o, " does not designate ");
+	else if (res->code == SPFKIT_RESULT_SOFTFAIL)
+		out_puts(o, " probably does not designate ");
+	else
+		out_puts(o, " makes no assertion about ");
+	put_text(o, ip, STYLE_COMMENT, COMMENT_VALUE_MAX);
+	if (res->code != SPFKIT_RESULT_NEUTRAL)
+		out_puts(o, " as permitted sender");
+}
+
+/* "(receiver: ...)": RFC 7208 §9.1 SHOULD include such a comment. */
+static void put_comment(struct out *o, const struct spfkit_result *res)
+{
+	out_putc(o, '(');
+	put_text(o, nonempty(res->receiver) ? res->receiver : "unknown", STYLE_COMMENT,
+		 COMMENT_VALUE_MAX);
+	out_puts(o, ": ");
+	put_comment_claim(o, res, comment_subject(res));
+	out_putc(o, ')');
+}
+
+/* "; key=value", or "key=value" for the first pair. */
+static void put_pair(struct out *o, int *first, const char *key, const char *value)
+{
+	if (!*first)
+		out_puts(o, "; ");
+	*first = 0;
+	out_puts(o, key);
+	out_putc(o, '=');
+	put_value(o, value, is_dot_atom(value, HDR_VALUE_MAX), HDR_VALUE_MAX);
+}
+
+/* The key-value-list of RFC 7208 §9.1, the keys that apply to this result. */
+static void put_pairs(struct out *o, const struct spfkit_result *res)
+{
+	int first = 1;
+	int helo_id = res->identity == SPFKIT_IDENTITY_HELO;
+
+	if (nonempty(res->client_ip))
+		put_pair(o, &first, "client-ip", res->client_ip);
+	/* §9.1: envelope-from "if the MAIL FROM identity was checked" */
+	if (!helo_id && nonempty(res->sender))
+		put_pair(o, &first, "envelope-from", res->sender);
+	if (nonempty(res->helo))
+		put_pair(o, &first, "helo", res->helo);
+	if (nonempty(res->receiver))
+		put_pair(o, &first, "receiver", res->receiver);
+	put_pair(o, &first, "identity", helo_id ? "helo" : "mailfrom");
+	if (nonempty(res->mechanism))
+		put_pair(o, &first, "mechanism", res->mechanism);
+	if ((res->code == SPFKIT_RESULT_TEMPERROR || res->code == SPFKIT_RESULT_PERMERROR) &&
+	    nonempty(res->problem))
+		put_pair(o, &first, "problem", res->problem);
+}
+
+int spfkit_format_received_spf(const struct spfkit_result *res, int with_name, char *buf,
+			       size_t size)
+{
+	struct out o;
+	const char *word;
+
+	if (res == NULL || out_init(&o, buf, size) != 0)
+		return SPFKIT_EINVAL;
+	word = result_word(res->code);
+	if (word == NULL)
+		return SPFKIT_EINVAL;
+	if (with_name)
+		out_puts(&o, "Received-SPF: ");
+	out_puts(&o, word);
+	out_putc(&o, ' ');
+	put_comment(&o, res);
+	out_putc(&o, ' ');
+	put_pairs(&o, res);
+	return out_finish(&o);
+}
+
+/*
+ * The smtp.mailfrom value. RFC 8601 §2.7.2 allows the address or its
+ * domain; like policyd-spf we give the domain that SPF checked, so a
+ * local part (often per-recipient in bounce addresses) is not exposed.
+ * For an empty MAIL FROM that is the HELO name (RFC 7208 §2.4).
+ */
+static const char *mailfrom_domain(const struct spfkit_result *res)
+{
+	const char *at;
+
+	if (nonempty(res->identity_domain))
+		return res->identity_domain;
+	if (!nonempty(res->sender))
+		return NULL;
+	/* a local-part may hold a quoted '@'; the domain follows the last (§4.3) */
+	at = strrchr(res->sender, '@');
+	return at != NULL ? at + 1 : res->sender;
+}
+
+int spfkit_format_auth_results(const struct spfkit_result *res, const char *authserv_id,
+			       int with_name, char *buf, size_t size)
+{
+	struct out o;
+	const char *word, *prop, *value;
+
+	if (res == NULL || out_init(&o, buf, size) != 0)
+		return SPFKIT_EINVAL;
+	word = result_word(res->code);
+	if (word == NULL)
+		return SPFKIT_EINVAL;
+	if (with_name)
+		out_puts(&o, "Authentication-Results: ");
+	if (authserv_id != NULL) {
+		put_value(&o, authserv_id, is_token(authserv_id, AR_VALUE_MAX), AR_VALUE_MAX);
+		out_puts(&o, "; ");
+	}
+	out_puts(&o, "spf=");
+	out_puts(&o, word);
+	if (res->identity == SPFKIT_IDENTITY_HELO) {
+		prop = "smtp.helo";
+		value = nonempty(res->helo) ? res->helo : res->identity_domain;
+	} else {
+		prop = "smtp.mailfrom";
+		value = mailfrom_domain(res);
+	}
+	/* RFC 8601 §2.2: a method entry may carry no propspec at all */
+	if (nonempty(value)) {
+		out_putc(&o, ' ');
+		out_puts(&o, prop);
+		out_putc(&o, '=');
+		put_value(&o, value, is_token(value, AR_VALUE_MAX), AR_VALUE_MAX);
+	}
+	return out_finish(&o);
+}
+
+void spfkit_smtp_reply_for(const struct spfkit_result *res, struct spfkit_smtp_reply *out)
+{
+	out->code = 0;
+	out->enhanced = "";
+	if (res == NULL)
+		return;
+	/* RFC 7372 §3.2 replaces the 5.7.1, 4.4.3 and 5.5.2 of RFC 7208 §8.4-8.7 */
+	switch (res->code) {
+	case SPFKIT_RESULT_FAIL:
+		out->code = 550;
+		out->enhanced = "5.7.23";
+		break;
+	case SPFKIT_RESULT_PERMERROR:
+		out->code = 550;
+		out->enhanced = "5.7.24";
+		break;
+	case SPFKIT_RESULT_TEMPERROR:
+		out->code = 451;
+		out->enhanced = "4.7.24";
+		break;
+	default:
+		break; /* §8.5: softfail SHOULD NOT be rejected on its own */
+	}
+}
+
+int spfkit_format_smtp_reply(const struct spfkit_result *res, char *buf, size_t size)
+{
+	struct spfkit_smtp_reply r;
+	struct out o;
+	char num[4];
+
+	if (res == NULL || out_init(&o, buf, size) != 0)
+		return SPFKIT_EINVAL;
+	spfkit_smtp_reply_for(res, &r);
+	if (r.code == 0)
+		return SPFKIT_EINVAL;
+	num[0] = (char)('0' + r.code / 100);
+	num[1] = (char)('0' + r.code / 10 % 10);
+	num[2] = (char)('0' + r.code % 10);
+	num[3] = '\0';
+	out_puts(&o, num);
+	out_putc(&o, ' ');
+	out_puts(&o, r.enhanced);
+	out_putc(&o, ' ');
+	if (res->code == SPFKIT_RESULT_FAIL && nonempty(res->explanation)) {
+		put_text(&o, res->explanation, STYLE_PLAIN, REPLY_TEXT_MAX);
+	} else if (res->code == SPFKIT_RESULT_FAIL) {
+		out_puts(&o, "SPF validation failed"); /* RFC 7372 §3.2 sample text */
+	} else {
+		out_puts(&o, "SPF validation error");
+		if (nonempty(res->problem)) {
+			out_puts(&o, ": ");
+			put_text(&o, res->problem, STYLE_PLAIN, REPLY_TEXT_MAX);
+		}
+	}
+	return out_finish(&o);
+}
