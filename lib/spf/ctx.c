@@ -1,1 +1,73 @@
-/* stub: being written */
+/* spfkit_ctx: configuration shared, read-only, by every evaluation. */
+#include <string.h>
+
+#include "ctx.h"
+#include "macro.h"
+
+static unsigned limit_or_default(unsigned given, unsigned rfc_default)
+{
+	return given != 0 ? given : rfc_default;
+}
+
+static void ctx_set_limits(struct spfkit_ctx *ctx, const struct spfkit_limits *l)
+{
+	/* RFC 7208 §4.6.4 defaults where the caller gave 0. */
+	ctx->limits.dns_terms = limit_or_default(l->dns_terms, SPFKIT_LIMIT_DNS_TERMS);
+	ctx->limits.void_lookups = limit_or_default(l->void_lookups, SPFKIT_LIMIT_VOID_LOOKUPS);
+	ctx->limits.mx_names = limit_or_default(l->mx_names, SPFKIT_LIMIT_MX_NAMES);
+	ctx->limits.ptr_names = limit_or_default(l->ptr_names, SPFKIT_LIMIT_PTR_NAMES);
+}
+
+static int ctx_set_strings(struct spfkit_ctx *ctx, const struct spfkit_config *cfg)
+{
+	const char *exp = cfg->default_explanation ? cfg->default_explanation
+						   : SPFKIT_DEFAULT_EXPLANATION;
+	const char *recv = cfg->receiver ? cfg->receiver : "unknown";
+	size_t err_off;
+	const char *why;
+	int rc;
+
+	ctx->receiver_len = strlen(recv);
+	ctx->receiver = spfkit__arena_strndup(&ctx->arena, recv, ctx->receiver_len);
+	if (ctx->receiver == NULL)
+		return SPFKIT_ENOMEM;
+	rc = spfkit__macro_parse(exp, strlen(exp), SPFKIT__MACRO_EXPLAIN, &ctx->arena,
+				 &ctx->default_exp, &err_off, &why);
+	if (rc == SPFKIT_ESYNTAX)
+		return SPFKIT_EINVAL;
+	return rc;
+}
+
+int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out)
+{
+	static const struct spfkit_config defaults;
+	struct spfkit_ctx *ctx;
+	int rc;
+
+	if (out == NULL)
+		return SPFKIT_EINVAL;
+	*out = NULL;
+	if (cfg == NULL)
+		cfg = &defaults;
+	ctx = spfkit__zalloc(cfg->alloc, sizeof(*ctx));
+	if (ctx == NULL)
+		return SPFKIT_ENOMEM;
+	ctx->alloc = cfg->alloc;
+	spfkit__arena_init(&ctx->arena, cfg->alloc, 1024, 0);
+	ctx_set_limits(ctx, &cfg->limits);
+	rc = ctx_set_strings(ctx, cfg);
+	if (rc != 0) {
+		spfkit_ctx_free(ctx);
+		return rc;
+	}
+	*out = ctx;
+	return 0;
+}
+
+void spfkit_ctx_free(struct spfkit_ctx *ctx)
+{
+	if (ctx == NULL)
+		return;
+	spfkit__arena_free(&ctx->arena);
+	spfkit__free(ctx->alloc, ctx);
+}

@@ -1,1 +1,404 @@
-/* stub: being written */
+/*
+ * check_host() of RFC 7208 §4 as a sans-I/O state machine: frames for
+ * include and redirect, the public new/step/answer/result/free calls.
+ * The mechanisms are in mech.c, the question table in query.c.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "domain.h"
+#include "eval_int.h"
+
+void spfkit__trace(struct spfkit_eval *ev, const struct spfkit_trace_event *e)
+{
+	if (ev->trace != NULL)
+		ev->trace(ev->trace_arg, e);
+}
+
+static void trace_frame(struct spfkit_eval *ev, const struct frame *f, enum spfkit_trace_kind kind,
+			const char *text, size_t len, int matched)
+{
+	struct spfkit_trace_event e;
+
+	if (ev->trace == NULL)
+		return;
+	memset(&e, 0, sizeof(e));
+	e.kind = kind;
+	e.depth = (unsigned)(f - ev->frames);
+	e.domain = f->domain;
+	e.text = text;
+	e.text_len = len;
+	e.matched = matched;
+	e.result = f->result;
+	e.dns_terms = ev->dns_terms;
+	e.void_lookups = ev->void_lookups;
+	ev->trace(ev->trace_arg, &e);
+}
+
+void spfkit__macro_env(const struct spfkit_eval *ev, const struct frame *f,
+		       struct spfkit__macro_env *env)
+{
+	memset(env, 0, sizeof(*env));
+	env->sender = ev->sender;
+	env->sender_len = ev->sender_len;
+	env->local = ev->local;
+	env->local_len = ev->local_len;
+	env->sender_domain = ev->sender_domain;
+	env->sender_domain_len = ev->sender_domain_len;
+	env->domain = f->domain;
+	env->domain_len = f->domain_len;
+	env->ip = &ev->ip;
+	env->helo = ev->helo;
+	env->helo_len = ev->helo_len;
+	env->receiver = ev->ctx->receiver;
+	env->receiver_len = ev->ctx->receiver_len;
+	env->now = ev->now;
+}
+
+/* The frame's result is known: the top level goes on to explain a fail. */
+static void frame_finish(struct spfkit_eval *ev, struct frame *f, enum spfkit_result_code code)
+{
+	/* §6.1: "If no SPF record is found, or if the <target-name> is
+	 * malformed, the result is a permerror rather than none." */
+	if (f->redirected && code == SPFKIT_RESULT_NONE) {
+		code = SPFKIT_RESULT_PERMERROR;
+		if (f->problem == NULL)
+			f->problem = "redirect target has no SPF record (RFC 7208 section 6.1)";
+	}
+	f->result = code;
+	f->phase = (f == ev->frames && code == SPFKIT_RESULT_FAIL) ? PH_EXPLAIN : PH_DONE;
+}
+
+void spfkit__frame_fail(struct spfkit_eval *ev, struct frame *f, enum spfkit_result_code code,
+			const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	f->problem = spfkit__arena_strndup(&ev->arena, text, strlen(text));
+	if (f->problem == NULL)
+		f->problem = "out of memory";
+	frame_finish(ev, f, code);
+}
+
+static void frame_next_term(struct frame *f)
+{
+	f->term++;
+	f->uses = 0;
+	f->counted = 0;
+	f->term_charged = 0;
+	f->target = NULL;
+	f->target_len = 0;
+}
+
+static int keep_record(struct spfkit_eval *ev, struct spfkit_record *rec)
+{
+	struct record_node *node = spfkit__arena_alloc(&ev->arena, sizeof(*node));
+
+	if (node == NULL) {
+		spfkit_record_free(rec);
+		return STEP_NOMEM;
+	}
+	node->rec = rec;
+	node->next = ev->records;
+	ev->records = node;
+	return STEP_DONE;
+}
+
+/* §4.5: exactly one TXT record starting "v=spf1" counts. */
+static int select_record(struct spfkit_eval *ev, struct frame *f, const struct query *q,
+			 const struct spfkit_dns_rr **out)
+{
+	size_t i, found = 0;
+
+	*out = NULL;
+	for (i = 0; i < q->ans.count; i++) {
+		const struct spfkit_dns_rr *rr = &q->ans.rrs[i];
+
+		if (!spfkit_record_is_spf((const char *)rr->data, rr->len))
+			continue;
+		found++;
+		*out = rr;
+	}
+	if (found > 1) {
+		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+				   "%s has %zu SPF records (RFC 7208 section 4.5)", f->domain, found);
+		return 1;
+	}
+	if (found == 0)
+		frame_finish(ev, f, SPFKIT_RESULT_NONE);
+	return found == 0;
+}
+
+static void parse_failed(struct spfkit_eval *ev, struct frame *f, const struct spfkit_dns_rr *rr,
+			 int rc, const struct spfkit_parse_error *pe)
+{
+	if (rc != SPFKIT_ESYNTAX) {
+		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, "SPF record of %s: %s",
+				   f->domain, spfkit_strerror(rc));
+		return;
+	}
+	spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+			   "SPF record of %s, term '%.*s' at offset %zu: %s (RFC 7208 section %s)",
+			   f->domain, (int)(pe->term_len > 64 ? 64 : pe->term_len),
+			   (const char *)rr->data + pe->term_offset, pe->offset,
+			   pe->rule ? pe->rule : "syntax error", pe->section ? pe->section : "4.6");
+}
+
+/* §4.3, §4.4, §4.5: check the domain, fetch and choose its record. */
+static int frame_start(struct spfkit_eval *ev, struct frame *f)
+{
+	const struct spfkit_dns_rr *rr;
+	struct spfkit_parse_error pe;
+	struct spfkit_record *rec;
+	const struct query *q;
+	int fresh, nomem, rc;
+
+	trace_frame(ev, f, SPFKIT_TRACE_CHECK, NULL, 0, 0);
+	if (!spfkit__domain_valid(f->domain, f->domain_len)) {
+		/* §4.3: a malformed <domain> is "none"; for redirect, permerror. */
+		if (f->redirected)
+			spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+					   "redirect target '%s' is not a valid domain name", f->domain);
+		else
+			frame_finish(ev, f, SPFKIT_RESULT_NONE);
+		return STEP_DONE;
+	}
+	f->uses = 0;
+	q = spfkit__need(ev, f, SPFKIT_RR_TXT, f->domain, f->domain_len, &fresh, &nomem);
+	if (q == NULL)
+		return nomem ? STEP_NOMEM : STEP_PENDING;
+	if (q->ans.status == SPFKIT_DNS_TEMPFAIL) {
+		spfkit__frame_fail(ev, f, SPFKIT_RESULT_TEMPERROR, "DNS TXT lookup of %s failed: %s",
+				   f->domain, q->ans.detail ? q->ans.detail : "temporary failure");
+		return STEP_DONE;
+	}
+	if (select_record(ev, f, q, &rr))
+		return STEP_DONE;
+	rc = spfkit_record_parse((const char *)rr->data, rr->len, ev->ctx->alloc, &rec, &pe);
+	if (rc == SPFKIT_ENOMEM)
+		return STEP_NOMEM;
+	if (rc != 0) {
+		parse_failed(ev, f, rr, rc, &pe);
+		return STEP_DONE;
+	}
+	if (keep_record(ev, rec) != STEP_DONE)
+		return STEP_NOMEM;
+	f->rec = rec;
+	trace_frame(ev, f, SPFKIT_TRACE_RECORD, rec->text, rec->len, 0);
+	f->phase = PH_TERMS;
+	f->term = 0;
+	f->uses = f->counted = 0;
+	f->term_charged = 0;
+	f->target = NULL;
+	return STEP_DONE;
+}
+
+static enum spfkit_result_code qualifier_result(const struct spfkit_term *t)
+{
+	switch (t->qualifier) {
+	case '-': return SPFKIT_RESULT_FAIL;
+	case '~': return SPFKIT_RESULT_SOFTFAIL;
+	case '?': return SPFKIT_RESULT_NEUTRAL;
+	default: return SPFKIT_RESULT_PASS;
+	}
+}
+
+/* §4.6.2: mechanisms in order; the first match decides. */
+static int frame_terms(struct spfkit_eval *ev, struct frame *f)
+{
+	enum mech_outcome out;
+	int rc;
+
+	while (f->term < f->rec->count) {
+		const struct spfkit_term *t = &f->rec->terms[f->term];
+
+		if (t->is_modifier) {
+			frame_next_term(f);
+			continue;
+		}
+		f->uses = 0;
+		rc = spfkit__eval_mechanism(ev, f, t, &out);
+		if (rc != STEP_DONE)
+			return rc;
+		if (out == MECH_PUSHED)
+			return STEP_DONE;
+		if (out != MECH_ERROR)
+			trace_frame(ev, f, SPFKIT_TRACE_TERM, f->rec->text + t->offset, t->len,
+				    out == MECH_MATCH);
+		if (out == MECH_ERROR)
+			return STEP_DONE;
+		if (out == MECH_MATCH) {
+			f->decided = t;
+			frame_finish(ev, f, qualifier_result(t));
+			return STEP_DONE;
+		}
+		frame_next_term(f);
+	}
+	f->phase = PH_REDIRECT;
+	return STEP_DONE;
+}
+
+/* §6.1: no mechanism matched; follow redirect, else neutral (§4.7). */
+static int frame_redirect(struct spfkit_eval *ev, struct frame *f)
+{
+	const struct spfkit_term *t;
+	const char *target;
+	size_t len;
+	int failed, rc;
+
+	if (f->rec->redirect < 0) {
+		frame_finish(ev, f, SPFKIT_RESULT_NEUTRAL);
+		return STEP_DONE;
+	}
+	t = &f->rec->terms[f->rec->redirect];
+	if (spfkit__charge_dns_term(ev, f))
+		return STEP_DONE;
+	f->uses = 0;
+	rc = spfkit__expand_target(ev, f, &t->domain, SPFKIT__MACRO_DOMAIN, &target, &len, &failed);
+	if (rc != STEP_DONE)
+		return rc;
+	if (failed) {
+		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+				   "macro expansion of redirect target is too long");
+		return STEP_DONE;
+	}
+	trace_frame(ev, f, SPFKIT_TRACE_TERM, f->rec->text + t->offset, t->len, 1);
+	/* The redirect's result is this check_host()'s result: reuse the frame. */
+	f->domain = target;
+	f->domain_len = len;
+	f->rec = NULL;
+	f->redirected = 1;
+	f->phase = PH_START;
+	f->term = 0;
+	f->uses = f->counted = 0;
+	f->term_charged = 0;
+	f->target = NULL;
+	return STEP_DONE;
+}
+
+static void fill_result(struct spfkit_eval *ev, const struct frame *f)
+{
+	struct spfkit_result *r = &ev->result;
+
+	r->code = f->result;
+	r->domain = f->domain;
+	r->problem = f->problem;
+	r->dns_terms = ev->dns_terms;
+	r->void_lookups = ev->void_lookups;
+	if (f->decided != NULL)
+		r->mechanism = spfkit__arena_strndup(&ev->arena, f->rec->text + f->decided->offset,
+						     f->decided->len);
+	else if (f->result == SPFKIT_RESULT_NEUTRAL && f->rec != NULL)
+		r->mechanism = "default";
+	if (r->code != SPFKIT_RESULT_FAIL)
+		r->explanation = NULL;
+	ev->done = 1;
+}
+
+/* §5.2: what an included check_host() result means to the includer. */
+static void include_returned(struct spfkit_eval *ev, struct frame *parent, const struct frame *child)
+{
+	const struct spfkit_term *t = &parent->rec->terms[parent->term];
+
+	switch (child->result) {
+	case SPFKIT_RESULT_PASS:
+		trace_frame(ev, parent, SPFKIT_TRACE_TERM, parent->rec->text + t->offset, t->len, 1);
+		parent->decided = t;
+		frame_finish(ev, parent, qualifier_result(t));
+		return;
+	case SPFKIT_RESULT_FAIL:
+	case SPFKIT_RESULT_SOFTFAIL:
+	case SPFKIT_RESULT_NEUTRAL:
+		trace_frame(ev, parent, SPFKIT_TRACE_TERM, parent->rec->text + t->offset, t->len, 0);
+		frame_next_term(parent);
+		return;
+	case SPFKIT_RESULT_TEMPERROR:
+		parent->problem = child->problem;
+		frame_finish(ev, parent, SPFKIT_RESULT_TEMPERROR);
+		return;
+	case SPFKIT_RESULT_NONE:
+		spfkit__frame_fail(ev, parent, SPFKIT_RESULT_PERMERROR,
+				   "included domain %s has no SPF record (RFC 7208 section 5.2)",
+				   child->domain);
+		return;
+	default:
+		parent->problem = child->problem;
+		frame_finish(ev, parent, SPFKIT_RESULT_PERMERROR);
+		return;
+	}
+}
+
+static void frame_pop(struct spfkit_eval *ev)
+{
+	struct frame *f = &ev->frames[ev->depth - 1];
+
+	trace_frame(ev, f, SPFKIT_TRACE_RESULT, NULL, 0, 0);
+	if (ev->depth == 1) {
+		fill_result(ev, f);
+		return;
+	}
+	ev->depth--;
+	include_returned(ev, &ev->frames[ev->depth - 1], f);
+}
+
+/* Advance as far as the answers in hand allow. */
+static int run(struct spfkit_eval *ev)
+{
+	while (!ev->done) {
+		struct frame *f = &ev->frames[ev->depth - 1];
+		int rc = STEP_DONE;
+
+		switch (f->phase) {
+		case PH_START: rc = frame_start(ev, f); break;
+		case PH_TERMS: rc = frame_terms(ev, f); break;
+		case PH_REDIRECT: rc = frame_redirect(ev, f); break;
+		case PH_EXPLAIN: rc = spfkit__explain(ev, f); break;
+		default: frame_pop(ev); break;
+		}
+		if (rc == STEP_PENDING)
+			return 0;
+		if (rc == STEP_NOMEM)
+			return SPFKIT_ENOMEM;
+	}
+	return 0;
+}
+
+int spfkit_eval_step(struct spfkit_eval *ev, struct spfkit_question *q)
+{
+	int rc;
+
+	if (ev == NULL || q == NULL)
+		return SPFKIT_EINVAL;
+	if (ev->done)
+		return SPFKIT_STEP_DONE;
+	if (spfkit__emit(ev, q))
+		return SPFKIT_STEP_QUERY;
+	if (ev->progress || ev->nqueries == 0) {
+		ev->progress = 0;
+		rc = run(ev);
+		if (rc != 0)
+			return rc;
+	}
+	if (ev->done)
+		return SPFKIT_STEP_DONE;
+	if (spfkit__emit(ev, q))
+		return SPFKIT_STEP_QUERY;
+	return SPFKIT_STEP_WAIT;
+}
+
+int spfkit_eval_answer(struct spfkit_eval *ev, uint32_t id, const struct spfkit_dns_answer *answer)
+{
+	if (ev == NULL || answer == NULL)
+		return SPFKIT_EINVAL;
+	return spfkit__store_answer(ev, id, answer);
+}
+
+const struct spfkit_result *spfkit_eval_result(const struct spfkit_eval *ev)
+{
+	return ev != NULL && ev->done ? &ev->result : NULL;
+}

@@ -1,0 +1,19 @@
+/* The evaluation context (include/spfkit/eval.h): read-only after setup. */
+#ifndef SPFKIT_CTX_H
+#define SPFKIT_CTX_H
+
+#include <spfkit/eval.h>
+#include <spfkit/record.h>
+
+#include "core.h"
+
+struct spfkit_ctx {
+	const struct spfkit_allocator *alloc;
+	struct spfkit__arena arena;         /* the strings and parsed forms below */
+	const char *receiver;
+	size_t receiver_len;
+	struct spfkit_macro_string default_exp; /* parsed once, SPFKIT__MACRO_EXPLAIN */
+	struct spfkit_limits limits;
+};
+
+#endif

@@ -1,0 +1,155 @@
+/*
+ * Inside the check_host() state machine. Internal API shared by eval.c
+ * (frames and the public calls), query.c (the question table), mech.c
+ * (mechanisms), explain.c (§6.2) and limits.c (§4.6.4 counters).
+ *
+ * How it works: each include/redirect level is a frame. A term is
+ * evaluated by straight-line code that asks need() for each answer it
+ * uses; when an answer is missing, need() files the question and the
+ * term returns STEP_PENDING. When the answer arrives the same term runs
+ * again from its start and finds the earlier answers in the table.
+ * Counting (void lookups) happens once per use, in the order strict
+ * sequential evaluation would use the answers: a use is counted only
+ * the first time the replay reaches it (frame->uses vs frame->counted).
+ */
+#ifndef SPFKIT_EVAL_INT_H
+#define SPFKIT_EVAL_INT_H
+
+#include <spfkit/eval.h>
+#include <spfkit/record.h>
+
+#include "core.h"
+#include "ctx.h"
+#include "macro.h"
+
+/* include/redirect nesting; the 10-term limit of §4.6.4 stops far before */
+#define EVAL_MAX_DEPTH 16
+/* questions of one evaluation; the RFC limits keep a valid one near 150 */
+#define EVAL_MAX_QUERIES 512
+/* memory of one evaluation (answers, names, records) */
+#define EVAL_MAX_MEMORY (32u << 20)
+
+enum query_state { Q_NEW = 0, Q_SENT, Q_DONE };
+
+struct query {
+	uint64_t hash;
+	uint16_t type;
+	uint8_t state;
+	char *name; /* NUL-terminated, no final dot */
+	size_t name_len;
+	struct spfkit_dns_answer ans; /* deep copy, valid when state == Q_DONE */
+};
+
+enum frame_phase {
+	PH_START = 0, /* check the domain, fetch its record */
+	PH_TERMS,     /* mechanisms, in order */
+	PH_REDIRECT,  /* no mechanism matched: the redirect modifier */
+	PH_EXPLAIN,   /* the top-level result is fail: §6.2 */
+	PH_DONE,
+};
+
+struct frame {
+	const char *domain; /* arena, no final dot */
+	size_t domain_len;
+	struct spfkit_record *rec; /* owned by the evaluation */
+	uint8_t phase;
+	uint8_t redirected;   /* reached through redirect: none becomes permerror (§6.1) */
+	uint8_t term_charged; /* the current term was counted against the 10 */
+	size_t term;          /* index of the current term */
+	unsigned uses, counted; /* replay bookkeeping, see above */
+	const char *target;     /* the current term's expanded target, once known */
+	size_t target_len;
+	enum spfkit_result_code result;
+	const struct spfkit_term *decided; /* the mechanism that gave the result */
+	const char *problem;
+};
+
+/* What one step of a term or phase came to. */
+enum step_status {
+	STEP_DONE = 0,  /* the term/phase finished: see its out-parameters */
+	STEP_PENDING,   /* waiting for an answer: need() filed the question */
+	STEP_NOMEM,     /* allocation failed */
+};
+
+/* What a mechanism came to (§4.6.2, §5). */
+enum mech_outcome {
+	MECH_NOMATCH = 0,
+	MECH_MATCH,
+	MECH_ERROR, /* frame->result holds temperror/permerror, frame->problem why */
+	MECH_PUSHED, /* include: a child frame was pushed */
+};
+
+/* Validated names for the ptr mechanism and %{p} (§5.5), once per evaluation. */
+struct validated {
+	uint8_t state; /* 0 not started, 1 done */
+	size_t count;
+	const char *names[SPFKIT_LIMIT_PTR_NAMES];
+	size_t lens[SPFKIT_LIMIT_PTR_NAMES];
+};
+
+/* Records parsed by this evaluation, freed with it. */
+struct record_node {
+	struct spfkit_record *rec;
+	struct record_node *next;
+};
+
+struct spfkit_eval {
+	const struct spfkit_ctx *ctx;
+	struct spfkit__arena arena;
+	struct spfkit__buf scratch; /* macro expansions */
+	/* the request, normalised (§4.3) */
+	struct spfkit_ip ip;
+	char client_ip[48];
+	const char *sender, *local, *sender_domain, *helo;
+	size_t sender_len, local_len, sender_domain_len, helo_len;
+	enum spfkit_identity identity;
+	int64_t now;
+	spfkit_trace_fn *trace;
+	void *trace_arg;
+	/* questions */
+	struct query *queries;
+	size_t nqueries, cap_queries;
+	size_t next_emit; /* first query not yet handed out */
+	int progress;     /* an answer arrived since the last run */
+	/* frames */
+	struct frame frames[EVAL_MAX_DEPTH];
+	unsigned depth; /* frames in use; frames[depth - 1] is current */
+	/* limits, counted in limits.c only */
+	unsigned dns_terms;
+	unsigned void_lookups;
+	struct record_node *records;
+	int done;
+	struct spfkit_result result;
+};
+
+/* query.c */
+const struct query *spfkit__need(struct spfkit_eval *ev, struct frame *f, uint16_t type,
+				 const char *name, size_t len, int *fresh, int *nomem);
+int spfkit__emit(struct spfkit_eval *ev, struct spfkit_question *q);
+int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfkit_dns_answer *a);
+int spfkit__answer_void(const struct spfkit_dns_answer *a);
+
+/* limits.c: the §4.6.4 counters; each returns 0, or 1 when the limit is passed
+ * (then frame->result is permerror with the problem set). */
+int spfkit__charge_dns_term(struct spfkit_eval *ev, struct frame *f);
+int spfkit__charge_void(struct spfkit_eval *ev, struct frame *f, const struct spfkit_dns_answer *a);
+
+/* mech.c */
+int spfkit__eval_mechanism(struct spfkit_eval *ev, struct frame *f, const struct spfkit_term *t,
+			   enum mech_outcome *out);
+int spfkit__expand_target(struct spfkit_eval *ev, struct frame *f,
+			  const struct spfkit_macro_string *ms, enum spfkit__macro_use use,
+			  const char **out, size_t *out_len, int *failed);
+int spfkit__validate_ptr(struct spfkit_eval *ev, struct frame *f, struct validated *v);
+
+/* explain.c */
+int spfkit__explain(struct spfkit_eval *ev, struct frame *f);
+
+/* eval.c */
+void spfkit__frame_fail(struct spfkit_eval *ev, struct frame *f, enum spfkit_result_code code,
+			const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void spfkit__trace(struct spfkit_eval *ev, const struct spfkit_trace_event *e);
+void spfkit__macro_env(const struct spfkit_eval *ev, const struct frame *f,
+		       struct spfkit__macro_env *env);
+
+#endif

@@ -1,0 +1,195 @@
+/*
+ * The question table of one evaluation: every DNS question asked, in
+ * order, with its answer once it came. need() is the evaluator's only way
+ * to get DNS data; repeated questions share one entry.
+ */
+#include <string.h>
+
+#include "domain.h"
+#include "eval_int.h"
+
+/* Handed out when the table is full, so callers see a plain DNS failure. */
+static const struct query query_cap_reached = {
+	.ans = {.status = SPFKIT_DNS_TEMPFAIL, .detail = "too many DNS questions in one evaluation"},
+	.state = Q_DONE,
+};
+
+int spfkit__answer_void(const struct spfkit_dns_answer *a)
+{
+	return a->status == SPFKIT_DNS_NODATA || a->status == SPFKIT_DNS_NXDOMAIN;
+}
+
+static struct query *query_find(struct spfkit_eval *ev, uint16_t type, const char *name,
+				size_t len, uint64_t hash)
+{
+	size_t i;
+
+	for (i = 0; i < ev->nqueries; i++) {
+		struct query *q = &ev->queries[i];
+
+		if (q->hash == hash && q->type == type &&
+		    spfkit__memcaseeq(q->name, q->name_len, name, len))
+			return q;
+	}
+	return NULL;
+}
+
+static struct query *query_add(struct spfkit_eval *ev, uint16_t type, const char *name,
+			       size_t len, uint64_t hash)
+{
+	struct query *q;
+
+	if (ev->nqueries == ev->cap_queries) {
+		size_t cap = ev->cap_queries ? ev->cap_queries * 2 : 16;
+		struct query *grown = spfkit__realloc(ev->ctx->alloc, ev->queries, cap * sizeof(*q));
+
+		if (grown == NULL)
+			return NULL;
+		ev->queries = grown;
+		ev->cap_queries = cap;
+	}
+	q = &ev->queries[ev->nqueries];
+	memset(q, 0, sizeof(*q));
+	q->name = spfkit__arena_strndup(&ev->arena, name, len);
+	if (q->name == NULL)
+		return NULL;
+	q->name_len = len;
+	q->hash = hash;
+	q->type = type;
+	q->state = Q_NEW;
+	ev->nqueries++;
+	return q;
+}
+
+const struct query *spfkit__need(struct spfkit_eval *ev, struct frame *f, uint16_t type,
+				 const char *name, size_t len, int *fresh, int *nomem)
+{
+	uint64_t hash;
+	struct query *q;
+
+	*nomem = 0;
+	*fresh = 0;
+	len = spfkit__domain_trim(name, len);
+	hash = spfkit__name_hash(name, len);
+	q = query_find(ev, type, name, len, hash);
+	if (q == NULL) {
+		if (ev->nqueries >= EVAL_MAX_QUERIES)
+			return &query_cap_reached;
+		if (query_add(ev, type, name, len, hash) == NULL)
+			*nomem = 1;
+		return NULL;
+	}
+	if (q->state != Q_DONE)
+		return NULL;
+	f->uses++;
+	*fresh = f->uses > f->counted;
+	if (*fresh)
+		f->counted = f->uses;
+	return q;
+}
+
+int spfkit__emit(struct spfkit_eval *ev, struct spfkit_question *out)
+{
+	struct spfkit_trace_event e;
+	struct query *q;
+
+	while (ev->next_emit < ev->nqueries && ev->queries[ev->next_emit].state != Q_NEW)
+		ev->next_emit++;
+	if (ev->next_emit == ev->nqueries)
+		return 0;
+	q = &ev->queries[ev->next_emit];
+	q->state = Q_SENT;
+	out->id = (uint32_t)ev->next_emit + 1;
+	out->type = q->type;
+	out->name = q->name;
+	out->name_len = q->name_len;
+	ev->result.queries++;
+	if (ev->trace != NULL) {
+		memset(&e, 0, sizeof(e));
+		e.kind = SPFKIT_TRACE_QUERY;
+		e.depth = ev->depth ? ev->depth - 1 : 0;
+		e.name = q->name;
+		e.qtype = q->type;
+		e.query_id = out->id;
+		spfkit__trace(ev, &e);
+	}
+	return 1;
+}
+
+/* Copy the records of the asked type; the backend's memory is gone after the call. */
+static int copy_records(struct spfkit_eval *ev, struct query *q, const struct spfkit_dns_answer *a)
+{
+	struct spfkit_dns_rr *rrs;
+	size_t i, n = 0;
+
+	rrs = spfkit__arena_alloc(&ev->arena, a->count * sizeof(*rrs));
+	if (rrs == NULL)
+		return SPFKIT_ENOMEM;
+	for (i = 0; i < a->count; i++) {
+		const struct spfkit_dns_rr *rr = &a->rrs[i];
+		unsigned char *data;
+
+		if (rr->type != q->type)
+			continue;
+		data = spfkit__arena_alloc(&ev->arena, rr->len + 1);
+		if (data == NULL)
+			return SPFKIT_ENOMEM;
+		if (rr->len > 0)
+			memcpy(data, rr->data, rr->len);
+		data[rr->len] = '\0';
+		rrs[n] = *rr;
+		rrs[n].data = data;
+		n++;
+	}
+	q->ans.rrs = rrs;
+	q->ans.count = n;
+	/* NOERROR with nothing of the asked type is "no data" (§4.6.4 void). */
+	q->ans.status = n > 0 ? SPFKIT_DNS_OK : SPFKIT_DNS_NODATA;
+	return 0;
+}
+
+static void trace_answer(struct spfkit_eval *ev, uint32_t id, const struct query *q)
+{
+	struct spfkit_trace_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.kind = SPFKIT_TRACE_ANSWER;
+	e.depth = ev->depth ? ev->depth - 1 : 0;
+	e.name = q->name;
+	e.qtype = q->type;
+	e.query_id = id;
+	e.answer = &q->ans;
+	spfkit__trace(ev, &e);
+}
+
+int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfkit_dns_answer *a)
+{
+	struct query *q;
+	int rc = 0;
+
+	if (id == 0 || id > ev->nqueries || ev->queries[id - 1].state != Q_SENT)
+		return SPFKIT_ENOTFOUND;
+	q = &ev->queries[id - 1];
+	memset(&q->ans, 0, sizeof(q->ans));
+	q->ans.ttl = a->ttl;
+	q->ans.status = a->status;
+	if (a->status == SPFKIT_DNS_OK && a->count > 0 && a->rrs != NULL)
+		rc = copy_records(ev, q, a);
+	else if (a->status == SPFKIT_DNS_OK)
+		q->ans.status = SPFKIT_DNS_NODATA;
+	else if (a->status == SPFKIT_DNS_TEMPFAIL)
+		q->ans.detail = a->detail ? a->detail : "DNS failure";
+	else if (a->status != SPFKIT_DNS_NODATA && a->status != SPFKIT_DNS_NXDOMAIN)
+		q->ans.status = SPFKIT_DNS_TEMPFAIL;
+	if (rc != 0) {
+		/* Not enough memory to keep it: the evaluation ends in temperror. */
+		memset(&q->ans, 0, sizeof(q->ans));
+		q->ans.status = SPFKIT_DNS_TEMPFAIL;
+		q->ans.detail = "out of memory storing the answer";
+	}
+	q->state = Q_DONE;
+	ev->progress = 1;
+	if (ev->trace != NULL)
+		trace_answer(ev, id, q);
+	return rc;
+}

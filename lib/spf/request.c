@@ -1,0 +1,159 @@
+/*
+ * Starting and ending an evaluation: the request is copied and its
+ * identities normalised as RFC 7208 §4.3 and §2.4 say.
+ */
+#include <string.h>
+
+#include "domain.h"
+#include "eval_int.h"
+
+#define EVAL_MAX_IDENTITY 4096 /* bytes of a sender or HELO name we accept */
+#define EVAL_ARENA_CHUNK 4096
+
+static const char postmaster[] = "postmaster";
+
+static const char *arena_concat(struct spfkit__arena *ar, const char *a, size_t alen,
+				const char *b, size_t blen)
+{
+	char *p = spfkit__arena_alloc(ar, alen + blen + 1);
+
+	if (p == NULL)
+		return NULL;
+	memcpy(p, a, alen);
+	memcpy(p + alen, b, blen);
+	p[alen + blen] = '\0';
+	return p;
+}
+
+/* The last '@' splits local-part and domain (a quoted local part may hold '@'). */
+static const char *last_at(const char *s, size_t len)
+{
+	while (len > 0) {
+		len--;
+		if (s[len] == '@')
+			return s + len;
+	}
+	return NULL;
+}
+
+/*
+ * <sender> is MAIL FROM, or "postmaster@" HELO when MAIL FROM is empty or
+ * the HELO identity is checked (§2.3, §2.4). §4.3: "If the <sender> has
+ * no local-part, substitute the string postmaster for the local-part."
+ */
+static int set_sender(struct spfkit_eval *ev, const struct spfkit_request *req)
+{
+	const char *s = req->sender, *at;
+	size_t len = req->sender_len;
+
+	if (req->identity == SPFKIT_IDENTITY_HELO || len == 0) {
+		s = arena_concat(&ev->arena, "postmaster@", 11, ev->helo, ev->helo_len);
+		len = 11 + ev->helo_len;
+	} else {
+		s = spfkit__arena_strndup(&ev->arena, s, len);
+	}
+	if (s == NULL)
+		return SPFKIT_ENOMEM;
+	ev->sender = s;
+	ev->sender_len = len;
+	at = last_at(s, len);
+	ev->local = at != NULL && at > s ? s : postmaster;
+	ev->local_len = at != NULL && at > s ? (size_t)(at - s) : sizeof(postmaster) - 1;
+	ev->sender_domain = at != NULL ? at + 1 : s;
+	ev->sender_domain_len = at != NULL ? len - (size_t)(at + 1 - s) : len;
+	return 0;
+}
+
+static int set_top_frame(struct spfkit_eval *ev)
+{
+	struct frame *f = &ev->frames[0];
+
+	memset(f, 0, sizeof(*f));
+	f->domain_len = spfkit__domain_trim(ev->sender_domain, ev->sender_domain_len);
+	f->domain = spfkit__arena_strndup(&ev->arena, ev->sender_domain, f->domain_len);
+	if (f->domain == NULL)
+		return SPFKIT_ENOMEM;
+	f->phase = PH_START;
+	ev->depth = 1;
+	return 0;
+}
+
+static int check_request(const struct spfkit_request *req)
+{
+	if (req->ip.family != 4 && req->ip.family != 6)
+		return SPFKIT_EINVAL;
+	if ((req->sender == NULL && req->sender_len != 0) || (req->helo == NULL && req->helo_len != 0))
+		return SPFKIT_EINVAL;
+	if (req->sender_len > EVAL_MAX_IDENTITY || req->helo_len > EVAL_MAX_IDENTITY)
+		return SPFKIT_EINVAL;
+	return 0;
+}
+
+static int eval_setup(struct spfkit_eval *ev, const struct spfkit_request *req)
+{
+	struct spfkit_result *r = &ev->result;
+	int rc;
+
+	ev->ip = req->ip;
+	spfkit_ip_format(&ev->ip, ev->client_ip, sizeof(ev->client_ip));
+	ev->identity = req->identity;
+	ev->now = req->now;
+	ev->trace = req->trace;
+	ev->trace_arg = req->trace_arg;
+	ev->helo = spfkit__arena_strndup(&ev->arena, req->helo ? req->helo : "", req->helo_len);
+	if (ev->helo == NULL)
+		return SPFKIT_ENOMEM;
+	ev->helo_len = req->helo_len;
+	rc = set_sender(ev, req);
+	if (rc == 0)
+		rc = set_top_frame(ev);
+	if (rc != 0)
+		return rc;
+	r->identity = ev->identity;
+	r->identity_domain = ev->frames[0].domain;
+	r->sender = ev->sender;
+	r->helo = ev->helo;
+	r->client_ip = ev->client_ip;
+	r->receiver = ev->ctx->receiver;
+	return 0;
+}
+
+int spfkit_eval_new(const struct spfkit_ctx *ctx, const struct spfkit_request *req,
+		    struct spfkit_eval **out)
+{
+	struct spfkit_eval *ev;
+	int rc;
+
+	if (out == NULL)
+		return SPFKIT_EINVAL;
+	*out = NULL;
+	if (ctx == NULL || req == NULL || check_request(req) != 0)
+		return SPFKIT_EINVAL;
+	ev = spfkit__zalloc(ctx->alloc, sizeof(*ev));
+	if (ev == NULL)
+		return SPFKIT_ENOMEM;
+	ev->ctx = ctx;
+	spfkit__arena_init(&ev->arena, ctx->alloc, EVAL_ARENA_CHUNK, EVAL_MAX_MEMORY);
+	spfkit__buf_init(&ev->scratch, ctx->alloc, SPFKIT_MACRO_MAX_EXPANSION);
+	rc = eval_setup(ev, req);
+	if (rc != 0) {
+		spfkit_eval_free(ev);
+		return rc;
+	}
+	*out = ev;
+	return 0;
+}
+
+void spfkit_eval_free(struct spfkit_eval *ev)
+{
+	struct record_node *n;
+
+	if (ev == NULL)
+		return;
+	for (n = ev->records; n != NULL; n = n->next)
+		spfkit_record_free(n->rec);
+	spfkit__free(ev->ctx->alloc, ev->queries);
+	spfkit__buf_free(&ev->scratch);
+	spfkit__arena_free(&ev->arena);
+	spfkit__free(ev->ctx->alloc, ev);
+}

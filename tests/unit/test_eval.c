@@ -1,0 +1,558 @@
+/*
+ * Unit tests of the evaluator (lib/spf/eval.c and friends) against small
+ * zones built in code: every mechanism, every limit at its value and one
+ * past it, every permerror reason, the sans-I/O contract, hostile input,
+ * and allocation failure. Allocations go through cmocka's test_malloc,
+ * so each test also fails on a leak.
+ */
+#include <arpa/inet.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <spfkit/spfkit.h>
+
+static void *t_alloc(void *u, size_t n) { (void)u; return test_malloc(n); }
+static void *t_realloc(void *u, void *p, size_t n) { (void)u; return test_realloc(p, n); }
+static void t_free(void *u, void *p) { (void)u; test_free(p); }
+static const struct spfkit_allocator test_alloc = {t_alloc, t_realloc, t_free, NULL};
+
+struct fixture {
+	struct spfkit_zone *zone;
+	struct spfkit_ctx *ctx;
+	struct spfkit_eval *ev;
+	const struct spfkit_result *res;
+};
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	struct spfkit_config cfg = {.alloc = &test_alloc, .default_explanation = "DEFAULT",
+				    .receiver = "mx.receiver.example"};
+
+	assert_non_null(fx);
+	assert_int_equal(spfkit_zone_new(&test_alloc, &fx->zone), 0);
+	assert_int_equal(spfkit_ctx_new(&cfg, &fx->ctx), 0);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	spfkit_eval_free(fx->ev);
+	spfkit_ctx_free(fx->ctx);
+	spfkit_zone_free(fx->zone);
+	free(fx);
+	return 0;
+}
+
+static void txt(struct fixture *fx, const char *name, const char *text)
+{
+	assert_int_equal(spfkit_zone_add(fx->zone, name, strlen(name), SPFKIT_RR_TXT, 300, text,
+					 strlen(text), 0), 0);
+}
+
+static void addr(struct fixture *fx, const char *name, const char *ip)
+{
+	unsigned char a[16];
+	int v6 = strchr(ip, ':') != NULL;
+
+	assert_int_equal(inet_pton(v6 ? AF_INET6 : AF_INET, ip, a), 1);
+	assert_int_equal(spfkit_zone_add(fx->zone, name, strlen(name),
+					 v6 ? SPFKIT_RR_AAAA : SPFKIT_RR_A, 300, a, v6 ? 16 : 4, 0), 0);
+}
+
+static void name_rr(struct fixture *fx, const char *name, uint16_t type, const char *target,
+		    uint16_t pref)
+{
+	assert_int_equal(spfkit_zone_add(fx->zone, name, strlen(name), type, 300, target,
+					 strlen(target), pref), 0);
+}
+
+/* Evaluate through the zone resolver; returns the result code. */
+static enum spfkit_result_code check_id(struct fixture *fx, const char *ip, const char *sender,
+					const char *helo, enum spfkit_identity id)
+{
+	struct spfkit_resolver *r;
+	struct spfkit_request req;
+
+	memset(&req, 0, sizeof(req));
+	assert_int_equal(spfkit_ip_parse(ip, strlen(ip), &req.ip), 0);
+	req.sender = sender;
+	req.sender_len = strlen(sender);
+	req.helo = helo;
+	req.helo_len = strlen(helo);
+	req.identity = id;
+	req.now = 1700000000;
+	spfkit_eval_free(fx->ev);
+	fx->ev = NULL;
+	assert_int_equal(spfkit_zone_resolver(fx->zone, &r), 0);
+	assert_int_equal(spfkit_check(fx->ctx, r, &req, &fx->ev), 0);
+	spfkit_resolver_free(r);
+	fx->res = spfkit_eval_result(fx->ev);
+	assert_non_null(fx->res);
+	return fx->res->code;
+}
+
+static enum spfkit_result_code check(struct fixture *fx, const char *ip, const char *sender)
+{
+	return check_id(fx, ip, sender, "helo.example.org", SPFKIT_IDENTITY_MAILFROM);
+}
+
+#define assert_result(got, want) assert_string_equal(spfkit_result_name(got), spfkit_result_name(want))
+#define assert_problem_has(fx, text)                                                     \
+	do {                                                                             \
+		assert_non_null((fx)->res->problem);                                     \
+		if (strstr((fx)->res->problem, (text)) == NULL)                          \
+			fail_msg("problem \"%s\" lacks \"%s\"", (fx)->res->problem, (text)); \
+	} while (0)
+
+/* ---- mechanisms ---------------------------------------------------- */
+
+static void all_and_qualifiers(void **state)
+{
+	struct fixture *fx = *state;
+
+	txt(fx, "p.example", "v=spf1 +all");
+	txt(fx, "f.example", "v=spf1 -all");
+	txt(fx, "s.example", "v=spf1 ~all");
+	txt(fx, "n.example", "v=spf1 ?all");
+	txt(fx, "d.example", "v=spf1");
+	assert_result(check(fx, "192.0.2.1", "a@p.example"), SPFKIT_RESULT_PASS);
+	assert_result(check(fx, "192.0.2.1", "a@f.example"), SPFKIT_RESULT_FAIL);
+	assert_string_equal(fx->res->mechanism, "-all");
+	assert_string_equal(fx->res->explanation, "DEFAULT");
+	assert_result(check(fx, "192.0.2.1", "a@s.example"), SPFKIT_RESULT_SOFTFAIL);
+	assert_null(fx->res->explanation);
+	assert_result(check(fx, "192.0.2.1", "a@n.example"), SPFKIT_RESULT_NEUTRAL);
+	assert_result(check(fx, "192.0.2.1", "a@d.example"), SPFKIT_RESULT_NEUTRAL);
+	assert_string_equal(fx->res->mechanism, "default");
+}
+
+static void ip4_ip6_cidr(void **state)
+{
+	struct fixture *fx = *state;
+
+	txt(fx, "ip.example", "v=spf1 ip4:192.0.2.0/24 ip6:2001:db8::/32 -all");
+	assert_result(check(fx, "192.0.2.200", "a@ip.example"), SPFKIT_RESULT_PASS);
+	assert_result(check(fx, "192.0.3.1", "a@ip.example"), SPFKIT_RESULT_FAIL);
+	assert_result(check(fx, "2001:db8:1::5", "a@ip.example"), SPFKIT_RESULT_PASS);
+	assert_result(check(fx, "2001:db9::5", "a@ip.example"), SPFKIT_RESULT_FAIL);
+	/* an IPv4-mapped IPv6 client is an IPv4 client */
+	assert_result(check(fx, "::ffff:192.0.2.9", "a@ip.example"), SPFKIT_RESULT_PASS);
+}
+
+static void a_with_dual_cidr(void **state)
+{
+	struct fixture *fx = *state;
+
+	txt(fx, "a.example", "v=spf1 a/24//64 a:host.a.example -all");
+	addr(fx, "a.example", "198.51.100.1");
+	addr(fx, "a.example", "2001:db8:5::1");
+	addr(fx, "host.a.example", "203.0.113.7");
+	assert_result(check(fx, "198.51.100.77", "a@a.example"), SPFKIT_RESULT_PASS);
+	assert_result(check(fx, "2001:db8:5::ffff", "a@a.example"), SPFKIT_RESULT_PASS);
+	assert_result(check(fx, "2001:db8:6::1", "a@a.example"), SPFKIT_RESULT_FAIL);
+	assert_result(check(fx, "203.0.113.7", "a@a.example"), SPFKIT_RESULT_PASS);
+	assert_string_equal(fx->res->mechanism, "a:host.a.example");
+	assert_int_equal(fx->res->dns_terms, 2);
+}
+
+static void mx_hosts(void **state)
+{
+	struct fixture *fx = *state;
+
+	txt(fx, "mx.example", "v=spf1 mx -all");
+	name_rr(fx, "mx.example", SPFKIT_RR_MX, "m1.mx.example", 10);
+	name_rr(fx, "mx.example", SPFKIT_RR_MX, "m2.mx.example", 20);
+	addr(fx, "m1.mx.example", "192.0.2.10");
+	addr(fx, "m2.mx.example", "192.0.2.20");
+	txt(fx, "nomx.example", "v=spf1 mx -all");
+	addr(fx, "nomx.example", "192.0.2.30"); /* no implicit MX (§5.4) */
+	txt(fx, "nullmx.example", "v=spf1 mx ?all");
+	name_rr(fx, "nullmx.example", SPFKIT_RR_MX, ".", 0);
+	assert_result(check(fx, "192.0.2.20", "a@mx.example"), SPFKIT_RESULT_PASS);
+	assert_result(check(fx, "192.0.2.30", "a@mx.example"), SPFKIT_RESULT_FAIL);
+	assert_result(check(fx, "192.0.2.30", "a@nomx.example"), SPFKIT_RESULT_FAIL);
+	assert_result(check(fx, "192.0.2.30", "a@nullmx.example"), SPFKIT_RESULT_NEUTRAL);
+}
+
+static void ptr_validated_names(void **state)
+{
+	struct fixture *fx = *state;
+
+	txt(fx, "ptr.example", "v=spf1 ptr -all");
+	name_rr(fx, "1.2.0.192.in-addr.arpa", SPFKIT_RR_PTR, "mail.ptr.example", 0);
+	name_rr(fx, "2.2.0.192.in-addr.arpa", SPFKIT_RR_PTR, "forged.ptr.example", 0);
+	addr(fx, "mail.ptr.example", "192.0.2.1");
+	addr(fx, "forged.ptr.example", "192.0.2.99"); /* does not point back */
+	assert_result(check(fx, "192.0.2.1", "a@ptr.example"), SPFKIT_RESULT_PASS);
+	assert_result(check(fx, "192.0.2.2", "a@ptr.example"), SPFKIT_RESULT_FAIL);
+	assert_result(check(fx, "192.0.2.3", "a@ptr.example"), SPFKIT_RESULT_FAIL);
+}
+
+static void exists_and_macros(void **state)
+{
+	struct fixture *fx = *state;
+
+	txt(fx, "ex.example", "v=spf1 exists:%{ir}.%{l1r+}.list.ex.example -all");
+	addr(fx, "1.2.0.192.bob.list.ex.example", "127.0.0.2");
+	assert_result(check(fx, "192.0.2.1", "bob@ex.example"), SPFKIT_RESULT_PASS);
+	assert_result(check(fx, "192.0.2.1", "alice@ex.example"), SPFKIT_RESULT_FAIL);
+	assert_result(check(fx, "192.0.2.2", "bob@ex.example"), SPFKIT_RESULT_FAIL);
+}
+
+static void include_results_map(void **state)
+{
+	struct fixture *fx = *state;
+
+	txt(fx, "inc.example", "v=spf1 include:prov.example -all");
+	txt(fx, "prov.example", "v=spf1 ip4:192.0.2.0/28 ~all");
+	txt(fx, "none.example", "v=spf1 include:nothing.example -all");
+	txt(fx, "temp.example", "v=spf1 include:slow.example -all");
+	assert_int_equal(spfkit_zone_add_timeout(fx->zone, "slow.example", 12), 0);
+	assert_result(check(fx, "192.0.2.5", "a@inc.example"), SPFKIT_RESULT_PASS);
+	assert_string_equal(fx->res->mechanism, "include:prov.example");
+	/* the included softfail is only "no match" (§5.2) */
+	assert_result(check(fx, "192.0.2.200", "a@inc.example"), SPFKIT_RESULT_FAIL);
+	assert_result(check(fx, "192.0.2.5", "a@none.example"), SPFKIT_RESULT_PERMERROR);
+	assert_problem_has(fx, "no SPF record");
+	assert_result(check(fx, "192.0.2.5", "a@temp.example"), SPFKIT_RESULT_TEMPERROR);
+	assert_problem_has(fx, "timeout");
+}
+
+static void redirect_and_exp(void **state)
+{
+	struct fixture *fx = *state;
+
+	txt(fx, "r.example", "v=spf1 exp=why.r.example redirect=_spf.r.example");
+	txt(fx, "_spf.r.example", "v=spf1 ip4:192.0.2.1 -all exp=why2.r.example");
+	txt(fx, "why.r.example", "not used");
+	txt(fx, "why2.r.example", "%{i} may not send for %{d} (%{l}@%{o})");
+	txt(fx, "rnone.example", "v=spf1 redirect=nothing.example");
+	assert_result(check(fx, "192.0.2.1", "a@r.example"), SPFKIT_RESULT_PASS);
+	assert_result(check(fx, "192.0.2.9", "joe@r.example"), SPFKIT_RESULT_FAIL);
+	assert_string_equal(fx->res->explanation, "192.0.2.9 may not send for _spf.r.example (joe@r.example)");
+	assert_string_equal(fx->res->domain, "_spf.r.example");
+	assert_result(check(fx, "192.0.2.9", "joe@rnone.example"), SPFKIT_RESULT_PERMERROR);
+	assert_problem_has(fx, "redirect");
+}
+
+/* ---- identities (§2.3, §2.4, §4.3) --------------------------------- */
+
+static void identities(void **state)
+{
+	struct fixture *fx = *state;
+
+	txt(fx, "helo.example.org", "v=spf1 ip4:192.0.2.1 -all exp=e.helo.example.org");
+	txt(fx, "e.helo.example.org", "%{l} %{s}");
+	/* empty MAIL FROM: postmaster@helo */
+	assert_result(check(fx, "192.0.2.2", ""), SPFKIT_RESULT_FAIL);
+	assert_string_equal(fx->res->explanation, "postmaster postmaster@helo.example.org");
+	assert_string_equal(fx->res->sender, "postmaster@helo.example.org");
+	/* no local part: postmaster */
+	assert_result(check(fx, "192.0.2.2", "@helo.example.org"), SPFKIT_RESULT_FAIL);
+	assert_string_equal(fx->res->explanation, "postmaster @helo.example.org");
+	/* the HELO identity */
+	assert_result(check_id(fx, "192.0.2.1", "x@y.example", "helo.example.org", SPFKIT_IDENTITY_HELO),
+		      SPFKIT_RESULT_PASS);
+	assert_int_equal(fx->res->identity, SPFKIT_IDENTITY_HELO);
+	/* malformed domains are "none" before any DNS (§4.3) */
+	assert_result(check(fx, "192.0.2.1", "a@nodots"), SPFKIT_RESULT_NONE);
+	assert_result(check(fx, "192.0.2.1", "a@[192.0.2.1]"), SPFKIT_RESULT_NONE);
+	assert_result(check(fx, "192.0.2.1", "a@x.0123456789012345678901234567890123456789012345678901234567890123.example"),
+		      SPFKIT_RESULT_NONE);
+	assert_int_equal(fx->res->queries, 0);
+	assert_result(check(fx, "192.0.2.1", "a@unpublished.example"), SPFKIT_RESULT_NONE);
+}
+
+/* ---- limits (§4.6.4): at the limit, and one past it ---------------- */
+
+static void dns_term_limit(void **state)
+{
+	struct fixture *fx = *state;
+
+	txt(fx, "ten.example", "v=spf1 a a a a a a a a a a ip4:192.0.2.1 -all");
+	txt(fx, "eleven.example", "v=spf1 a a a a a a a a a a a ip4:192.0.2.1 -all");
+	addr(fx, "ten.example", "198.51.100.1");
+	addr(fx, "eleven.example", "198.51.100.1");
+	assert_result(check(fx, "192.0.2.1", "a@ten.example"), SPFKIT_RESULT_PASS);
+	assert_int_equal(fx->res->dns_terms, 10);
+	assert_result(check(fx, "192.0.2.1", "a@eleven.example"), SPFKIT_RESULT_PERMERROR);
+	assert_problem_has(fx, "more than 10 DNS-querying terms");
+}
+
+static void redirect_counts_as_term(void **state)
+{
+	struct fixture *fx = *state;
+
+	txt(fx, "loop.example", "v=spf1 redirect=loop.example");
+	assert_result(check(fx, "192.0.2.1", "a@loop.example"), SPFKIT_RESULT_PERMERROR);
+	assert_int_equal(fx->res->dns_terms, 11);
+}
+
+static void void_lookup_limit(void **state)
+{
+	struct fixture *fx = *state;
+
+	txt(fx, "two.example", "v=spf1 a:v1.two.example mx:v2.two.example ?all");
+	txt(fx, "three.example", "v=spf1 a:v1.two.example mx:v2.two.example exists:v3.two.example ?all");
+	assert_result(check(fx, "192.0.2.1", "a@two.example"), SPFKIT_RESULT_NEUTRAL);
+	assert_int_equal(fx->res->void_lookups, 2);
+	assert_result(check(fx, "192.0.2.1", "a@three.example"), SPFKIT_RESULT_PERMERROR);
+	assert_problem_has(fx, "void");
+}
+
+static void mx_name_limit(void **state)
+{
+	struct fixture *fx = *state;
+	char host[64];
+	int i;
+
+	txt(fx, "mx10.example", "v=spf1 mx -all");
+	txt(fx, "mx11.example", "v=spf1 mx -all");
+	for (i = 0; i < 11; i++) {
+		snprintf(host, sizeof(host), "h%d.mx.example", i);
+		addr(fx, host, "198.51.100.1");
+		if (i < 10)
+			name_rr(fx, "mx10.example", SPFKIT_RR_MX, host, (uint16_t)i);
+		name_rr(fx, "mx11.example", SPFKIT_RR_MX, host, (uint16_t)i);
+	}
+	addr(fx, "h9.mx.example", "192.0.2.1");
+	assert_result(check(fx, "192.0.2.1", "a@mx10.example"), SPFKIT_RESULT_PASS);
+	assert_result(check(fx, "192.0.2.2", "a@mx10.example"), SPFKIT_RESULT_FAIL);
+	assert_result(check(fx, "192.0.2.2", "a@mx11.example"), SPFKIT_RESULT_PERMERROR);
+	assert_problem_has(fx, "MX hosts");
+}
+
+static void ptr_name_limit(void **state)
+{
+	struct fixture *fx = *state;
+	char host[64];
+	int i;
+
+	txt(fx, "ptr10.example", "v=spf1 ptr -all");
+	for (i = 0; i < 11; i++) {
+		snprintf(host, sizeof(host), "h%d.other.example", i);
+		if (i == 10)
+			snprintf(host, sizeof(host), "mail.ptr10.example");
+		name_rr(fx, "1.2.0.192.in-addr.arpa", SPFKIT_RR_PTR, host, 0);
+		addr(fx, host, "192.0.2.1");
+	}
+	/* the 11th name would validate, but past the first 10 names are ignored */
+	assert_result(check(fx, "192.0.2.1", "a@ptr10.example"), SPFKIT_RESULT_FAIL);
+}
+
+/* ---- permerror reasons ---------------------------------------------- */
+
+static void permerror_reasons(void **state)
+{
+	struct fixture *fx = *state;
+
+	txt(fx, "syntax.example", "v=spf1 ip4:192.0.2.1 foo=%{z} -all");
+	txt(fx, "two.example", "v=spf1 -all");
+	txt(fx, "two.example", "v=spf1 +all");
+	txt(fx, "badinc.example", "v=spf1 include:%{l}.example -all");
+	assert_result(check(fx, "192.0.2.1", "a@syntax.example"), SPFKIT_RESULT_PERMERROR);
+	assert_problem_has(fx, "foo=%{z}");
+	assert_problem_has(fx, "offset");
+	assert_result(check(fx, "192.0.2.1", "a@two.example"), SPFKIT_RESULT_PERMERROR);
+	assert_problem_has(fx, "2 SPF records");
+	assert_result(check(fx, "192.0.2.1", "a..b@badinc.example"), SPFKIT_RESULT_PERMERROR);
+	assert_problem_has(fx, "not a valid domain");
+}
+
+static void temperror_on_dns_failure(void **state)
+{
+	struct fixture *fx = *state;
+
+	assert_int_equal(spfkit_zone_add_timeout(fx->zone, "down.example", 12), 0);
+	txt(fx, "aslow.example", "v=spf1 a:down.example -all");
+	assert_result(check(fx, "192.0.2.1", "a@down.example"), SPFKIT_RESULT_TEMPERROR);
+	assert_result(check(fx, "192.0.2.1", "a@aslow.example"), SPFKIT_RESULT_TEMPERROR);
+	assert_problem_has(fx, "down.example");
+}
+
+/* ---- hostile input ------------------------------------------------- */
+
+static void huge_and_binary_records(void **state)
+{
+	struct fixture *fx = *state;
+	size_t n = 65000, i;
+	char *big = malloc(n + 1);
+	static const char nul_record[] = "v=spf1 ip4:192.0.2.1\0 -all";
+
+	assert_non_null(big);
+	memcpy(big, "v=spf1", 6);
+	for (i = 6; i + 7 <= n; i += 7)
+		memcpy(big + i, " %{i}%{", 7);
+	big[i] = '\0';
+	txt(fx, "big.example", big);
+	free(big);
+	assert_result(check(fx, "192.0.2.1", "a@big.example"), SPFKIT_RESULT_PERMERROR);
+	assert_int_equal(spfkit_zone_add(fx->zone, "nul.example", 11, SPFKIT_RR_TXT, 300, nul_record,
+					 sizeof(nul_record) - 1, 0), 0);
+	assert_result(check(fx, "192.0.2.1", "a@nul.example"), SPFKIT_RESULT_PERMERROR);
+}
+
+static void expansion_is_bounded(void **state)
+{
+	struct fixture *fx = *state;
+	char rec[8000];
+	size_t i, n = 0;
+
+	n += (size_t)snprintf(rec, sizeof(rec), "v=spf1 exists:");
+	for (i = 0; i < 1500; i++)
+		n += (size_t)snprintf(rec + n, sizeof(rec) - n, "%%{i}");
+	snprintf(rec + n, sizeof(rec) - n, ".example -all");
+	txt(fx, "macro.example", rec);
+	assert_result(check(fx, "2001:db8::1", "a@macro.example"), SPFKIT_RESULT_PERMERROR);
+	assert_problem_has(fx, "too long");
+}
+
+/* ---- the sans-I/O contract ------------------------------------------ */
+
+static void step_and_answer_contract(void **state)
+{
+	struct fixture *fx = *state;
+	static const unsigned char a_rr[4] = {192, 0, 2, 1};
+	const char rec[] = "v=spf1 a -all";
+	struct spfkit_dns_rr txt_rr = {.type = SPFKIT_RR_TXT, .ttl = 60,
+				       .data = (const unsigned char *)rec, .len = sizeof(rec) - 1};
+	struct spfkit_dns_rr addr_rr = {.type = SPFKIT_RR_A, .ttl = 60, .data = a_rr, .len = 4};
+	struct spfkit_dns_answer ans = {.status = SPFKIT_DNS_OK, .rrs = &txt_rr, .count = 1};
+	struct spfkit_request req = {.sender = "a@s.example", .sender_len = 11, .helo = "h.example", .helo_len = 9};
+	struct spfkit_question q;
+	struct spfkit_eval *ev;
+	uint32_t first;
+
+	assert_int_equal(spfkit_ip_parse("192.0.2.1", 9, &req.ip), 0);
+	assert_int_equal(spfkit_eval_new(fx->ctx, &req, &ev), 0);
+	assert_null(spfkit_eval_result(ev));
+	assert_int_equal(spfkit_eval_step(ev, &q), SPFKIT_STEP_QUERY);
+	assert_int_equal(q.type, SPFKIT_RR_TXT);
+	assert_memory_equal(q.name, "s.example", 9);
+	first = q.id;
+	assert_int_equal(spfkit_eval_step(ev, &q), SPFKIT_STEP_WAIT);
+	assert_int_equal(spfkit_eval_answer(ev, first + 100, &ans), SPFKIT_ENOTFOUND);
+	assert_int_equal(spfkit_eval_answer(ev, first, &ans), 0);
+	assert_int_equal(spfkit_eval_answer(ev, first, &ans), SPFKIT_ENOTFOUND); /* once only */
+	assert_int_equal(spfkit_eval_step(ev, &q), SPFKIT_STEP_QUERY);
+	assert_int_equal(q.type, SPFKIT_RR_A);
+	ans.rrs = &addr_rr;
+	assert_int_equal(spfkit_eval_answer(ev, q.id, &ans), 0);
+	assert_int_equal(spfkit_eval_step(ev, &q), SPFKIT_STEP_DONE);
+	assert_int_equal(spfkit_eval_result(ev)->code, SPFKIT_RESULT_PASS);
+	assert_int_equal(spfkit_eval_result(ev)->queries, 2);
+	spfkit_eval_free(ev);
+}
+
+static void bad_requests(void **state)
+{
+	struct fixture *fx = *state;
+	struct spfkit_request req;
+	struct spfkit_eval *ev = (void *)1;
+
+	memset(&req, 0, sizeof(req));
+	assert_int_equal(spfkit_eval_new(fx->ctx, &req, &ev), SPFKIT_EINVAL); /* no address */
+	assert_null(ev);
+	assert_int_equal(spfkit_ip_parse("192.0.2.256", 11, &req.ip), SPFKIT_EINVAL);
+	assert_int_equal(spfkit_ip_parse("", 0, &req.ip), SPFKIT_EINVAL);
+	assert_int_equal(spfkit_ip_parse("2001:db8::1::2", 14, &req.ip), SPFKIT_EINVAL);
+}
+
+/* ---- allocation failure: fail allocation N for every N -------------- */
+
+struct failing {
+	unsigned left; /* allocations that still succeed */
+};
+
+static void *f_alloc(void *u, size_t n)
+{
+	struct failing *f = u;
+
+	if (f->left == 0)
+		return NULL;
+	f->left--;
+	return test_malloc(n);
+}
+
+static void *f_realloc(void *u, void *p, size_t n)
+{
+	struct failing *f = u;
+
+	if (f->left == 0)
+		return NULL;
+	f->left--;
+	return test_realloc(p, n);
+}
+
+static void allocation_failures(void **state)
+{
+	struct fixture *fx = *state;
+	struct failing fl;
+	struct spfkit_allocator fa = {f_alloc, f_realloc, t_free, &fl};
+	struct spfkit_config cfg = {.alloc = &fa, .default_explanation = "%{i} DEFAULT"};
+	struct spfkit_request req = {.sender = "a@inc.example", .sender_len = 13, .helo = "h.example", .helo_len = 9};
+	unsigned n;
+	int ok = 0;
+
+	txt(fx, "inc.example", "v=spf1 include:prov.example mx exp=e.inc.example -all");
+	txt(fx, "prov.example", "v=spf1 a:%{d} ~all");
+	txt(fx, "e.inc.example", "no %{i} for %{o}");
+	name_rr(fx, "inc.example", SPFKIT_RR_MX, "m.inc.example", 1);
+	addr(fx, "m.inc.example", "198.51.100.1");
+	assert_int_equal(spfkit_ip_parse("192.0.2.1", 9, &req.ip), 0);
+	for (n = 0; n < 400 && !ok; n++) {
+		struct spfkit_ctx *ctx = NULL;
+		struct spfkit_resolver *r = NULL;
+		struct spfkit_eval *ev = NULL;
+		int rc;
+
+		fl.left = n;
+		rc = spfkit_ctx_new(&cfg, &ctx);
+		if (rc == 0) {
+			assert_int_equal(spfkit_zone_resolver(fx->zone, &r), 0);
+			rc = spfkit_check(ctx, r, &req, &ev);
+			spfkit_resolver_free(r);
+		}
+		if (rc == 0) {
+			const struct spfkit_result *res = spfkit_eval_result(ev);
+
+			/* with enough memory, the one right answer; never a wrong one */
+			if (res->code == SPFKIT_RESULT_FAIL &&
+			    strcmp(res->explanation, "no 192.0.2.1 for inc.example") == 0)
+				ok = 1;
+			else
+				assert_int_equal(res->code, SPFKIT_RESULT_TEMPERROR);
+		} else {
+			assert_int_equal(rc, SPFKIT_ENOMEM);
+		}
+		spfkit_eval_free(ev);
+		spfkit_ctx_free(ctx);
+	}
+	assert_true(ok);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(all_and_qualifiers), T(ip4_ip6_cidr), T(a_with_dual_cidr), T(mx_hosts),
+		T(ptr_validated_names), T(exists_and_macros), T(include_results_map),
+		T(redirect_and_exp), T(identities), T(dns_term_limit), T(redirect_counts_as_term),
+		T(void_lookup_limit), T(mx_name_limit), T(ptr_name_limit), T(permerror_reasons),
+		T(temperror_on_dns_failure), T(huge_and_binary_records), T(expansion_is_bounded),
+		T(step_and_answer_contract), T(bad_requests), T(allocation_failures),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
