@@ -1,0 +1,53 @@
+# spfkit: `make demo`, `make test`, `make bench`. Meson does the building;
+# this file installs missing Debian 12 packages (as root) and runs it.
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+BENCH_BUILD ?= build-release
+MESON_TEST_FLAGS ?= --print-errorlogs
+
+BUILD_DEPS = meson ninja-build pkg-config gcc python3 \
+	libc-ares-dev libevent-dev libmilter-dev libyaml-dev libcmocka-dev
+BENCH_DEPS = libspf2-dev valgrind
+
+SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+.PHONY: all deps build demo test test-build test-asan bench clean
+
+all: build
+
+deps:
+	@sh tools/install-deps.sh $(BUILD_DEPS)
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) --werror
+
+$(ASAN_BUILD)/build.ninja:
+	meson setup $(ASAN_BUILD) --werror -Db_sanitize=address,undefined -Db_lundef=false \
+		-Dc_args=-fno-sanitize-recover=undefined
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+demo: build
+	@sh tools/demo.sh $(BUILD)
+
+# The whole suite twice: a -Wall -Wextra -Werror build, then under
+# AddressSanitizer + UndefinedBehaviorSanitizer; one summary line at the end.
+test: deps $(BUILD)/build.ninja $(ASAN_BUILD)/build.ninja
+	ninja -C $(BUILD)
+	ninja -C $(ASAN_BUILD)
+	-meson test -C $(BUILD) $(MESON_TEST_FLAGS)
+	-$(SANITIZE_ENV) meson test -C $(ASAN_BUILD) $(MESON_TEST_FLAGS)
+	@python3 tools/test-summary.py $(BUILD)/meson-logs/testlog.json \
+		$(ASAN_BUILD)/meson-logs/testlog.json
+
+bench: deps
+	@sh tools/install-deps.sh $(BENCH_DEPS)
+	[ -f $(BENCH_BUILD)/build.ninja ] || meson setup $(BENCH_BUILD) --buildtype=release
+	ninja -C $(BENCH_BUILD)
+	@sh bench/run.sh $(BENCH_BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(BENCH_BUILD)
