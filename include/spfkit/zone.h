@@ -27,6 +27,11 @@ struct spfkit_zone;
 /* Caps, so a hostile file cannot take unbounded memory. */
 #define SPFKIT_ZONE_MAX_LINE 65536u   /* one logical record, parentheses joined */
 #define SPFKIT_ZONE_MAX_NAME 255u     /* presentation length of a name */
+#define SPFKIT_ZONE_MAX_FILE (256u << 20) /* spfkit_zone_load_file() reads at most this */
+#define SPFKIT_ZONE_MAX_CNAME 8u      /* CNAMEs followed by one lookup */
+#define SPFKIT_ZONE_MAX_PENDING 65536u /* questions queued in one zone resolver */
+#define SPFKIT_ZONE_NEGATIVE_TTL 300u /* ttl of NODATA and NXDOMAIN answers */
+#define SPFKIT_ZONE_DEFAULT_TTL 3600u /* loader: before any $TTL or explicit TTL */
 
 SPFKIT_MUSTCHECK int spfkit_zone_new(const struct spfkit_allocator *alloc, struct spfkit_zone **out);
 void spfkit_zone_free(struct spfkit_zone *zone);
