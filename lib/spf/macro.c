@@ -1,1 +1,575 @@
-/* stub: being written */
+/*
+ * Macro-strings, RFC 7208 §7: one-pass parse into pieces, and expansion
+ * with a hard cap. The parse never copies text: literal pieces point into
+ * the source (or at the static expansions of the escapes below), so a
+ * domain-spec without macros expands with a single memcpy.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "macro.h"
+
+/* §7.1: "%%" is "%", "%_" a space, "%-" a URL-encoded space. Pieces made
+ * from these point here; spfkit__macro_ends_in_expand() relies on it. */
+static const char esc_percent[] = "%";
+static const char esc_space[] = " ";
+static const char esc_urlspace[] = "%20";
+
+/* ---- parse ------------------------------------------------------------ */
+
+struct mparse {
+	struct spfkit__cur c;
+	enum spfkit__macro_use use;
+	struct spfkit_macro_piece *pieces; /* NULL in the counting pass */
+	size_t count;
+	uint32_t letters;
+};
+
+static int is_literal(int b, enum spfkit__macro_use use)
+{
+	/* macro-literal = %x21-24 / %x26-7E; explain-string adds SP (§7.1) */
+	if (b == ' ')
+		return use == SPFKIT__MACRO_EXPLAIN;
+	return spfkit__is_vchar(b) && b != '%';
+}
+
+static const char *bad_byte_why(int b)
+{
+	if (b >= 0x80)
+		return "non-ASCII byte";
+	if (b == ' ')
+		return "space in domain-spec";
+	return "control character in macro-string";
+}
+
+static unsigned delim_bit(int b)
+{
+	switch (b) {
+	case '.': return SPFKIT_DELIM_DOT;
+	case '-': return SPFKIT_DELIM_DASH;
+	case '+': return SPFKIT_DELIM_PLUS;
+	case ',': return SPFKIT_DELIM_COMMA;
+	case '/': return SPFKIT_DELIM_SLASH;
+	case '_': return SPFKIT_DELIM_UNDER;
+	case '=': return SPFKIT_DELIM_EQUAL;
+	default: return 0;
+	}
+}
+
+static struct spfkit_macro_piece *add_piece(struct mparse *m)
+{
+	struct spfkit_macro_piece *p = NULL;
+
+	if (m->pieces != NULL) {
+		p = &m->pieces[m->count];
+		memset(p, 0, sizeof(*p));
+	}
+	m->count++;
+	return p;
+}
+
+static void add_literal(struct mparse *m, const char *text, size_t len)
+{
+	struct spfkit_macro_piece *p = add_piece(m);
+
+	if (p == NULL)
+		return;
+	p->kind = SPFKIT_PIECE_LITERAL;
+	p->text = text;
+	p->len = len;
+}
+
+/* macro-letter: s l o d i p v h everywhere, c r t only in exp text (§7.2). */
+static int parse_letter(struct mparse *m, struct spfkit_macro_piece *p)
+{
+	int b = spfkit__cur_peek(&m->c);
+	int lower = spfkit__lower(b);
+
+	switch (lower) {
+	case 's': case 'l': case 'o': case 'd': case 'i': case 'p': case 'v': case 'h':
+		break;
+	case 'c': case 'r': case 't':
+		if (m->use == SPFKIT__MACRO_EXPLAIN)
+			break;
+		spfkit__cur_fail(&m->c, SPFKIT_ESYNTAX, "macro letter allowed only in exp text");
+		return -1;
+	default:
+		spfkit__cur_fail(&m->c, SPFKIT_ESYNTAX,
+				 b < 0 ? "unterminated macro-expand" : "unknown macro letter");
+		return -1;
+	}
+	m->c.p++;
+	m->letters |= 1u << (lower - 'a');
+	if (p != NULL) {
+		p->letter = (char)lower;
+		p->url_escape = b != lower; /* uppercase letter (§7.3) */
+	}
+	return 0;
+}
+
+/* transformers = *DIGIT [ "r" ]; the number must be nonzero (§7.3). */
+static int parse_transformers(struct mparse *m, struct spfkit_macro_piece *p)
+{
+	const unsigned char *start = m->c.p;
+	unsigned value = 0;
+
+	while (spfkit__is_digit(spfkit__cur_peek(&m->c))) {
+		value = value * 10 + (unsigned)(*m->c.p - '0');
+		if (value > 1000)
+			value = 1000; /* saturate: anything above 128 means "all" */
+		m->c.p++;
+	}
+	if (m->c.p != start && value == 0) {
+		m->c.p = start;
+		spfkit__cur_fail(&m->c, SPFKIT_ESYNTAX, "macro digit transformer is zero");
+		return -1;
+	}
+	if (p != NULL)
+		p->digits = value > 128 ? 0 : (uint8_t)value;
+	if (spfkit__lower(spfkit__cur_peek(&m->c)) == 'r') {
+		m->c.p++;
+		if (p != NULL)
+			p->reverse = 1;
+	}
+	return 0;
+}
+
+/* "%{" macro-letter transformers *delimiter "}"; the cursor is past "%{". */
+static void parse_expand(struct mparse *m)
+{
+	struct spfkit_macro_piece *p = add_piece(m);
+	unsigned bit, delims = 0;
+
+	if (p != NULL)
+		p->kind = SPFKIT_PIECE_MACRO;
+	if (parse_letter(m, p) != 0 || parse_transformers(m, p) != 0)
+		return;
+	for (;;) {
+		bit = delim_bit(spfkit__cur_peek(&m->c));
+		if (bit == 0)
+			break;
+		delims |= bit;
+		m->c.p++;
+	}
+	if (p != NULL)
+		p->delims = (uint8_t)delims;
+	if (spfkit__cur_accept(&m->c, '}'))
+		return;
+	spfkit__cur_fail(&m->c, SPFKIT_ESYNTAX,
+			 spfkit__cur_eof(&m->c) ? "unterminated macro-expand"
+						: "invalid character in macro-expand");
+}
+
+/* After a '%' (§7.3: "A '%' character not followed by a '{', '%', '-', or
+ * '_' character is a syntax error"). */
+static void parse_percent(struct mparse *m)
+{
+	int b;
+
+	m->c.p++;
+	b = spfkit__cur_peek(&m->c);
+	if (b == '{') {
+		m->c.p++;
+		parse_expand(m);
+		return;
+	}
+	if (b == '%')
+		add_literal(m, esc_percent, 1);
+	else if (b == '_')
+		add_literal(m, esc_space, 1);
+	else if (b == '-')
+		add_literal(m, esc_urlspace, 3);
+	else {
+		spfkit__cur_fail(&m->c, SPFKIT_ESYNTAX, "'%' not followed by '{', '%', '_' or '-'");
+		return;
+	}
+	m->c.p++;
+}
+
+static void parse_all(struct mparse *m)
+{
+	const unsigned char *start;
+
+	while (!m->c.err && !spfkit__cur_eof(&m->c)) {
+		if (*m->c.p == '%') {
+			parse_percent(m);
+			continue;
+		}
+		start = m->c.p;
+		while (m->c.p < m->c.end && is_literal(*m->c.p, m->use))
+			m->c.p++;
+		if (m->c.p == start) {
+			spfkit__cur_fail(&m->c, SPFKIT_ESYNTAX, bad_byte_why(*m->c.p));
+			return;
+		}
+		add_literal(m, (const char *)start, (size_t)(m->c.p - start));
+	}
+}
+
+int spfkit__macro_parse(const char *src, size_t len, enum spfkit__macro_use use,
+			struct spfkit__arena *ar, struct spfkit_macro_string *out, size_t *err_off,
+			const char **why)
+{
+	struct mparse m;
+
+	if (out == NULL || ar == NULL || (src == NULL && len > 0))
+		return SPFKIT_EINVAL;
+	memset(out, 0, sizeof(*out));
+	memset(&m, 0, sizeof(m));
+	m.use = use;
+	/* Pass 1 validates and counts, pass 2 fills an exact array. */
+	spfkit__cur_init(&m.c, src, len);
+	parse_all(&m);
+	if (m.c.err) {
+		if (err_off != NULL)
+			*err_off = m.c.err_off;
+		if (why != NULL)
+			*why = m.c.err_why;
+		return m.c.err;
+	}
+	if (m.count > 0) {
+		if (m.count > SIZE_MAX / sizeof(*m.pieces))
+			return SPFKIT_ENOMEM;
+		m.pieces = spfkit__arena_alloc(ar, m.count * sizeof(*m.pieces));
+		if (m.pieces == NULL)
+			return SPFKIT_ENOMEM;
+		m.count = 0;
+		m.letters = 0;
+		spfkit__cur_init(&m.c, src, len);
+		parse_all(&m);
+	}
+	out->pieces = m.pieces;
+	out->count = m.count;
+	out->letters = m.letters;
+	out->src = src;
+	out->src_len = len;
+	return 0;
+}
+
+int spfkit__macro_ends_in_expand(const struct spfkit_macro_string *ms)
+{
+	const struct spfkit_macro_piece *last;
+
+	if (ms == NULL || ms->count == 0)
+		return 0;
+	last = &ms->pieces[ms->count - 1];
+	return last->kind == SPFKIT_PIECE_MACRO || last->text == esc_percent ||
+	       last->text == esc_space || last->text == esc_urlspace;
+}
+
+/* ---- expand ----------------------------------------------------------- */
+
+/* Appends to a buffer, counting against SPFKIT_MACRO_MAX_EXPANSION. */
+struct emit {
+	struct spfkit__buf *b;
+	size_t start; /* b->len when the expansion began */
+	int err;
+};
+
+static void emit_raw(struct emit *e, const char *p, size_t n)
+{
+	size_t used;
+
+	if (e->err)
+		return;
+	used = e->b->len - e->start; /* never above the cap, see below */
+	if (n > SPFKIT_MACRO_MAX_EXPANSION - used) {
+		e->err = SPFKIT_E2BIG;
+		return;
+	}
+	e->err = spfkit__buf_append(e->b, p, n);
+}
+
+static int is_unreserved(unsigned char b)
+{
+	/* RFC 3986 §2.3, as §7.3 asks */
+	return spfkit__is_alnum(b) || b == '-' || b == '.' || b == '_' || b == '~';
+}
+
+/* URL-escape through a small stack buffer: no allocation per byte. */
+static void emit_escaped(struct emit *e, const char *p, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char tmp[192];
+	size_t k = 0, i;
+	unsigned char b;
+
+	for (i = 0; i < n && !e->err; i++) {
+		b = (unsigned char)p[i];
+		if (is_unreserved(b)) {
+			tmp[k++] = (char)b;
+		} else {
+			tmp[k++] = '%';
+			tmp[k++] = hex[b >> 4];
+			tmp[k++] = hex[b & 0x0f];
+		}
+		if (k > sizeof(tmp) - 3) {
+			emit_raw(e, tmp, k);
+			k = 0;
+		}
+	}
+	emit_raw(e, tmp, k);
+}
+
+static void emit(struct emit *e, const char *p, size_t n, int escape)
+{
+	if (escape)
+		emit_escaped(e, p, n);
+	else
+		emit_raw(e, p, n);
+}
+
+static int is_delim(unsigned char b, unsigned delims)
+{
+	return (delim_bit(b) & delims) != 0;
+}
+
+/* Index of the k-th delimiter of v[0..n) (k >= 1), or n when there are fewer. */
+static size_t nth_delim(const char *v, size_t n, unsigned delims, size_t k)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (is_delim((unsigned char)v[i], delims) && --k == 0)
+			return i;
+	return n;
+}
+
+/* Parts in order from v[0..n), each delimiter written as "." (§7.3). */
+static void emit_forward(struct emit *e, const char *v, size_t n, unsigned delims, int esc)
+{
+	size_t i, s = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!is_delim((unsigned char)v[i], delims))
+			continue;
+		emit(e, v + s, i - s, esc);
+		emit_raw(e, ".", 1);
+		s = i + 1;
+	}
+	emit(e, v + s, n - s, esc);
+}
+
+/* Parts of v[0..n) in reverse order, joined with ".". */
+static void emit_reversed(struct emit *e, const char *v, size_t n, unsigned delims, int esc)
+{
+	size_t end = n, s;
+
+	for (;;) {
+		s = end;
+		while (s > 0 && !is_delim((unsigned char)v[s - 1], delims))
+			s--;
+		emit(e, v + s, end - s, esc);
+		if (s == 0)
+			return;
+		emit_raw(e, ".", 1);
+		end = s - 1;
+	}
+}
+
+/*
+ * §7.3: split on the delimiters (default "."), reverse if asked, keep the
+ * rightmost `digits` parts, rejoin with ".". Empty parts are kept: "no
+ * special treatment is given to leading, trailing, or consecutive
+ * delimiters".
+ */
+static void emit_transformed(struct emit *e, const char *v, size_t n,
+			     const struct spfkit_macro_piece *p)
+{
+	unsigned delims = p->delims ? p->delims : SPFKIT_DELIM_DOT;
+	int esc = p->url_escape;
+	size_t parts, keep, i;
+
+	if (p->digits == 0 && !p->reverse && delims == SPFKIT_DELIM_DOT) {
+		emit(e, v, n, esc);
+		return;
+	}
+	parts = 1;
+	for (i = 0; i < n; i++)
+		if (is_delim((unsigned char)v[i], delims))
+			parts++;
+	keep = (p->digits == 0 || p->digits >= parts) ? parts : p->digits;
+	if (!p->reverse) {
+		/* the rightmost `keep` parts start after delimiter parts - keep */
+		i = keep == parts ? 0 : nth_delim(v, n, delims, parts - keep) + 1;
+		emit_forward(e, v + i, n - i, delims, esc);
+		return;
+	}
+	/* reversed, the rightmost `keep` parts are the first `keep` ones */
+	emit_reversed(e, v, nth_delim(v, n, delims, keep), delims, esc);
+}
+
+static size_t format_ip4(const unsigned char *a, char *buf, size_t size)
+{
+	int w = snprintf(buf, size, "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
+
+	return (w > 0 && (size_t)w < size) ? (size_t)w : 0;
+}
+
+/* %{i} for IPv6: 32 nibbles, most significant first, dot-separated (§7.3). */
+static size_t format_nibbles(const unsigned char *a, char *buf)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		buf[n++] = hex[a[i] >> 4];
+		buf[n++] = '.';
+		buf[n++] = hex[a[i] & 0x0f];
+		buf[n++] = '.';
+	}
+	return n - 1; /* no final dot */
+}
+
+/* The longest run of two or more zero groups, first on a tie (RFC 5952 §4.2). */
+static void zero_run(const unsigned g[8], int *best, int *best_len)
+{
+	int i, len;
+
+	*best = -1;
+	*best_len = 1;
+	for (i = 0; i < 8; i += len > 0 ? len : 1) {
+		for (len = 0; i + len < 8 && g[i + len] == 0; len++)
+			;
+		if (len > *best_len) {
+			*best = i;
+			*best_len = len;
+		}
+	}
+}
+
+/* %{c} for IPv6: RFC 5952 text (lowercase, no leading zeros, "::"). */
+static size_t format_ip6(const unsigned char *a, char *buf, size_t size)
+{
+	static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	unsigned g[8];
+	int i, best, best_len, w;
+	size_t n = 0;
+
+	if (memcmp(a, mapped, sizeof(mapped)) == 0) { /* RFC 5952 §5 */
+		w = snprintf(buf, size, "::ffff:%u.%u.%u.%u", a[12], a[13], a[14], a[15]);
+		return (w > 0 && (size_t)w < size) ? (size_t)w : 0;
+	}
+	for (i = 0; i < 8; i++)
+		g[i] = (unsigned)a[2 * i] << 8 | a[2 * i + 1];
+	zero_run(g, &best, &best_len);
+	for (i = 0; i < 8; i++) {
+		if (i == best) {
+			buf[n++] = ':';
+			buf[n++] = ':';
+			i += best_len - 1;
+			continue;
+		}
+		if (i > 0 && i != best + best_len)
+			buf[n++] = ':';
+		w = snprintf(buf + n, size - n, "%x", g[i]);
+		if (w <= 0 || (size_t)w >= size - n)
+			return 0;
+		n += (size_t)w;
+	}
+	return n;
+}
+
+/* Value of one letter, before transformers. `tmp` holds computed ones. */
+static int letter_value(const struct spfkit__macro_env *env, char letter, char *tmp, size_t size,
+			const char **v, size_t *n)
+{
+	const struct spfkit_ip *ip = env->ip;
+
+	*v = tmp;
+	switch (letter) {
+	case 's': *v = env->sender; *n = env->sender_len; return 0;
+	case 'l': *v = env->local; *n = env->local_len; return 0;
+	case 'o': *v = env->sender_domain; *n = env->sender_domain_len; return 0;
+	case 'd': *v = env->domain; *n = env->domain_len; return 0;
+	case 'h': *v = env->helo; *n = env->helo_len; return 0;
+	case 'p':
+		*v = env->validated ? env->validated : "unknown";
+		*n = env->validated ? env->validated_len : 7;
+		return 0;
+	case 'r':
+		*v = env->receiver ? env->receiver : "unknown";
+		*n = env->receiver ? env->receiver_len : 7;
+		return 0;
+	case 't': {
+		int w = snprintf(tmp, size, "%" PRId64, env->now);
+		*n = (w > 0 && (size_t)w < size) ? (size_t)w : 0;
+		return 0;
+	}
+	default:
+		break;
+	}
+	if (ip == NULL || (ip->family != 4 && ip->family != 6))
+		return SPFKIT_EINVAL;
+	if (letter == 'v') {
+		*v = ip->family == 4 ? "in-addr" : "ip6";
+		*n = ip->family == 4 ? 7 : 3;
+	} else if (ip->family == 4) {
+		*n = format_ip4(ip->addr, tmp, size);
+	} else {
+		*n = letter == 'i' ? format_nibbles(ip->addr, tmp) : format_ip6(ip->addr, tmp, size);
+	}
+	return 0;
+}
+
+/* §7.3: drop labels from the left until at most 253 octets remain (one
+ * final dot not counted); the cut happens in place, once. */
+static void cut_to_253(struct spfkit__buf *b, size_t start)
+{
+	char *r = b->data + start;
+	size_t n = b->len - start, name, k = 0;
+	const char *dot;
+
+	name = (n > 0 && r[n - 1] == '.') ? n - 1 : n;
+	while (name - k > SPFKIT_DOMAIN_MAX_LEN) {
+		dot = memchr(r + k, '.', name - k);
+		if (dot == NULL) {
+			k = n; /* one label longer than a name may be: nothing left */
+			break;
+		}
+		k = (size_t)(dot - r) + 1;
+	}
+	if (k == 0)
+		return;
+	memmove(r, r + k, n - k);
+	b->len = start + (n - k);
+	b->data[b->len] = '\0';
+}
+
+int spfkit__macro_expand(const struct spfkit_macro_string *ms, const struct spfkit__macro_env *env,
+			 enum spfkit__macro_use use, struct spfkit__buf *out)
+{
+	struct emit e = {out, 0, 0};
+	const struct spfkit_macro_piece *p;
+	char tmp[80]; /* IPv6 nibbles: 63 bytes */
+	const char *v;
+	size_t i, n;
+
+	if (ms == NULL || env == NULL || out == NULL)
+		return SPFKIT_EINVAL;
+	if (out->err)
+		return out->err;
+	e.start = out->len;
+	for (i = 0; i < ms->count && !e.err; i++) {
+		p = &ms->pieces[i];
+		if (p->kind == SPFKIT_PIECE_LITERAL) {
+			emit_raw(&e, p->text, p->len);
+			continue;
+		}
+		e.err = letter_value(env, p->letter, tmp, sizeof(tmp), &v, &n);
+		if (e.err == 0)
+			emit_transformed(&e, v, n, p);
+	}
+	if (e.err) {
+		if (out->data != NULL) { /* leave out as it was */
+			out->len = e.start;
+			out->data[out->len] = '\0';
+		}
+		return e.err;
+	}
+	if (use == SPFKIT__MACRO_DOMAIN && out->data != NULL)
+		cut_to_253(out, e.start);
+	return 0;
+}
