@@ -2,9 +2,11 @@
  * A parsed SPF record (RFC 7208 §4.5, §4.6, §5, §6, §7, §12): a read-only
  * structure shared by the evaluator, `spfkit lint` and `spfkit tree`.
  *
- * Ownership: spfkit_record_parse() allocates one record (a single block
- * holding its terms, macro pieces and strings) with the allocator given;
- * spfkit_record_free() releases all of it. A record is immutable after
+ * Ownership: spfkit_record_parse() allocates one record (one arena,
+ * normally a single block, holding the record text, its terms and macro
+ * pieces) with the allocator given; spfkit_record_free() releases all of
+ * it. Every pointer inside a record points into that block (literal
+ * macro pieces and names point into `text`). A record is immutable after
  * parsing and may be read by any number of threads.
  */
 #ifndef SPFKIT_RECORD_H
@@ -64,9 +66,11 @@ struct spfkit_macro_piece {
 	char letter;        /* lowercase: s l o d i p v h c r t */
 	uint8_t url_escape; /* the letter was uppercase (§7.3) */
 	uint8_t reverse;    /* "r" transformer */
-	uint8_t digits;     /* 0 = keep all parts; else keep this many rightmost (capped at 128) */
+	uint8_t digits;     /* 0 = keep all parts; else keep this many rightmost (1..128;
+			     * a written value above 128 means all and is stored as 0) */
 	uint8_t delims;     /* SPFKIT_DELIM_* bits; 0 means the default, "." */
-	/* LITERAL: bytes to copy, with %% %_ %- already resolved */
+	/* LITERAL: bytes to copy, with %% %_ %- already resolved (each such
+	 * escape is a piece of its own; other text points into the source) */
 	const char *text;
 	size_t len;
 };
@@ -83,19 +87,21 @@ struct spfkit_macro_string {
 /* One term, in record order. */
 struct spfkit_term {
 	uint8_t is_modifier;
-	uint8_t qualifier;  /* mechanisms: '+', '-', '~' or '?' ('+' when omitted) */
+	uint8_t qualifier;  /* mechanisms: '+', '-', '~' or '?' ('+' when omitted); modifiers: 0 */
 	uint8_t mech;       /* enum spfkit_mech_kind, mechanisms only */
 	uint8_t mod;        /* enum spfkit_mod_kind, modifiers only */
-	uint8_t has_domain; /* a domain-spec was given (include, exists: always) */
+	uint8_t has_domain; /* `domain` holds a parsed string: a domain-spec was given
+			     * (include, exists, redirect, exp: always), or the
+			     * value of an unknown modifier */
 	uint8_t cidr4;      /* ip4-cidr-length; 32 when absent */
 	uint8_t cidr6;      /* ip6-cidr-length; 128 when absent */
-	unsigned char ip[16]; /* ip4: first 4 bytes; ip6: 16 bytes */
+	unsigned char ip[16]; /* ip4: first 4 bytes; ip6: 16 bytes (network order) */
 	/* domain-spec of include a mx ptr exists, value of redirect exp and
 	 * of unknown modifiers (parsed as a macro-string, §6) */
 	struct spfkit_macro_string domain;
-	const char *name; /* modifier name, pointing into the record text */
+	const char *name; /* modifier or mechanism name (no qualifier, no "="), in the record text */
 	size_t name_len;
-	size_t offset; /* of the term in the record text */
+	size_t offset; /* of the term (with its qualifier) in the record text */
 	size_t len;
 };
 
@@ -109,7 +115,8 @@ struct spfkit_record {
 	unsigned dns_terms; /* terms that cost a DNS lookup (§4.6.4): include a mx ptr exists redirect */
 };
 
-/* Why a record is not valid; filled by a parse that returns SPFKIT_ESYNTAX. */
+/* Why a record is not valid; filled by a parse that returns SPFKIT_ESYNTAX
+ * (and, with the cap named in `rule`, SPFKIT_E2BIG). */
 struct spfkit_parse_error {
 	size_t offset;       /* byte offset of the first bad byte in the record */
 	size_t term_offset;  /* offset and length of the term it belongs to */
@@ -128,8 +135,14 @@ int spfkit_record_is_spf(const char *txt, size_t len);
  * Parse one record (starting with "v=spf1"). On success returns 0 and
  * stores a new record in *out. Returns SPFKIT_ESYNTAX with *err filled
  * for a record that is not valid (the SPF result is then permerror),
- * SPFKIT_E2BIG past the caps above, SPFKIT_ENOMEM, SPFKIT_EINVAL.
- * `alloc` may be NULL (libc). `err` may be NULL.
+ * SPFKIT_E2BIG past the caps above, SPFKIT_ENOMEM, SPFKIT_EINVAL (out
+ * NULL, or txt NULL with len > 0). On failure *out is NULL. The whole
+ * record is checked (§4.6): 7-bit visible ASCII terms separated by SP
+ * only, §12's grammar for every term, redirect and exp at most once
+ * each (§6), unknown modifiers with a valid macro-string. Names and
+ * processing limits are left to evaluation. `txt` may hold NUL bytes
+ * (an error, never the end). `alloc` may be NULL (libc). `err` may be
+ * NULL. Thread-safe.
  */
 int spfkit_record_parse(const char *txt, size_t len, const struct spfkit_allocator *alloc,
 			struct spfkit_record **out, struct spfkit_parse_error *err);
