@@ -11,6 +11,10 @@
  *  - cancel() of a pending question guarantees its callback never runs.
  *  - The answer passed to a callback, and everything it points to, is
  *    owned by the backend and valid only during the callback.
+ *  - destroy() frees everything the backend holds, the struct
+ *    spfkit_resolver it handed out included (backends embed it in
+ *    their own state, so it goes with the backend's own allocator);
+ *    callbacks of questions still pending never run.
  */
 #ifndef SPFKIT_RESOLVER_H
 #define SPFKIT_RESOLVER_H
@@ -96,7 +100,11 @@ struct spfkit_resolver {
 	void *impl;
 };
 
-/* Thin wrappers over the ops, NULL-safe where noted. */
+/*
+ * Thin wrappers over the ops. submit() and wait() give SPFKIT_EINVAL for
+ * a NULL resolver (or a NULL callback, or a NULL name with len > 0);
+ * cancel() and free() of NULL do nothing.
+ */
 int spfkit_resolver_submit(struct spfkit_resolver *r, const char *name, size_t len,
 			   uint16_t type, spfkit_dns_cb *cb, void *arg, uint64_t *handle);
 void spfkit_resolver_cancel(struct spfkit_resolver *r, uint64_t handle);

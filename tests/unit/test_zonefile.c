@@ -1,0 +1,739 @@
+/*
+ * Unit tests of the master file loader (lib/resolver/zonefile.c): the
+ * syntax it takes, and every error with its exact "file:line: what"
+ * text. Zones use an allocator routed to cmocka's test_malloc, so every
+ * test also checks for leaks; one test fails each allocation in turn.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <spfkit/zone.h>
+
+#include "core.h"
+
+static void *t_alloc(void *user, size_t size)
+{
+	(void)user;
+	return test_malloc(size);
+}
+
+static void *t_realloc(void *user, void *ptr, size_t size)
+{
+	(void)user;
+	return test_realloc(ptr, size);
+}
+
+static void t_free(void *user, void *ptr)
+{
+	(void)user;
+	test_free(ptr);
+}
+
+static const struct spfkit_allocator test_alloc = { t_alloc, t_realloc, t_free, NULL };
+
+/* ---- helpers --------------------------------------------------------- */
+
+struct loaded {
+	struct spfkit_zone *zone;
+	int rc;
+	char err[512];
+};
+
+static void load_n(struct loaded *l, const char *text, size_t len, const char *origin)
+{
+	assert_int_equal(spfkit_zone_new(&test_alloc, &l->zone), 0);
+	memset(l->err, 'X', sizeof(l->err));
+	l->rc = spfkit_zone_load_text(l->zone, text, len, "t.zone", origin, l->err, sizeof(l->err));
+}
+
+static void load(struct loaded *l, const char *text)
+{
+	load_n(l, text, strlen(text), NULL);
+}
+
+static void load_ok(struct loaded *l, const char *text, const char *origin)
+{
+	load_n(l, text, strlen(text), origin);
+	if (l->rc != 0)
+		fail_msg("load: got %d (%s), want 0", l->rc, l->err);
+	assert_string_equal(l->err, "");
+}
+
+static void done(struct loaded *l)
+{
+	spfkit_zone_free(l->zone);
+}
+
+static struct spfkit_dns_answer look(const struct loaded *l, const char *name, uint16_t type)
+{
+	struct spfkit_dns_answer a;
+
+	assert_int_equal(spfkit_zone_lookup(l->zone, name, strlen(name), type, &a), 0);
+	return a;
+}
+
+/* The single record of `type` at `name`, as data and length. */
+static const struct spfkit_dns_rr *one(const struct loaded *l, const char *name, uint16_t type)
+{
+	struct spfkit_dns_answer a = look(l, name, type);
+
+	if (a.status != SPFKIT_DNS_OK || a.count != 1)
+		fail_msg("%s type %u: got %s with %zu records, want one record", name, (unsigned)type,
+			 spfkit_dns_status_name(a.status), a.count);
+	return &a.rrs[0];
+}
+
+static void want_text(const struct loaded *l, const char *name, const char *want, size_t len)
+{
+	const struct spfkit_dns_rr *rr = one(l, name, SPFKIT_RR_TXT);
+
+	if (rr->len != len || memcmp(rr->data, want, len) != 0)
+		fail_msg("TXT %s: got '%.*s' (%zu bytes), want '%.*s' (%zu bytes)", name, (int)rr->len,
+			 (const char *)rr->data, rr->len, (int)len, want, len);
+}
+
+/* ---- what the loader takes ------------------------------------------- */
+
+static void loads_every_type(void **state)
+{
+	static const unsigned char v4[4] = { 192, 0, 2, 10 };
+	static const unsigned char v6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0,
+					      0,    0,    0,    0,    0, 0, 0, 0x10 };
+	struct loaded l;
+	const struct spfkit_dns_rr *rr;
+
+	(void)state;
+	load_ok(&l,
+		"example.com.      IN A     192.0.2.10\n"
+		"example.com.      IN AAAA  2001:db8::10\n"
+		"example.com.      IN MX    10 mx.example.com.\n"
+		"example.com.      IN TXT   \"v=spf1 mx -all\"\n"
+		"example.com.      IN SPF   \"v=spf1 mx -all\"\n"
+		"www.example.com.  IN CNAME example.com.\n"
+		"10.2.0.192.in-addr.arpa. IN PTR mx.example.com.\n",
+		NULL);
+	assert_memory_equal(one(&l, "example.com", SPFKIT_RR_A)->data, v4, 4);
+	assert_memory_equal(one(&l, "example.com", SPFKIT_RR_AAAA)->data, v6, 16);
+	rr = one(&l, "example.com", SPFKIT_RR_MX);
+	assert_int_equal(rr->pref, 10);
+	assert_int_equal(rr->len, 14);
+	assert_memory_equal(rr->data, "mx.example.com", 14);
+	want_text(&l, "example.com", "v=spf1 mx -all", 14);
+	assert_int_equal(one(&l, "example.com", SPFKIT_RR_SPF)->len, 14);
+	assert_int_equal(one(&l, "www.example.com", SPFKIT_RR_CNAME)->len, 11);
+	assert_int_equal(one(&l, "www.example.com", SPFKIT_RR_A)->len, 4); /* via the CNAME */
+	assert_memory_equal(one(&l, "10.2.0.192.in-addr.arpa", SPFKIT_RR_PTR)->data, "mx.example.com",
+			    14);
+	assert_int_equal(spfkit_zone_size(l.zone), 3);
+	done(&l);
+}
+
+static void origin_relative_names_and_at(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l,
+		"$ORIGIN example.org.\n"
+		"@      TXT \"apex\"\n"
+		"mail   A 192.0.2.1\n"
+		"abs.example.net. TXT \"absolute\"\n"
+		"@      MX 5 mail\n",
+		NULL);
+	want_text(&l, "example.org", "apex", 4);
+	assert_int_equal(one(&l, "mail.example.org", SPFKIT_RR_A)->len, 4);
+	want_text(&l, "abs.example.net", "absolute", 8);
+	assert_memory_equal(one(&l, "example.org", SPFKIT_RR_MX)->data, "mail.example.org", 16);
+	done(&l);
+}
+
+static void origin_argument_and_relative_origin(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l,
+		"a TXT \"1\"\n"
+		"$ORIGIN sub\n" /* relative to the current origin (RFC 1035 §5.1) */
+		"b TXT \"2\"\n"
+		"$ORIGIN .\n"
+		"c.example. TXT \"3\"\n",
+		"example.com.");
+	want_text(&l, "a.example.com", "1", 1);
+	want_text(&l, "b.sub.example.com", "2", 1);
+	want_text(&l, "c.example", "3", 1);
+	done(&l);
+}
+
+static void blank_owner_repeats_previous_owner(void **state)
+{
+	struct loaded l;
+	struct spfkit_dns_answer a;
+
+	(void)state;
+	load_ok(&l,
+		"host.example.com. A 192.0.2.1\n"
+		"                  A 192.0.2.2\n"
+		"\t                  TXT \"t\"\n",
+		NULL);
+	a = look(&l, "host.example.com", SPFKIT_RR_A);
+	assert_int_equal(a.count, 2);
+	want_text(&l, "host.example.com", "t", 1);
+	done(&l);
+}
+
+static void ttl_and_class_in_either_order(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l,
+		"a.example. 100 IN A 192.0.2.1\n"
+		"b.example. IN 200 A 192.0.2.1\n"
+		"c.example. in 1h30m A 192.0.2.1\n"
+		"d.example. 1W A 192.0.2.1\n",
+		NULL);
+	assert_int_equal(one(&l, "a.example", SPFKIT_RR_A)->ttl, 100);
+	assert_int_equal(one(&l, "b.example", SPFKIT_RR_A)->ttl, 200);
+	assert_int_equal(one(&l, "c.example", SPFKIT_RR_A)->ttl, 5400);
+	assert_int_equal(one(&l, "d.example", SPFKIT_RR_A)->ttl, 604800);
+	done(&l);
+}
+
+static void ttl_defaults(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l,
+		"a.example. A 192.0.2.1\n"      /* nothing yet: the default */
+		"b.example. 77 A 192.0.2.1\n"   /* explicit */
+		"c.example. A 192.0.2.1\n"      /* RFC 1035: the last explicit TTL */
+		"$TTL 900\n"
+		"d.example. A 192.0.2.1\n",     /* RFC 2308: $TTL */
+		NULL);
+	assert_int_equal(one(&l, "a.example", SPFKIT_RR_A)->ttl, SPFKIT_ZONE_DEFAULT_TTL);
+	assert_int_equal(one(&l, "b.example", SPFKIT_RR_A)->ttl, 77);
+	assert_int_equal(one(&l, "c.example", SPFKIT_RR_A)->ttl, 77);
+	assert_int_equal(one(&l, "d.example", SPFKIT_RR_A)->ttl, 900);
+	done(&l);
+}
+
+static void txt_strings_join_without_separator(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	/* RFC 7208 §3.3 */
+	load_ok(&l, "t.example. TXT \"v=spf1 ip4:192.0.2.0/24 \" \"-all\"\n", NULL);
+	want_text(&l, "t.example", "v=spf1 ip4:192.0.2.0/24 -all", 28);
+	done(&l);
+}
+
+static void txt_unquoted_words_are_strings(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l, "t.example. TXT v=spf1 -all\n", NULL);
+	want_text(&l, "t.example", "v=spf1-all", 10);
+	done(&l);
+}
+
+static void txt_escapes(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l, "t.example. TXT \"a\\\"b\\\\c\\059d\\000e\" x\\ y\n", NULL);
+	want_text(&l, "t.example", "a\"b\\c;d\0ex y", 12);
+	done(&l);
+}
+
+static void txt_empty_string(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l, "t.example. TXT \"\"\n", NULL);
+	want_text(&l, "t.example", "", 0);
+	done(&l);
+}
+
+static void txt_string_of_255_bytes(void **state)
+{
+	char text[300];
+	struct loaded l;
+	int n;
+
+	(void)state;
+	n = snprintf(text, sizeof(text), "t.example. TXT \"%0255d\"\n", 0);
+	assert_true(n > 255);
+	load_ok(&l, text, NULL);
+	assert_int_equal(one(&l, "t.example", SPFKIT_RR_TXT)->len, 255);
+	done(&l);
+}
+
+static void semicolon_in_quotes_is_not_a_comment(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l, "t.example. TXT \"a;b\" ; a comment \"c\"\n", NULL);
+	want_text(&l, "t.example", "a;b", 3);
+	done(&l);
+}
+
+static void parentheses_span_lines(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l,
+		"t.example. 60 IN TXT ( \"v=spf1 \" ; first part\n"
+		"                      \"ip4:192.0.2.0/24 \"\n"
+		"                      \"-all\" )\n"
+		"u.example. A 192.0.2.1\n",
+		NULL);
+	want_text(&l, "t.example", "v=spf1 ip4:192.0.2.0/24 -all", 28);
+	assert_int_equal(one(&l, "u.example", SPFKIT_RR_A)->ttl, 60);
+	done(&l);
+}
+
+static void crlf_line_ends(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l, "a.example. A 192.0.2.1 ; c\r\nb.example. TXT \"x\"\r\n\r\n", NULL);
+	assert_int_equal(one(&l, "a.example", SPFKIT_RR_A)->len, 4);
+	want_text(&l, "b.example", "x", 1);
+	done(&l);
+}
+
+static void no_final_newline(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l, "a.example. A 192.0.2.1\nb.example. TXT \"last\"", NULL);
+	want_text(&l, "b.example", "last", 4);
+	done(&l);
+}
+
+static void empty_and_comment_only_text(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l, "", NULL);
+	assert_int_equal(spfkit_zone_size(l.zone), 0);
+	done(&l);
+	load_ok(&l, "; nothing\n\n   ; here\n\t\n", NULL);
+	assert_int_equal(spfkit_zone_size(l.zone), 0);
+	done(&l);
+}
+
+static void names_are_case_insensitive(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l, "Mixed.Example.COM. a 192.0.2.1\n", NULL);
+	assert_int_equal(one(&l, "mixed.example.com", SPFKIT_RR_A)->len, 4);
+	done(&l);
+}
+
+static void escapes_in_names(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l, "a\\032b\\%.example. TXT x\n", NULL);
+	want_text(&l, "a b%.example", "x", 1);
+	done(&l);
+}
+
+static void null_mx(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l, "nomail.example. MX 0 .\n", NULL);
+	assert_int_equal(one(&l, "nomail.example", SPFKIT_RR_MX)->len, 0);
+	done(&l);
+}
+
+static void records_before_an_error_stay(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load(&l, "a.example. A 192.0.2.1\nb.example. A 1.2.3\nc.example. A 192.0.2.3\n");
+	assert_int_equal(l.rc, SPFKIT_ESYNTAX);
+	assert_int_equal(one(&l, "a.example", SPFKIT_RR_A)->len, 4);
+	assert_int_equal(look(&l, "c.example", SPFKIT_RR_A).status, SPFKIT_DNS_NXDOMAIN);
+	done(&l);
+}
+
+static void load_file_reads_a_file(void **state)
+{
+	char path[] = "/tmp/spfkit-zonefile-XXXXXX", err[256];
+	static const char text[] = "f.example. TXT \"from a file\"\nbad.example. A 300.1.1.1\n";
+	struct spfkit_zone *z;
+	struct spfkit_dns_answer a;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+	close(fd);
+	assert_int_equal(spfkit_zone_new(&test_alloc, &z), 0);
+	assert_int_equal(spfkit_zone_load_file(z, path, NULL, err, sizeof(err)), SPFKIT_ESYNTAX);
+	unlink(path);
+	/* the message names the file as given */
+	assert_true(strncmp(err, path, strlen(path)) == 0);
+	assert_string_equal(err + strlen(path), ":2: bad IPv4 address '300.1.1.1'");
+	assert_int_equal(spfkit_zone_lookup(z, "f.example", 9, SPFKIT_RR_TXT, &a), 0);
+	assert_int_equal(a.count, 1);
+	spfkit_zone_free(z);
+}
+
+static void load_file_missing(void **state)
+{
+	char err[256];
+	struct spfkit_zone *z;
+
+	(void)state;
+	assert_int_equal(spfkit_zone_new(&test_alloc, &z), 0);
+	assert_int_equal(spfkit_zone_load_file(z, "/nonexistent/x.zone", NULL, err, sizeof(err)),
+			 SPFKIT_EIO);
+	assert_string_equal(err, "/nonexistent/x.zone: No such file or directory");
+	assert_int_equal(spfkit_zone_load_file(z, NULL, NULL, err, sizeof(err)), SPFKIT_EINVAL);
+	assert_int_equal(spfkit_zone_load_file(NULL, "x", NULL, err, sizeof(err)), SPFKIT_EINVAL);
+	spfkit_zone_free(z);
+}
+
+static void bad_origin_argument(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load_n(&l, "a A 192.0.2.1\n", 14, "a..example");
+	assert_int_equal(l.rc, SPFKIT_EINVAL);
+	assert_string_equal(l.err, "t.zone: bad origin: empty label");
+	done(&l);
+}
+
+static void error_buffer_may_be_small_or_null(void **state)
+{
+	struct spfkit_zone *z;
+	char small[8];
+
+	(void)state;
+	assert_int_equal(spfkit_zone_new(&test_alloc, &z), 0);
+	assert_int_equal(spfkit_zone_load_text(z, "a.example. A x\n", 15, "t.zone", NULL, NULL, 0),
+			 SPFKIT_ESYNTAX);
+	assert_int_equal(spfkit_zone_load_text(z, "a.example. A x\n", 15, "t.zone", NULL, small,
+					       sizeof(small)),
+			 SPFKIT_ESYNTAX);
+	assert_string_equal(small, "t.zone:");
+	spfkit_zone_free(z);
+}
+
+/* ---- caps ------------------------------------------------------------ */
+
+static void record_of_65536_bytes_loads(void **state)
+{
+	size_t len = SPFKIT_ZONE_MAX_LINE;
+	char *text = test_malloc(len + 1);
+	struct loaded l;
+
+	(void)state;
+	memset(text, 'x', len);
+	text[0] = ';'; /* one comment line of exactly the cap, newline not counted */
+	text[len] = '\n';
+	load_n(&l, text, len + 1, NULL);
+	assert_int_equal(l.rc, 0);
+	done(&l);
+	test_free(text);
+}
+
+static void record_over_65536_bytes_is_e2big(void **state)
+{
+	size_t len = SPFKIT_ZONE_MAX_LINE + 1;
+	char *text = test_malloc(len + 1);
+	struct loaded l;
+
+	(void)state;
+	memset(text, 'x', len);
+	text[0] = ';';
+	text[len] = '\n';
+	load_n(&l, text, len + 1, NULL);
+	assert_int_equal(l.rc, SPFKIT_E2BIG);
+	assert_string_equal(l.err, "t.zone:1: record longer than 65536 bytes");
+	done(&l);
+	test_free(text);
+}
+
+static void long_record_across_parentheses_is_e2big(void **state)
+{
+	/* 300 lines of 250 strings each, inside one pair of parentheses */
+	size_t cap = 300 * 260 + 64, n;
+	char *text = test_malloc(cap);
+	struct loaded l;
+	int i;
+
+	(void)state;
+	n = (size_t)snprintf(text, cap, "t.example. TXT (\n");
+	for (i = 0; i < 300; i++) {
+		memset(text + n, 'y', 250);
+		n += 250;
+		text[n++] = '\n';
+	}
+	text[n++] = ')';
+	load_n(&l, text, n, NULL);
+	assert_int_equal(l.rc, SPFKIT_E2BIG);
+	assert_string_equal(l.err, "t.zone:263: record longer than 65536 bytes");
+	done(&l);
+	test_free(text);
+}
+
+/* ---- allocation failure ---------------------------------------------- */
+
+struct failing {
+	long left;
+};
+
+static void *f_alloc(void *user, size_t size)
+{
+	struct failing *f = user;
+
+	if (f->left-- <= 0)
+		return NULL;
+	return test_malloc(size);
+}
+
+static void *f_realloc(void *user, void *ptr, size_t size)
+{
+	struct failing *f = user;
+
+	if (f->left-- <= 0)
+		return NULL;
+	return test_realloc(ptr, size);
+}
+
+static void allocation_failure_is_enomem_without_leak(void **state)
+{
+	static const char text[] = "$ORIGIN example.com.\n"
+				   "@ TXT \"v=spf1 mx -all\"\n"
+				   "@ MX 10 mx\n"
+				   "mx A 192.0.2.1\n"
+				   "a.b.c TXT \"deep\"\n";
+	struct failing f;
+	struct spfkit_allocator fa = { f_alloc, f_realloc, t_free, &f };
+	struct spfkit_zone *z;
+	char err[256];
+	long n;
+	int rc = SPFKIT_ENOMEM;
+
+	(void)state;
+	for (n = 0; rc == SPFKIT_ENOMEM; n++) {
+		f.left = 1;
+		assert_int_equal(spfkit_zone_new(&fa, &z), 0);
+		f.left = n;
+		rc = spfkit_zone_load_text(z, text, sizeof(text) - 1, "t.zone", NULL, err, sizeof(err));
+		if (rc == SPFKIT_ENOMEM)
+			assert_string_equal(strstr(err, ": out of memory"), ": out of memory");
+		spfkit_zone_free(z);
+	}
+	assert_int_equal(rc, 0);
+	assert_true(n > 3);
+}
+
+/* ---- every error, with its message ----------------------------------- */
+
+struct bad_case {
+	const char *name;
+	const char *text;
+	size_t len; /* 0: strlen(text) */
+	int rc;
+	const char *msg;
+};
+
+#define BAD(n, t, m) { n, t, 0, SPFKIT_ESYNTAX, m }
+/* for texts holding a NUL byte */
+#define BADZ(n, t, m) { n, t, sizeof(t) - 1, SPFKIT_ESYNTAX, m }
+
+static const struct bad_case bad_cases[] = {
+	BAD("bad_ipv4", "a.example. A 1.2.3\n", "t.zone:1: bad IPv4 address '1.2.3'"),
+	BAD("bad_ipv4_octet", "a.example. A 192.0.2.256\n",
+	    "t.zone:1: bad IPv4 address '192.0.2.256'"),
+	BAD("ipv6_for_a", "a.example. A 2001:db8::1\n", "t.zone:1: bad IPv4 address '2001:db8::1'"),
+	BAD("bad_ipv6", "a.example. AAAA 2001:db8::g\n", "t.zone:1: bad IPv6 address '2001:db8::g'"),
+	BAD("quoted_address", "a.example. A \"192.0.2.1\"\n", "t.zone:1: bad IPv4 address '192.0.2.1'"),
+	BAD("a_without_address", "a.example. A\n", "t.zone:1: A record without an address"),
+	BAD("aaaa_without_address", "a.example. AAAA ; nothing\n",
+	    "t.zone:1: AAAA record without an address"),
+	BAD("unsupported_type_ns", "a.example. NS ns.example.\n",
+	    "t.zone:1: unsupported record type 'NS'"),
+	BAD("unknown_type", "a.example. 60 IN FOO bar\n", "t.zone:1: unsupported record type 'FOO'"),
+	BAD("quoted_type", "a.example. \"TXT\" x\n",
+	    "t.zone:1: expected a record type, not a quoted string"),
+	BAD("no_type", "a.example.\n", "t.zone:1: record without a type"),
+	BAD("no_type_after_ttl", "a.example. 60 IN\n", "t.zone:1: record without a type"),
+	BAD("bad_mx_preference", "a.example. MX 70000 mx.example.\n",
+	    "t.zone:1: bad MX preference '70000'"),
+	BAD("mx_preference_not_a_number", "a.example. MX mx.example.\n",
+	    "t.zone:1: bad MX preference 'mx.example.'"),
+	BAD("mx_without_preference", "a.example. MX\n", "t.zone:1: MX record without a preference"),
+	BAD("mx_without_target", "a.example. MX 10\n", "t.zone:1: MX record without a target name"),
+	BAD("ptr_without_target", "a.example. PTR\n", "t.zone:1: PTR record without a target name"),
+	BAD("cname_target_quoted", "a.example. CNAME \"b.example.\"\n",
+	    "t.zone:1: expected a domain name, not a quoted string"),
+	BAD("txt_without_string", "a.example. TXT\n", "t.zone:1: TXT record without a string"),
+	BAD("spf_without_string", "a.example. SPF ; none\n", "t.zone:1: SPF record without a string"),
+	BAD("string_over_255",
+	    "a.example. TXT \"0123456789012345678901234567890123456789012345678901234567890123456789"
+	    "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567"
+	    "8901234567890123456789012345678901234567890123456789012345678901234567890123456789012345"
+	    "6789012345\"\n",
+	    "t.zone:1: string longer than 255 bytes (split it into several quoted strings)"),
+	BAD("quote_not_closed", "a.example. TXT \"abc\nb.example. A 192.0.2.1\n",
+	    "t.zone:1: quoted string not closed on its line"),
+	BAD("quote_not_closed_at_end", "a.example. TXT \"abc",
+	    "t.zone:1: quoted string not closed on its line"),
+	BAD("escape_two_digits", "a.example. TXT \"\\25\"\n",
+	    "t.zone:1: bad escape '\\25': want three digits"),
+	BAD("escape_over_255", "a.example. TXT \"\\256\"\n", "t.zone:1: bad escape '\\256': over 255"),
+	BAD("backslash_at_line_end", "a.example. TXT abc\\\n",
+	    "t.zone:1: backslash at the end of a line"),
+	BAD("backslash_at_text_end", "a.example. TXT abc\\",
+	    "t.zone:1: backslash at the end of a line"),
+	BAD("blank_owner_first", "  A 192.0.2.1\n",
+	    "t.zone:1: line starts with a blank but no owner came before"),
+	BAD("bad_ttl_too_big", "a.example. 2147483648 A 192.0.2.1\n",
+	    "t.zone:1: bad TTL '2147483648'"),
+	BAD("bad_ttl_unit", "a.example. 1x A 192.0.2.1\n", "t.zone:1: bad TTL '1x'"),
+	BAD("bad_ttl_two_units", "a.example. 1hh A 192.0.2.1\n", "t.zone:1: bad TTL '1hh'"),
+	BAD("second_ttl", "a.example. 60 60 A 192.0.2.1\n", "t.zone:1: second TTL '60'"),
+	BAD("class_ch", "a.example. CH A 192.0.2.1\n",
+	    "t.zone:1: class 'CH' is not supported (only IN)"),
+	BAD("second_class", "a.example. IN 60 IN A 192.0.2.1\n", "t.zone:1: second class 'IN'"),
+	BAD("trailing_token", "a.example. A 192.0.2.1 extra\n",
+	    "t.zone:1: unexpected 'extra' after the A data"),
+	BAD("close_without_open", "a.example. A 192.0.2.1 )\n", "t.zone:1: ')' without '('"),
+	BAD("open_never_closed", "x.example. A 192.0.2.1\na.example. TXT ( \"x\"\n\n\n",
+	    "t.zone:2: '(' never closed"),
+	BAD("nested_open", "a.example. TXT ( ( \"x\" ) )\n", "t.zone:1: '(' inside '('"),
+	BAD("error_line_inside_parentheses", "\n\na.example. MX (\n  10\n  a..b )\n",
+	    "t.zone:5: bad name 'a..b': empty label"),
+	BADZ("nul_byte", "a.example. A 192.0.2.1\nb.example. TXT \"a\0b\"\n",
+	     "t.zone:2: NUL byte in the file"),
+	BADZ("nul_byte_in_comment", "; a\0b\n", "t.zone:1: NUL byte in the file"),
+	BADZ("nul_byte_in_word", "a.example. TXT a\0b\n", "t.zone:1: NUL byte in the file"),
+	BADZ("nul_byte_escaped", "a.example. TXT a\\\0b\n", "t.zone:1: NUL byte in the file"),
+	BAD("control_character", "a.example. TXT a\001b\n", "t.zone:1: control character 0x01"),
+	BAD("lone_carriage_return", "a.example. A 192.0.2.1\rb.example. A 192.0.2.2\n",
+	    "t.zone:1: carriage return not followed by a line feed"),
+	BAD("include", "$INCLUDE other.zone\n", "t.zone:1: $INCLUDE is not supported"),
+	BAD("unknown_directive", "$GENERATE 1-10 a$ A 192.0.2.$\n",
+	    "t.zone:1: unknown directive '$GENERATE'"),
+	BAD("origin_without_name", "$ORIGIN\n", "t.zone:1: $ORIGIN without a name"),
+	BAD("origin_bad_name", "$ORIGIN a..b.\n", "t.zone:1: bad name 'a..b.': empty label"),
+	BAD("ttl_directive_without_ttl", "$TTL abc\n", "t.zone:1: $TTL without a TTL"),
+	BAD("ttl_directive_trailing", "$TTL 60 60\n", "t.zone:1: unexpected '60' after $TTL"),
+	BAD("owner_empty_label", "a..example. A 192.0.2.1\n",
+	    "t.zone:1: bad name 'a..example.': empty label"),
+	BAD("owner_root", ". A 192.0.2.1\n", "t.zone:1: bad name '.': empty name"),
+	BAD("owner_long_label",
+	    "a1234567890123456789012345678901234567890123456789012345678901234.example. A 192.0.2.1\n",
+	    "t.zone:1: bad name 'a123456789012345678901234567890123456789012345678901234567890123..."
+	    "': label longer than 63 bytes"),
+	BAD("owner_over_253",
+	    "a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r."
+	    "s.t.u.v.w.x.y.z.a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.a.b.c.d.e.f.g.h.i.j."
+	    "k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.a.b. "
+	    "A 192.0.2.1\n",
+	    "t.zone:1: name 'a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.a.b.c.d.e.f."
+	    "...' longer than 253 bytes"),
+	BAD("escaped_dot_in_name", "a\\.b.example. A 192.0.2.1\n",
+	    "t.zone:1: escaped '.' in name 'a\\.b.example.' is not supported"),
+	BAD("at_without_origin", "@ A 192.0.2.1\n", "t.zone:1: '@' is the root here (no $ORIGIN)"),
+	BAD("quoted_owner", "\"a.example.\" A 192.0.2.1\n",
+	    "t.zone:1: expected a domain name, not a quoted string"),
+	BAD("cname_and_other_data", "a.example. CNAME b.example.\na.example. TXT x\n",
+	    "t.zone:2: TXT record refused: CNAME and other data"),
+	BAD("second_cname", "a.example. CNAME b.example.\na.example. CNAME c.example.\n",
+	    "t.zone:2: CNAME record refused: more than one CNAME at a name"),
+	BAD("odd_bytes_echoed_escaped", "a.example. A 1.2.\3003\n",
+	    "t.zone:1: bad IPv4 address '1.2.\\1923'"),
+};
+
+static void bad_case_run(void **state)
+{
+	const struct bad_case *c = *state;
+	size_t len = c->len ? c->len : strlen(c->text);
+	struct loaded l;
+
+	load_n(&l, c->text, len, NULL);
+	if (l.rc != c->rc || strcmp(l.err, c->msg) != 0)
+		fail_msg("%s: got %d \"%s\", want %d \"%s\"", c->name, l.rc, l.err, c->rc, c->msg);
+	done(&l);
+}
+
+#define NBAD (sizeof(bad_cases) / sizeof(bad_cases[0]))
+
+int main(void)
+{
+	const struct CMUnitTest fixed[] = {
+		cmocka_unit_test(loads_every_type),
+		cmocka_unit_test(origin_relative_names_and_at),
+		cmocka_unit_test(origin_argument_and_relative_origin),
+		cmocka_unit_test(blank_owner_repeats_previous_owner),
+		cmocka_unit_test(ttl_and_class_in_either_order),
+		cmocka_unit_test(ttl_defaults),
+		cmocka_unit_test(txt_strings_join_without_separator),
+		cmocka_unit_test(txt_unquoted_words_are_strings),
+		cmocka_unit_test(txt_escapes),
+		cmocka_unit_test(txt_empty_string),
+		cmocka_unit_test(txt_string_of_255_bytes),
+		cmocka_unit_test(semicolon_in_quotes_is_not_a_comment),
+		cmocka_unit_test(parentheses_span_lines),
+		cmocka_unit_test(crlf_line_ends),
+		cmocka_unit_test(no_final_newline),
+		cmocka_unit_test(empty_and_comment_only_text),
+		cmocka_unit_test(names_are_case_insensitive),
+		cmocka_unit_test(escapes_in_names),
+		cmocka_unit_test(null_mx),
+		cmocka_unit_test(records_before_an_error_stay),
+		cmocka_unit_test(load_file_reads_a_file),
+		cmocka_unit_test(load_file_missing),
+		cmocka_unit_test(bad_origin_argument),
+		cmocka_unit_test(error_buffer_may_be_small_or_null),
+		cmocka_unit_test(record_of_65536_bytes_loads),
+		cmocka_unit_test(record_over_65536_bytes_is_e2big),
+		cmocka_unit_test(long_record_across_parentheses_is_e2big),
+		cmocka_unit_test(allocation_failure_is_enomem_without_leak),
+	};
+	struct CMUnitTest tests[sizeof(fixed) / sizeof(fixed[0]) + NBAD];
+	size_t i, n = sizeof(fixed) / sizeof(fixed[0]);
+
+	memcpy(tests, fixed, sizeof(fixed));
+	/* one named test per error case, so each can fail on its own */
+	for (i = 0; i < NBAD; i++) {
+		struct CMUnitTest t = cmocka_unit_test_prestate(bad_case_run, (void *)&bad_cases[i]);
+
+		t.name = bad_cases[i].name;
+		tests[n + i] = t;
+	}
+	return _cmocka_run_group_tests("zonefile", tests, n + NBAD, NULL, NULL);
+}
