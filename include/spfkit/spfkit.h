@@ -30,5 +30,6 @@
 #include <spfkit/eval.h>
 #include <spfkit/output.h>
 #include <spfkit/zone.h>
+#include <spfkit/cares.h>
 
 #endif
