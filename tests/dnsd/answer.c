@@ -28,8 +28,11 @@ static int put_head(struct spfkit__buf *b, const struct dnsd_wire_msg *q, unsign
 
 	spfkit__buf_reset(b);
 	dnsd_wire_put_header(b, &h);
-	if (q->has_question)
-		dnsd_wire_put_question(b, q->qname, q->qname_len, q->qtype, q->qclass);
+	/* A name that will not encode spoils the buffer, so every later step fails too. */
+	if (q->has_question && b->err == 0 &&
+	    dnsd_wire_put_question(b, q->qname, q->qname_len, q->qtype, q->qclass) != 0 &&
+	    b->err == 0)
+		b->err = SPFKIT_EINVAL;
 	return b->err;
 }
 

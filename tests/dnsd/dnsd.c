@@ -345,8 +345,10 @@ int dnsd_fault(struct dnsd *d, const char *name, uint16_t type, enum dnsd_action
 		return SPFKIT_EINVAL;
 	pthread_mutex_lock(&d->mu);
 	r = rule_get(d, name, type, &err);
-	if (r != NULL)
+	if (r != NULL) {
+		r->has_action = 1;
 		r->action = action;
+	}
 	pthread_mutex_unlock(&d->mu);
 	return err;
 }
@@ -416,9 +418,9 @@ static void plan_for(struct dnsd *d, const char *name, size_t len, uint16_t type
 
 	plan->action = DNSD_ANSWER;
 	plan->delay_ms = d->delay_ms;
-	if (exact != NULL && exact->action != DNSD_ANSWER)
+	if (exact != NULL && exact->has_action)
 		plan->action = exact->action;
-	else if (any != NULL)
+	else if (any != NULL && any->has_action)
 		plan->action = any->action;
 	if (exact != NULL && exact->has_delay)
 		plan->delay_ms = exact->delay_ms;

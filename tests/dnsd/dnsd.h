@@ -58,6 +58,7 @@ struct dnsd;
 /* Caps: memory is bounded whatever the clients do. */
 #define DNSD_MAX_TCP 64u          /* open TCP connections; the least recently active is closed */
 #define DNSD_MAX_PENDING 4096u    /* delayed answers waiting; more are dropped */
+#define DNSD_PENDING_BYTES_MAX (16u << 20) /* and their bytes */
 #define DNSD_MAX_RULES 1024u      /* fault rules */
 #define DNSD_MAX_NAMES 4096u      /* distinct (name, type) counted */
 #define DNSD_MAX_LOG 65536u       /* queries whose receive time is kept */
@@ -116,7 +117,9 @@ enum dnsd_action {
 /*
  * Rules match the question name ignoring ASCII case and a final dot,
  * and `type` (0: any type). For a query the rule with its exact type
- * wins over the any-type rule; setting a rule again replaces it.
+ * wins over the any-type rule, for the action and for the delay apart
+ * (so DNSD_ANSWER for one type exempts it from an any-type fault);
+ * setting a rule again replaces that part of it.
  */
 int dnsd_fault(struct dnsd *d, const char *name, uint16_t type, enum dnsd_action action);
 /* Delay the answers for name/type by ms, instead of the global delay. */

@@ -39,6 +39,7 @@ struct dnsd_rule {
 	char *name; /* lower case, no final dot */
 	size_t len;
 	uint16_t type; /* 0: any */
+	int has_action;
 	enum dnsd_action action;
 	int has_delay;
 	unsigned delay_ms;
@@ -117,6 +118,7 @@ struct dnsd {
 	uint64_t next_serial;
 	struct dnsd_timer *heap;
 	size_t nheap;
+	size_t heap_bytes; /* sum of the queued answers' lengths */
 	uint64_t next_seq;
 	struct spfkit__buf resp;
 	unsigned char udp_in[DNSD_WIRE_MAX];

@@ -116,8 +116,8 @@ static void accept_one(struct dnsd *d, int fd, uint64_t now_ms)
 
 	if (free_slot(d, &slot) != 0) { /* full: the least recently active goes */
 		slot = oldest_conn(d);
+		bump(d, &d->c.tcp_evicted); /* before the peer can see it */
 		conn_close(d, slot);
-		bump(d, &d->c.tcp_evicted);
 	}
 	c = spfkit__zalloc(d->alloc, sizeof(*c));
 	if (c == NULL) {
@@ -196,7 +196,7 @@ static int timer_add(struct dnsd *d, const struct origin *o, uint64_t due_us)
 {
 	struct dnsd_timer *t;
 
-	if (d->nheap >= DNSD_MAX_PENDING)
+	if (d->nheap >= DNSD_MAX_PENDING || d->resp.len > DNSD_PENDING_BYTES_MAX - d->heap_bytes)
 		return -1;
 	if (d->heap == NULL) {
 		d->heap = spfkit__calloc(d->alloc, DNSD_MAX_PENDING, sizeof(*d->heap));
@@ -210,6 +210,7 @@ static int timer_add(struct dnsd *d, const struct origin *o, uint64_t due_us)
 		return -1;
 	memcpy(t->pkt, d->resp.data, d->resp.len);
 	t->len = d->resp.len;
+	d->heap_bytes += t->len;
 	t->due_us = due_us;
 	t->seq = d->next_seq++;
 	t->tcp = o->tcp;
@@ -256,6 +257,7 @@ static void fire_timers(struct dnsd *d, uint64_t now_us)
 
 		d->heap[0] = d->heap[--d->nheap];
 		heap_down(d->heap, d->nheap, 0);
+		d->heap_bytes -= t.len;
 		timer_fire(d, &t, now_us / 1000u);
 	}
 }
@@ -402,9 +404,10 @@ static void expire_conns(struct dnsd *d, uint64_t now_ms)
 	for (i = 0; i < DNSD_MAX_TCP; i++) {
 		struct dnsd_conn *c = d->conns[i];
 
-		if (c != NULL && c->pending == 0 && now_ms - c->last_ms >= d->tcp_idle_ms) {
+		if (c != NULL && c->pending == 0 && now_ms >= c->last_ms &&
+		    now_ms - c->last_ms >= d->tcp_idle_ms) {
+			bump(d, &d->c.tcp_idle_closed); /* before the peer can see it */
 			conn_close(d, i);
-			bump(d, &d->c.tcp_idle_closed);
 		}
 	}
 }
