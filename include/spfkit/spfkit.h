@@ -31,5 +31,6 @@
 #include <spfkit/output.h>
 #include <spfkit/zone.h>
 #include <spfkit/cares.h>
+#include <spfkit/cache.h>
 
 #endif

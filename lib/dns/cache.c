@@ -1,0 +1,665 @@
+/*
+ * The answer cache (include/spfkit/cache.h): a hash table of flat
+ * entries under one mutex, an LRU list for the memory bound, TTLs on a
+ * caller-replaceable clock; and the resolver layer that answers from it.
+ */
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache_int.h"
+
+/*
+ * One cached answer, in one allocation:
+ *   [struct entry][rrs: count x struct spfkit_dns_rr][data, each + NUL][name]
+ * so `size` (what the memory bound counts) is the whole block.
+ */
+struct entry {
+	struct entry *hnext;      /* hash chain */
+	struct entry *prev, *next; /* LRU list, head = most recently used */
+	uint64_t hash;
+	uint64_t expires;         /* cache clock, ms */
+	size_t size;
+	uint16_t type;
+	size_t name_len;
+	char *name;               /* lowercased, no final dot */
+	struct spfkit_dns_answer answer;
+};
+
+struct spfkit_cache {
+	const struct spfkit_allocator *alloc;
+	pthread_mutex_t mu;
+	struct entry **table;
+	size_t mask;
+	struct entry *head, *tail;
+	size_t max_bytes;
+	uint32_t max_ttl, max_neg_ttl;
+	spfkit_cache_clock_fn *clock;
+	void *clock_arg;
+	struct spfkit_cache_stats st; /* entries and bytes live here too */
+};
+
+/* Room for one struct, rounded so the records after it stay aligned. */
+#define ALIGNED(n) (((n) + 15u) & ~(size_t)15u)
+
+static uint64_t monotonic_ms(void *arg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ---- flat copies of an answer ----------------------------------------- */
+
+/* Bytes for `prefix`, the records and their data (each with a NUL), plus
+ * `tail`; 0 when that does not fit in a size_t. */
+static size_t flat_size(size_t prefix, const struct spfkit_dns_answer *a, size_t tail)
+{
+	size_t n = ALIGNED(prefix), i;
+
+	if (a->count > (SIZE_MAX - n) / sizeof(struct spfkit_dns_rr))
+		return 0;
+	n += a->count * sizeof(struct spfkit_dns_rr);
+	for (i = 0; i < a->count; i++) {
+		if (a->rrs[i].len >= SIZE_MAX - n)
+			return 0;
+		n += a->rrs[i].len + 1;
+	}
+	if (tail > SIZE_MAX - n)
+		return 0;
+	return n + tail;
+}
+
+/*
+ * Copy src's records into block (laid out as flat_size() counted, after
+ * `prefix`), TTLs capped at `ttl`. Returns where the next byte goes.
+ */
+static unsigned char *flat_copy(unsigned char *block, size_t prefix,
+				const struct spfkit_dns_answer *src, struct spfkit_dns_answer *dst,
+				uint32_t ttl)
+{
+	struct spfkit_dns_rr *rrs = (struct spfkit_dns_rr *)(void *)(block + ALIGNED(prefix));
+	unsigned char *data = (unsigned char *)(rrs + src->count);
+	size_t i;
+
+	*dst = *src;
+	dst->ttl = src->ttl < ttl ? src->ttl : ttl;
+	dst->rrs = src->count > 0 ? rrs : NULL;
+	dst->detail = NULL;
+	for (i = 0; i < src->count; i++) {
+		rrs[i] = src->rrs[i];
+		rrs[i].ttl = src->rrs[i].ttl < ttl ? src->rrs[i].ttl : ttl;
+		rrs[i].data = data;
+		if (src->rrs[i].len > 0)
+			memcpy(data, src->rrs[i].data, src->rrs[i].len);
+		data[src->rrs[i].len] = 0;
+		data += src->rrs[i].len + 1;
+	}
+	return data;
+}
+
+/* ---- keys ------------------------------------------------------------- */
+
+struct key {
+	char name[SPFKIT__CACHE_NAME_MAX];
+	size_t len;
+	uint16_t type;
+	uint64_t hash;
+};
+
+/* Names compare without case and without a final dot. 0, or -1 when too long. */
+static int make_key(struct key *k, const char *name, size_t len, uint16_t type)
+{
+	size_t i;
+
+	if (len > 1 && name[len - 1] == '.')
+		len--;
+	if (len > sizeof(k->name))
+		return -1;
+	for (i = 0; i < len; i++)
+		k->name[i] = (char)spfkit__lower((unsigned char)name[i]);
+	k->len = len;
+	k->type = type;
+	k->hash = spfkit__name_hash(k->name, len) ^ ((uint64_t)type * 0x9e3779b97f4a7c15ull);
+	return 0;
+}
+
+/* ---- table and LRU (call with the mutex held) ------------------------- */
+
+static struct entry **slot(struct spfkit_cache *c, uint64_t hash)
+{
+	return &c->table[hash & c->mask];
+}
+
+static struct entry *find(struct spfkit_cache *c, const struct key *k)
+{
+	struct entry *e;
+
+	for (e = *slot(c, k->hash); e != NULL; e = e->hnext)
+		if (e->hash == k->hash && e->type == k->type && e->name_len == k->len &&
+		    memcmp(e->name, k->name, k->len) == 0)
+			return e;
+	return NULL;
+}
+
+static void lru_unlink(struct spfkit_cache *c, struct entry *e)
+{
+	if (e->prev != NULL)
+		e->prev->next = e->next;
+	else
+		c->head = e->next;
+	if (e->next != NULL)
+		e->next->prev = e->prev;
+	else
+		c->tail = e->prev;
+}
+
+static void lru_push(struct spfkit_cache *c, struct entry *e)
+{
+	e->prev = NULL;
+	e->next = c->head;
+	if (c->head != NULL)
+		c->head->prev = e;
+	else
+		c->tail = e;
+	c->head = e;
+}
+
+static void drop(struct spfkit_cache *c, struct entry *e)
+{
+	struct entry **pp = slot(c, e->hash);
+
+	while (*pp != e)
+		pp = &(*pp)->hnext;
+	*pp = e->hnext;
+	lru_unlink(c, e);
+	c->st.entries--;
+	c->st.bytes -= e->size;
+	spfkit__free(c->alloc, e);
+}
+
+static void insert(struct spfkit_cache *c, struct entry *e)
+{
+	struct entry **s = slot(c, e->hash);
+
+	while (c->tail != NULL && c->st.bytes > c->max_bytes - e->size) {
+		drop(c, c->tail);
+		c->st.evictions++;
+	}
+	e->hnext = *s;
+	*s = e;
+	lru_push(c, e);
+	c->st.entries++;
+	c->st.bytes += e->size;
+	c->st.inserts++;
+}
+
+/* ---- get and put ------------------------------------------------------ */
+
+/* Seconds left before `expires`, rounded up, so a live entry never says 0. */
+static uint32_t seconds_left(uint64_t expires, uint64_t now)
+{
+	uint64_t s = (expires - now + 999u) / 1000u;
+
+	return s > UINT32_MAX ? UINT32_MAX : (uint32_t)s;
+}
+
+/* A flat copy from `a` of e's answer, TTLs lowered to what is left. */
+static struct spfkit_dns_answer *copy_out(const struct entry *e, uint64_t now,
+					  const struct spfkit_allocator *a)
+{
+	size_t size = flat_size(sizeof(struct spfkit_dns_answer), &e->answer, 0);
+	struct spfkit_dns_answer *out = spfkit__alloc(a, size);
+
+	if (out != NULL)
+		(void)flat_copy((unsigned char *)out, sizeof(*out), &e->answer, out,
+				seconds_left(e->expires, now));
+	return out;
+}
+
+int spfkit__cache_get(struct spfkit_cache *c, const char *name, size_t len, uint16_t type,
+		      const struct spfkit_allocator *a, struct spfkit_dns_answer **out)
+{
+	struct key k;
+	struct entry *e;
+	uint64_t now = c->clock(c->clock_arg);
+
+	*out = NULL;
+	if (make_key(&k, name, len, type) != 0)
+		return 0;
+	pthread_mutex_lock(&c->mu);
+	e = find(c, &k);
+	if (e != NULL && e->expires <= now) {
+		drop(c, e);
+		c->st.expirations++;
+		e = NULL;
+	}
+	if (e == NULL) {
+		c->st.misses++;
+		pthread_mutex_unlock(&c->mu);
+		return 0;
+	}
+	c->st.hits++;
+	lru_unlink(c, e);
+	lru_push(c, e);
+	*out = copy_out(e, now, a);
+	pthread_mutex_unlock(&c->mu);
+	return *out != NULL ? 1 : SPFKIT_ENOMEM;
+}
+
+/* How long `ans` may be kept, in seconds; 0: not at all. */
+static uint32_t keep_for(const struct spfkit_cache *c, const struct spfkit_dns_answer *ans)
+{
+	switch (ans->status) {
+	case SPFKIT_DNS_OK:
+		if (ans->count == 0 || ans->rrs == NULL)
+			return 0;
+		return ans->ttl < c->max_ttl ? ans->ttl : c->max_ttl;
+	case SPFKIT_DNS_NODATA:
+	case SPFKIT_DNS_NXDOMAIN:
+		return ans->ttl < c->max_neg_ttl ? ans->ttl : c->max_neg_ttl;
+	case SPFKIT_DNS_TEMPFAIL:
+		break;
+	}
+	return 0;
+}
+
+/* A new entry for k holding `ans`; NULL when out of memory. */
+static struct entry *entry_new(struct spfkit_cache *c, const struct key *k,
+			       const struct spfkit_dns_answer *ans, size_t size, uint32_t ttl,
+			       uint64_t now)
+{
+	struct entry *e = spfkit__alloc(c->alloc, size);
+	unsigned char *tail;
+
+	if (e == NULL)
+		return NULL;
+	tail = flat_copy((unsigned char *)e, sizeof(*e), ans, &e->answer, ttl);
+	e->answer.ttl = ttl;
+	memcpy(tail, k->name, k->len);
+	e->name = (char *)tail;
+	e->name_len = k->len;
+	e->hash = k->hash;
+	e->type = k->type;
+	e->size = size;
+	e->expires = now + (uint64_t)ttl * 1000u;
+	return e;
+}
+
+int spfkit__cache_put(struct spfkit_cache *c, const char *name, size_t len, uint16_t type,
+		      const struct spfkit_dns_answer *ans)
+{
+	uint32_t ttl = keep_for(c, ans);
+	struct spfkit_dns_answer src = *ans;
+	struct entry *e, *old;
+	struct key k;
+	size_t size;
+
+	if (ttl == 0 || make_key(&k, name, len, type) != 0)
+		return 0;
+	if (src.status != SPFKIT_DNS_OK)
+		src.count = 0; /* a void answer keeps no records */
+	size = flat_size(sizeof(struct entry), &src, k.len);
+	if (size == 0 || size > c->max_bytes / 4)
+		return 0;
+	e = entry_new(c, &k, &src, size, ttl, c->clock(c->clock_arg));
+	if (e == NULL)
+		return SPFKIT_ENOMEM;
+	pthread_mutex_lock(&c->mu);
+	old = find(c, &k);
+	if (old != NULL)
+		drop(c, old);
+	insert(c, e);
+	pthread_mutex_unlock(&c->mu);
+	return 1;
+}
+
+/* ---- the cache object ------------------------------------------------- */
+
+static size_t table_size(size_t max_bytes)
+{
+	size_t n = 64;
+
+	/* about one bucket per 512 bytes of entries: short chains */
+	while (n < max_bytes / 512 && n < ((size_t)1 << 20))
+		n *= 2;
+	return n;
+}
+
+int spfkit_cache_new(const struct spfkit_cache_options *opt, const struct spfkit_allocator *alloc,
+		     struct spfkit_cache **out)
+{
+	struct spfkit_cache_options o;
+	struct spfkit_cache *c;
+	size_t n;
+
+	if (out == NULL)
+		return SPFKIT_EINVAL;
+	*out = NULL;
+	memset(&o, 0, sizeof(o));
+	if (opt != NULL)
+		o = *opt;
+	c = spfkit__zalloc(alloc, sizeof(*c));
+	if (c == NULL)
+		return SPFKIT_ENOMEM;
+	c->alloc = alloc;
+	c->max_bytes = o.max_bytes ? o.max_bytes : SPFKIT_CACHE_MAX_BYTES;
+	c->max_ttl = o.max_ttl ? o.max_ttl : SPFKIT_CACHE_MAX_TTL;
+	c->max_neg_ttl = o.max_negative_ttl ? o.max_negative_ttl : SPFKIT_CACHE_MAX_NEG_TTL;
+	c->clock = o.clock ? o.clock : monotonic_ms;
+	c->clock_arg = o.clock_arg;
+	c->st.max_bytes = c->max_bytes;
+	n = table_size(c->max_bytes);
+	c->table = spfkit__calloc(alloc, n, sizeof(*c->table));
+	if (c->table == NULL || pthread_mutex_init(&c->mu, NULL) != 0) {
+		spfkit__free(alloc, c->table);
+		spfkit__free(alloc, c);
+		return SPFKIT_ENOMEM;
+	}
+	c->mask = n - 1;
+	*out = c;
+	return 0;
+}
+
+void spfkit_cache_clear(struct spfkit_cache *c)
+{
+	if (c == NULL)
+		return;
+	pthread_mutex_lock(&c->mu);
+	while (c->head != NULL)
+		drop(c, c->head);
+	pthread_mutex_unlock(&c->mu);
+}
+
+void spfkit_cache_free(struct spfkit_cache *c)
+{
+	if (c == NULL)
+		return;
+	spfkit_cache_clear(c);
+	pthread_mutex_destroy(&c->mu);
+	spfkit__free(c->alloc, c->table);
+	spfkit__free(c->alloc, c);
+}
+
+void spfkit_cache_stats(struct spfkit_cache *c, struct spfkit_cache_stats *out)
+{
+	pthread_mutex_lock(&c->mu);
+	*out = c->st;
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* ---- the resolver layer ----------------------------------------------- */
+
+struct item {
+	struct item *prev, *next;
+	struct layer *owner;
+	uint64_t handle;
+	uint64_t inner_handle;
+	spfkit_dns_cb *cb;
+	void *arg;
+	struct spfkit_dns_answer *hit; /* a hit's flat copy; NULL: forwarded */
+	uint16_t type;
+	size_t name_len;
+	char name[];
+};
+
+struct ilist {
+	struct item *head, *tail;
+};
+
+struct layer {
+	struct spfkit_resolver pub; /* handed out; destroy() frees all of it */
+	struct spfkit_cache *cache;
+	struct spfkit_resolver *inner;
+	const struct spfkit_allocator *alloc;
+	struct ilist hits, fwd;
+	uint64_t next_handle;
+	spfkit_cache_ready_fn *ready;
+	void *ready_arg;
+	int delivering;
+};
+
+static const struct spfkit_resolver_ops layer_ops;
+
+static void i_append(struct ilist *l, struct item *it)
+{
+	it->next = NULL;
+	it->prev = l->tail;
+	if (l->tail != NULL)
+		l->tail->next = it;
+	else
+		l->head = it;
+	l->tail = it;
+}
+
+static void i_unlink(struct ilist *l, struct item *it)
+{
+	if (it->prev != NULL)
+		it->prev->next = it->next;
+	else
+		l->head = it->next;
+	if (it->next != NULL)
+		it->next->prev = it->prev;
+	else
+		l->tail = it->prev;
+}
+
+static struct item *i_find(const struct ilist *l, uint64_t handle)
+{
+	struct item *it;
+
+	for (it = l->head; it != NULL; it = it->next)
+		if (it->handle == handle)
+			return it;
+	return NULL;
+}
+
+static void i_free(struct layer *ly, struct item *it)
+{
+	spfkit__free(ly->alloc, it->hit);
+	spfkit__free(ly->alloc, it);
+}
+
+/* inner answered a miss: keep the answer, pass it on. */
+static void on_inner(void *arg, const struct spfkit_dns_answer *answer)
+{
+	struct item *it = arg;
+	struct layer *ly = it->owner;
+
+	i_unlink(&ly->fwd, it);
+	/* Out of memory only means the answer is not kept. */
+	(void)spfkit__cache_put(ly->cache, it->name, it->name_len, it->type, answer);
+	it->cb(it->arg, answer);
+	i_free(ly, it);
+}
+
+static struct item *item_new(struct layer *ly, const char *name, size_t len, uint16_t type,
+			     spfkit_dns_cb *cb, void *arg)
+{
+	struct item *it;
+
+	if (len > SIZE_MAX - sizeof(*it) - 1)
+		return NULL;
+	it = spfkit__zalloc(ly->alloc, sizeof(*it) + len + 1);
+	if (it == NULL)
+		return NULL;
+	it->owner = ly;
+	it->handle = ++ly->next_handle;
+	it->cb = cb;
+	it->arg = arg;
+	it->type = type;
+	if (len > 0)
+		memcpy(it->name, name, len);
+	it->name_len = len;
+	return it;
+}
+
+static int layer_submit(void *impl, const char *name, size_t len, uint16_t type,
+			spfkit_dns_cb *cb, void *arg, uint64_t *handle)
+{
+	struct layer *ly = impl;
+	struct item *it = item_new(ly, name, len, type, cb, arg);
+	int rc, was_empty = ly->hits.head == NULL;
+
+	if (it == NULL)
+		return SPFKIT_ENOMEM;
+	rc = spfkit__cache_get(ly->cache, name, len, type, ly->alloc, &it->hit);
+	if (rc == 1) {
+		i_append(&ly->hits, it); /* delivered later, never here */
+		if (handle != NULL)
+			*handle = it->handle;
+		if (was_empty && ly->ready != NULL)
+			ly->ready(ly->ready_arg);
+		return 0;
+	}
+	/* A miss, or no memory for the copy: ask inner. */
+	i_append(&ly->fwd, it);
+	rc = ly->inner->ops->submit(ly->inner->impl, name, len, type, on_inner, it,
+				    &it->inner_handle);
+	if (rc != 0) {
+		i_unlink(&ly->fwd, it);
+		i_free(ly, it);
+		return rc;
+	}
+	if (handle != NULL)
+		*handle = it->handle;
+	return 0;
+}
+
+static void layer_cancel(void *impl, uint64_t handle)
+{
+	struct layer *ly = impl;
+	struct item *it = i_find(&ly->hits, handle);
+
+	if (it != NULL) {
+		i_unlink(&ly->hits, it);
+		i_free(ly, it);
+		return;
+	}
+	it = i_find(&ly->fwd, handle);
+	if (it != NULL) {
+		ly->inner->ops->cancel(ly->inner->impl, it->inner_handle);
+		i_unlink(&ly->fwd, it);
+		i_free(ly, it);
+	}
+}
+
+static int deliver_hits(struct layer *ly)
+{
+	struct item *it;
+	int n = 0;
+
+	ly->delivering = 1;
+	while (ly->hits.head != NULL) {
+		it = ly->hits.head;
+		i_unlink(&ly->hits, it);
+		it->cb(it->arg, it->hit);
+		i_free(ly, it);
+		n++;
+	}
+	ly->delivering = 0;
+	return n;
+}
+
+static int layer_wait(void *impl, int timeout_ms)
+{
+	struct layer *ly = impl;
+
+	if (ly->delivering)
+		return SPFKIT_ESTATE;
+	if (ly->hits.head != NULL)
+		return deliver_hits(ly);
+	return ly->inner->ops->wait(ly->inner->impl, timeout_ms);
+}
+
+static void layer_destroy(void *impl)
+{
+	struct layer *ly = impl;
+	struct item *it;
+
+	while (ly->hits.head != NULL) {
+		it = ly->hits.head;
+		i_unlink(&ly->hits, it);
+		i_free(ly, it);
+	}
+	while (ly->fwd.head != NULL) {
+		it = ly->fwd.head;
+		ly->inner->ops->cancel(ly->inner->impl, it->inner_handle);
+		i_unlink(&ly->fwd, it);
+		i_free(ly, it);
+	}
+	spfkit__free(ly->alloc, ly);
+}
+
+static const struct spfkit_resolver_ops layer_ops = {
+	layer_submit,
+	layer_cancel,
+	layer_wait,
+	layer_destroy,
+};
+
+int spfkit_cache_resolver(struct spfkit_cache *cache, struct spfkit_resolver *inner,
+			  struct spfkit_resolver **out)
+{
+	struct layer *ly;
+
+	if (out == NULL)
+		return SPFKIT_EINVAL;
+	*out = NULL;
+	if (cache == NULL || inner == NULL || inner->ops == NULL)
+		return SPFKIT_EINVAL;
+	ly = spfkit__zalloc(cache->alloc, sizeof(*ly));
+	if (ly == NULL)
+		return SPFKIT_ENOMEM;
+	ly->cache = cache;
+	ly->inner = inner;
+	ly->alloc = cache->alloc;
+	ly->pub.ops = &layer_ops;
+	ly->pub.impl = ly;
+	*out = &ly->pub;
+	return 0;
+}
+
+static struct layer *as_layer(const struct spfkit_resolver *r)
+{
+	if (r == NULL || r->ops != &layer_ops)
+		return NULL;
+	return r->impl;
+}
+
+int spfkit_cache_set_ready(struct spfkit_resolver *r, spfkit_cache_ready_fn *fn, void *arg)
+{
+	struct layer *ly = as_layer(r);
+
+	if (ly == NULL)
+		return SPFKIT_EINVAL;
+	ly->ready = fn;
+	ly->ready_arg = arg;
+	return 0;
+}
+
+int spfkit_cache_deliver(struct spfkit_resolver *r)
+{
+	struct layer *ly = as_layer(r);
+
+	if (ly == NULL)
+		return SPFKIT_EINVAL;
+	if (ly->delivering)
+		return SPFKIT_ESTATE;
+	return deliver_hits(ly);
+}
+
+size_t spfkit_cache_queued(const struct spfkit_resolver *r)
+{
+	const struct layer *ly = as_layer(r);
+	const struct item *it;
+	size_t n = 0;
+
+	if (ly == NULL)
+		return 0;
+	for (it = ly->hits.head; it != NULL; it = it->next)
+		n++;
+	return n;
+}

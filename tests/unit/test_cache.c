@@ -1,0 +1,763 @@
+/*
+ * Unit tests of the answer cache (lib/dns/cache.c): TTLs on a clock the
+ * test moves, negative caching, the memory bound and LRU order,
+ * concurrent use from several threads, and the resolver layer over a
+ * scripted inner resolver (the seam's contract: hits never delivered
+ * inside submit, cancel, destroy with questions pending).
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <spfkit/cache.h>
+
+#include "cache_int.h"
+
+/* ---- allocator: counts live blocks; can fail after `left` ------------- */
+
+struct counter {
+	long live;
+	long left; /* < 0: never fail */
+};
+
+static void *c_alloc(void *user, size_t n)
+{
+	struct counter *c = user;
+	void *p;
+
+	if (__atomic_load_n(&c->left, __ATOMIC_RELAXED) == 0)
+		return NULL;
+	p = malloc(n);
+	if (p != NULL) {
+		__atomic_add_fetch(&c->live, 1, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&c->left, __ATOMIC_RELAXED) > 0)
+			__atomic_sub_fetch(&c->left, 1, __ATOMIC_RELAXED);
+	}
+	return p;
+}
+
+static void *c_realloc(void *user, void *old, size_t n)
+{
+	if (old == NULL)
+		return c_alloc(user, n);
+	return realloc(old, n);
+}
+
+static void c_free(void *user, void *p)
+{
+	struct counter *c = user;
+
+	if (p != NULL)
+		__atomic_sub_fetch(&c->live, 1, __ATOMIC_RELAXED);
+	free(p);
+}
+
+/* ---- clock ------------------------------------------------------------ */
+
+static uint64_t test_clock(void *arg)
+{
+	return *(uint64_t *)arg;
+}
+
+/* ---- fixture ---------------------------------------------------------- */
+
+struct t {
+	struct counter cnt;
+	struct spfkit_allocator alloc;
+	uint64_t now;
+	struct spfkit_cache *cache;
+};
+
+static struct spfkit_cache *make_cache(struct t *t, size_t max_bytes)
+{
+	struct spfkit_cache_options o;
+	struct spfkit_cache *c = NULL;
+
+	memset(&o, 0, sizeof(o));
+	o.max_bytes = max_bytes;
+	o.max_ttl = 3600;
+	o.max_negative_ttl = 600;
+	o.clock = test_clock;
+	o.clock_arg = &t->now;
+	assert_int_equal(spfkit_cache_new(&o, &t->alloc, &c), 0);
+	return c;
+}
+
+static int setup(void **state)
+{
+	struct t *t = calloc(1, sizeof(*t));
+
+	assert_non_null(t);
+	t->cnt.left = -1;
+	t->alloc = (struct spfkit_allocator){ c_alloc, c_realloc, c_free, &t->cnt };
+	t->now = 1000000;
+	t->cache = make_cache(t, 64 * 1024);
+	*state = t;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct t *t = *state;
+	long live;
+
+	spfkit_cache_free(t->cache);
+	live = t->cnt.live;
+	free(t);
+	assert_int_equal(live, 0); /* got live blocks after free: a leak */
+	return 0;
+}
+
+/* An OK TXT answer with one record. */
+static struct spfkit_dns_answer txt_answer(struct spfkit_dns_rr *rr, const char *text, uint32_t ttl)
+{
+	struct spfkit_dns_answer a;
+
+	memset(rr, 0, sizeof(*rr));
+	rr->type = SPFKIT_RR_TXT;
+	rr->ttl = ttl;
+	rr->data = (const unsigned char *)text;
+	rr->len = strlen(text);
+	memset(&a, 0, sizeof(a));
+	a.status = SPFKIT_DNS_OK;
+	a.ttl = ttl;
+	a.rrs = rr;
+	a.count = 1;
+	return a;
+}
+
+static struct spfkit_dns_answer void_answer(enum spfkit_dns_status st, uint32_t ttl)
+{
+	struct spfkit_dns_answer a;
+
+	memset(&a, 0, sizeof(a));
+	a.status = st;
+	a.ttl = ttl;
+	return a;
+}
+
+static int put(struct t *t, const char *name, uint16_t type, const struct spfkit_dns_answer *a)
+{
+	return spfkit__cache_put(t->cache, name, strlen(name), type, a);
+}
+
+/* Get and return the copy (NULL on a miss); the caller frees it. */
+static struct spfkit_dns_answer *get(struct t *t, const char *name, uint16_t type)
+{
+	struct spfkit_dns_answer *out = NULL;
+	int rc = spfkit__cache_get(t->cache, name, strlen(name), type, &t->alloc, &out);
+
+	assert_true(rc == 0 || rc == 1);
+	assert_true((rc == 1) == (out != NULL));
+	return out;
+}
+
+static struct spfkit_cache_stats stats(struct t *t)
+{
+	struct spfkit_cache_stats st;
+
+	spfkit_cache_stats(t->cache, &st);
+	return st;
+}
+
+/* ---- TTLs --------------------------------------------------------------- */
+
+static void hit_is_a_copy(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_dns_rr rr;
+	char text[] = "v=spf1 -all";
+	struct spfkit_dns_answer a = txt_answer(&rr, text, 300), *got;
+
+	assert_int_equal(put(t, "example.com", SPFKIT_RR_TXT, &a), 1);
+	memset(text, 'X', sizeof(text) - 1); /* the cache kept its own bytes */
+	got = get(t, "example.com", SPFKIT_RR_TXT);
+	assert_non_null(got);
+	assert_int_equal(got->status, SPFKIT_DNS_OK);
+	assert_int_equal(got->count, 1);
+	assert_int_equal(got->rrs[0].len, 11);
+	assert_memory_equal(got->rrs[0].data, "v=spf1 -all", 11);
+	assert_int_equal(got->ttl, 300);
+	spfkit__free(&t->alloc, got);
+	assert_int_equal(stats(t).hits, 1);
+	assert_int_equal(stats(t).inserts, 1);
+}
+
+static void ttl_counts_down_then_expires(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_dns_rr rr;
+	struct spfkit_dns_answer a = txt_answer(&rr, "v=spf1", 300), *got;
+
+	assert_int_equal(put(t, "example.com", SPFKIT_RR_TXT, &a), 1);
+	t->now += 100500; /* 100.5 s later */
+	got = get(t, "example.com", SPFKIT_RR_TXT);
+	assert_non_null(got);
+	assert_int_equal(got->ttl, 200); /* 199.5 s left, rounded up */
+	assert_int_equal(got->rrs[0].ttl, 200);
+	spfkit__free(&t->alloc, got);
+	t->now += 199499;
+	got = get(t, "example.com", SPFKIT_RR_TXT);
+	assert_non_null(got); /* 1 ms left */
+	assert_int_equal(got->ttl, 1);
+	spfkit__free(&t->alloc, got);
+	t->now += 1;
+	assert_null(get(t, "example.com", SPFKIT_RR_TXT));
+	assert_int_equal(stats(t).expirations, 1);
+	assert_int_equal(stats(t).misses, 1);
+	assert_int_equal(stats(t).entries, 0);
+	assert_int_equal(stats(t).bytes, 0);
+}
+
+static void ttl_capped(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_dns_rr rr;
+	struct spfkit_dns_answer a = txt_answer(&rr, "v=spf1", 86400 * 7), *got;
+
+	assert_int_equal(put(t, "example.com", SPFKIT_RR_TXT, &a), 1);
+	got = get(t, "example.com", SPFKIT_RR_TXT);
+	assert_int_equal(got->ttl, 3600);
+	spfkit__free(&t->alloc, got);
+	t->now += 3600 * 1000;
+	assert_null(get(t, "example.com", SPFKIT_RR_TXT));
+}
+
+static void negative_answers_kept(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_dns_answer nx = void_answer(SPFKIT_DNS_NXDOMAIN, 300);
+	struct spfkit_dns_answer nd = void_answer(SPFKIT_DNS_NODATA, 60);
+	struct spfkit_dns_answer *got;
+
+	assert_int_equal(put(t, "nx.example.com", SPFKIT_RR_TXT, &nx), 1);
+	assert_int_equal(put(t, "nd.example.com", SPFKIT_RR_A, &nd), 1);
+	got = get(t, "nx.example.com", SPFKIT_RR_TXT);
+	assert_non_null(got);
+	assert_int_equal(got->status, SPFKIT_DNS_NXDOMAIN);
+	assert_int_equal(got->count, 0);
+	assert_null(got->rrs);
+	assert_int_equal(got->ttl, 300);
+	spfkit__free(&t->alloc, got);
+	t->now += 60 * 1000;
+	assert_null(get(t, "nd.example.com", SPFKIT_RR_A)); /* NODATA's 60 s are over */
+	got = get(t, "nx.example.com", SPFKIT_RR_TXT);
+	assert_non_null(got);
+	assert_int_equal(got->ttl, 240);
+	spfkit__free(&t->alloc, got);
+}
+
+static void negative_ttl_capped(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_dns_answer nx = void_answer(SPFKIT_DNS_NXDOMAIN, 86400), *got;
+
+	assert_int_equal(put(t, "nx.example.com", SPFKIT_RR_TXT, &nx), 1);
+	got = get(t, "nx.example.com", SPFKIT_RR_TXT);
+	assert_int_equal(got->ttl, 600);
+	spfkit__free(&t->alloc, got);
+}
+
+static void tempfail_and_ttl_zero_not_kept(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_dns_rr rr;
+	struct spfkit_dns_answer tf = void_answer(SPFKIT_DNS_TEMPFAIL, 300);
+	struct spfkit_dns_answer nosoa = void_answer(SPFKIT_DNS_NODATA, 0);
+	struct spfkit_dns_answer zero = txt_answer(&rr, "v=spf1", 0);
+
+	tf.detail = "SERVFAIL";
+	assert_int_equal(put(t, "a.example.com", SPFKIT_RR_TXT, &tf), 0);
+	assert_int_equal(put(t, "b.example.com", SPFKIT_RR_TXT, &nosoa), 0);
+	assert_int_equal(put(t, "c.example.com", SPFKIT_RR_TXT, &zero), 0);
+	assert_null(get(t, "a.example.com", SPFKIT_RR_TXT));
+	assert_int_equal(stats(t).entries, 0);
+	assert_int_equal(stats(t).inserts, 0);
+}
+
+static void keys_ignore_case_and_final_dot(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_dns_rr rr;
+	struct spfkit_dns_answer a = txt_answer(&rr, "v=spf1", 300), *got;
+
+	assert_int_equal(put(t, "Example.COM.", SPFKIT_RR_TXT, &a), 1);
+	got = get(t, "example.com", SPFKIT_RR_TXT);
+	assert_non_null(got);
+	spfkit__free(&t->alloc, got);
+	assert_null(get(t, "example.com", SPFKIT_RR_A)); /* the type is part of the key */
+	assert_null(get(t, "www.example.com", SPFKIT_RR_TXT));
+}
+
+static void newer_answer_replaces(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_dns_rr r1, r2;
+	struct spfkit_dns_answer a1 = txt_answer(&r1, "old", 300);
+	struct spfkit_dns_answer a2 = txt_answer(&r2, "newer", 30), *got;
+
+	assert_int_equal(put(t, "example.com", SPFKIT_RR_TXT, &a1), 1);
+	assert_int_equal(put(t, "example.com", SPFKIT_RR_TXT, &a2), 1);
+	got = get(t, "example.com", SPFKIT_RR_TXT);
+	assert_int_equal(got->rrs[0].len, 5);
+	assert_memory_equal(got->rrs[0].data, "newer", 5);
+	spfkit__free(&t->alloc, got);
+	assert_int_equal(stats(t).entries, 1);
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+static void memory_bound_evicts_least_recent(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_dns_rr rr;
+	char text[1000], name[32];
+	struct spfkit_dns_answer a, *got;
+	int i;
+
+	memset(text, 'v', sizeof(text) - 1);
+	text[sizeof(text) - 1] = 0;
+	a = txt_answer(&rr, text, 300);
+	for (i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "n%d.example.com", i);
+		assert_int_equal(put(t, name, SPFKIT_RR_TXT, &a), 1);
+		if (i >= 1) {
+			/* keep n0 recently used: it must survive */
+			got = get(t, "n0.example.com", SPFKIT_RR_TXT);
+			assert_non_null(got);
+			spfkit__free(&t->alloc, got);
+		}
+		assert_true(stats(t).bytes <= 64 * 1024);
+	}
+	assert_true(stats(t).evictions > 100);
+	assert_null(get(t, "n1.example.com", SPFKIT_RR_TXT)); /* least recently used: gone */
+	got = get(t, "n199.example.com", SPFKIT_RR_TXT);
+	assert_non_null(got);
+	spfkit__free(&t->alloc, got);
+	assert_int_equal(stats(t).entries + stats(t).evictions, 200);
+}
+
+static void answer_over_quarter_not_kept(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_dns_rr rr;
+	char *text = malloc(20000);
+	struct spfkit_dns_answer a;
+
+	memset(text, 'v', 19999);
+	text[19999] = 0;
+	a = txt_answer(&rr, text, 300);
+	assert_int_equal(put(t, "big.example.com", SPFKIT_RR_TXT, &a), 0);
+	assert_int_equal(stats(t).entries, 0);
+	free(text);
+}
+
+static void clear_forgets_all(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_dns_answer nx = void_answer(SPFKIT_DNS_NXDOMAIN, 300);
+
+	assert_int_equal(put(t, "a.example.com", SPFKIT_RR_TXT, &nx), 1);
+	assert_int_equal(put(t, "b.example.com", SPFKIT_RR_TXT, &nx), 1);
+	spfkit_cache_clear(t->cache);
+	assert_int_equal(stats(t).entries, 0);
+	assert_int_equal(stats(t).bytes, 0);
+	assert_null(get(t, "a.example.com", SPFKIT_RR_TXT));
+}
+
+static void out_of_memory(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_dns_answer nx = void_answer(SPFKIT_DNS_NXDOMAIN, 300), *got = NULL;
+
+	t->cnt.left = 0;
+	assert_int_equal(put(t, "a.example.com", SPFKIT_RR_TXT, &nx), SPFKIT_ENOMEM);
+	t->cnt.left = -1;
+	assert_int_equal(put(t, "a.example.com", SPFKIT_RR_TXT, &nx), 1);
+	t->cnt.left = 0;
+	assert_int_equal(spfkit__cache_get(t->cache, "a.example.com", 13, SPFKIT_RR_TXT, &t->alloc,
+					   &got),
+			 SPFKIT_ENOMEM);
+	assert_null(got);
+	t->cnt.left = -1;
+}
+
+static void new_rejects_null_out(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_cache *c = NULL;
+
+	assert_int_equal(spfkit_cache_new(NULL, &t->alloc, NULL), SPFKIT_EINVAL);
+	assert_int_equal(spfkit_cache_new(NULL, &t->alloc, &c), 0); /* defaults */
+	assert_int_equal((long)(c != NULL), 1);
+	spfkit_cache_free(c);
+	spfkit_cache_free(NULL);
+}
+
+/* ---- threads ------------------------------------------------------------ */
+
+#define THREADS 4
+#define ROUNDS 5000
+
+struct worker {
+	struct t *t;
+	int id;
+	int bad; /* answers that did not belong to their name */
+	long gets;
+};
+
+/* Each name's TXT says the name; a hit must always match its key. */
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	struct spfkit_dns_rr rr;
+	struct spfkit_dns_answer a, *got;
+	char name[32];
+	int i, rc;
+
+	for (i = 0; i < ROUNDS; i++) {
+		snprintf(name, sizeof(name), "h%d.example.com", (i * 7 + w->id) % 300);
+		a = txt_answer(&rr, name, 300);
+		rc = spfkit__cache_put(w->t->cache, name, strlen(name), SPFKIT_RR_TXT, &a);
+		if (rc != 1)
+			w->bad++;
+		snprintf(name, sizeof(name), "h%d.example.com", (i * 13 + w->id) % 300);
+		rc = spfkit__cache_get(w->t->cache, name, strlen(name), SPFKIT_RR_TXT, &w->t->alloc,
+				       &got);
+		w->gets++;
+		if (rc == 1 && (got->rrs[0].len != strlen(name) ||
+				memcmp(got->rrs[0].data, name, got->rrs[0].len) != 0))
+			w->bad++;
+		if (rc == 1)
+			spfkit__free(&w->t->alloc, got);
+	}
+	return NULL;
+}
+
+static void concurrent_threads(void **state)
+{
+	struct t *t = *state;
+	pthread_t th[THREADS];
+	struct worker w[THREADS];
+	struct spfkit_cache_stats st;
+	long gets = 0;
+	int i;
+
+	spfkit_cache_free(t->cache);
+	t->cache = make_cache(t, 16 * 1024); /* small: evictions race with reads */
+	for (i = 0; i < THREADS; i++) {
+		w[i] = (struct worker){ t, i, 0, 0 };
+		assert_int_equal(pthread_create(&th[i], NULL, work, &w[i]), 0);
+	}
+	for (i = 0; i < THREADS; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(w[i].bad, 0);
+		gets += w[i].gets;
+	}
+	st = stats(t);
+	assert_int_equal((long)(st.hits + st.misses), gets);
+	assert_true(st.hits > 0);
+	assert_true(st.evictions > 0);
+	assert_true(st.bytes <= 16 * 1024);
+}
+
+/* ---- the resolver layer over a scripted inner resolver ------------------ */
+
+struct fq {
+	uint64_t handle;
+	spfkit_dns_cb *cb;
+	void *arg;
+	char name[64];
+	int live;
+};
+
+struct inner {
+	struct spfkit_resolver pub;
+	struct fq q[16];
+	size_t n;
+	int submits, cancels, fail;
+	uint64_t next;
+};
+
+static int in_submit(void *impl, const char *name, size_t len, uint16_t type, spfkit_dns_cb *cb,
+		     void *arg, uint64_t *handle)
+{
+	struct inner *in = impl;
+	struct fq *q;
+
+	(void)type;
+	if (in->fail)
+		return SPFKIT_EDNS;
+	assert_true(in->n < 16 && len < 64);
+	q = &in->q[in->n++];
+	q->handle = ++in->next;
+	q->cb = cb;
+	q->arg = arg;
+	memcpy(q->name, name, len);
+	q->name[len] = 0;
+	q->live = 1;
+	in->submits++;
+	*handle = q->handle;
+	return 0;
+}
+
+static void in_cancel(void *impl, uint64_t handle)
+{
+	struct inner *in = impl;
+	size_t i;
+
+	for (i = 0; i < in->n; i++)
+		if (in->q[i].handle == handle && in->q[i].live) {
+			in->q[i].live = 0;
+			in->cancels++;
+		}
+}
+
+/* Answers by name: "nx..." NXDOMAIN, "tf..." TEMPFAIL, else a TXT. */
+static int in_wait(void *impl, int timeout_ms)
+{
+	struct inner *in = impl;
+	struct spfkit_dns_rr rr;
+	struct spfkit_dns_answer a;
+	size_t i;
+	int n = 0;
+
+	(void)timeout_ms;
+	for (i = 0; i < in->n; i++) {
+		if (!in->q[i].live)
+			continue;
+		in->q[i].live = 0;
+		if (strncmp(in->q[i].name, "nx", 2) == 0) {
+			a = void_answer(SPFKIT_DNS_NXDOMAIN, 300);
+		} else if (strncmp(in->q[i].name, "tf", 2) == 0) {
+			a = void_answer(SPFKIT_DNS_TEMPFAIL, 0);
+			a.detail = "timeout";
+		} else {
+			a = txt_answer(&rr, "v=spf1 -all", 60);
+		}
+		in->q[i].cb(in->q[i].arg, &a);
+		n++;
+	}
+	return n;
+}
+
+static void in_destroy(void *impl)
+{
+	(void)impl;
+}
+
+static const struct spfkit_resolver_ops inner_ops = { in_submit, in_cancel, in_wait, in_destroy };
+
+struct lt {
+	struct inner in;
+	struct spfkit_resolver *r;
+	int submitting;
+	int calls, inside_submit;
+	enum spfkit_dns_status status;
+	uint32_t ttl;
+	char detail[32];
+	int ready_calls;
+};
+
+static void on_answer(void *arg, const struct spfkit_dns_answer *a)
+{
+	struct lt *l = arg;
+
+	l->calls++;
+	l->inside_submit |= l->submitting;
+	l->status = a->status;
+	l->ttl = a->ttl;
+	snprintf(l->detail, sizeof(l->detail), "%s", a->detail ? a->detail : "");
+}
+
+static void layer_up(struct t *t, struct lt *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->in.pub.ops = &inner_ops;
+	l->in.pub.impl = &l->in;
+	assert_int_equal(spfkit_cache_resolver(t->cache, &l->in.pub, &l->r), 0);
+}
+
+static uint64_t lask(struct lt *l, const char *name)
+{
+	uint64_t h = 0;
+
+	l->submitting = 1;
+	assert_int_equal(spfkit_resolver_submit(l->r, name, strlen(name), SPFKIT_RR_TXT, on_answer,
+						l, &h),
+			 0);
+	l->submitting = 0;
+	return h;
+}
+
+static void layer_miss_then_hit(void **state)
+{
+	struct t *t = *state;
+	struct lt l;
+
+	layer_up(t, &l);
+	lask(&l, "example.com");
+	assert_int_equal(l.in.submits, 1);
+	assert_int_equal(spfkit_resolver_wait(l.r, 0), 1); /* inner delivers the miss */
+	assert_int_equal(l.calls, 1);
+	assert_int_equal(l.status, SPFKIT_DNS_OK);
+	t->now += 10 * 1000;
+	lask(&l, "EXAMPLE.com.");
+	assert_int_equal(l.in.submits, 1); /* not asked again */
+	assert_int_equal(l.calls, 1);      /* not inside submit */
+	assert_int_equal(spfkit_cache_queued(l.r), 1);
+	assert_int_equal(spfkit_resolver_wait(l.r, 0), 1);
+	assert_int_equal(l.calls, 2);
+	assert_int_equal(l.inside_submit, 0);
+	assert_int_equal(l.ttl, 50);
+	assert_int_equal(stats(t).hits, 1);
+	assert_int_equal(stats(t).misses, 1);
+	spfkit_resolver_free(l.r);
+}
+
+static void layer_negative_kept_tempfail_not(void **state)
+{
+	struct t *t = *state;
+	struct lt l;
+
+	layer_up(t, &l);
+	lask(&l, "nx.example.com");
+	lask(&l, "tf.example.com");
+	assert_int_equal(spfkit_resolver_wait(l.r, 0), 2);
+	lask(&l, "nx.example.com");
+	lask(&l, "tf.example.com");
+	assert_int_equal(l.in.submits, 3); /* the TEMPFAIL is asked again */
+	assert_int_equal(spfkit_resolver_wait(l.r, 0), 1); /* the NXDOMAIN hit */
+	assert_int_equal(l.status, SPFKIT_DNS_NXDOMAIN);
+	assert_int_equal(spfkit_resolver_wait(l.r, 0), 1);
+	assert_int_equal(l.status, SPFKIT_DNS_TEMPFAIL);
+	assert_string_equal(l.detail, "timeout");
+	spfkit_resolver_free(l.r);
+}
+
+static void layer_cancel_hit_and_forwarded(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_dns_answer nx = void_answer(SPFKIT_DNS_NXDOMAIN, 300);
+	struct lt l;
+	uint64_t h1, h2;
+
+	layer_up(t, &l);
+	assert_int_equal(put(t, "nx.example.com", SPFKIT_RR_TXT, &nx), 1);
+	h1 = lask(&l, "nx.example.com"); /* hit, queued */
+	h2 = lask(&l, "example.com");    /* forwarded */
+	spfkit_resolver_cancel(l.r, h1);
+	spfkit_resolver_cancel(l.r, h2);
+	assert_int_equal(l.in.cancels, 1);
+	assert_int_equal(spfkit_resolver_wait(l.r, 0), 0);
+	assert_int_equal(l.calls, 0);
+	spfkit_resolver_free(l.r);
+}
+
+static void layer_destroy_with_pending(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_dns_answer nx = void_answer(SPFKIT_DNS_NXDOMAIN, 300);
+	struct lt l;
+
+	layer_up(t, &l);
+	assert_int_equal(put(t, "nx.example.com", SPFKIT_RR_TXT, &nx), 1);
+	lask(&l, "nx.example.com");
+	lask(&l, "a.example.com");
+	lask(&l, "b.example.com");
+	spfkit_resolver_free(l.r);
+	assert_int_equal(l.in.cancels, 2);
+	assert_int_equal(l.calls, 0);
+	assert_int_equal(in_wait(&l.in, 0), 0); /* inner has nothing live left */
+}
+
+static void note_ready(void *arg)
+{
+	((struct lt *)arg)->ready_calls++;
+}
+
+static void layer_ready_and_deliver(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_dns_answer nx = void_answer(SPFKIT_DNS_NXDOMAIN, 300);
+	struct lt l;
+
+	layer_up(t, &l);
+	assert_int_equal(spfkit_cache_set_ready(l.r, note_ready, &l), 0);
+	assert_int_equal(put(t, "nx.example.com", SPFKIT_RR_TXT, &nx), 1);
+	lask(&l, "nx.example.com");
+	lask(&l, "NX.example.com");
+	assert_int_equal(l.ready_calls, 1); /* once: the queue was empty */
+	assert_int_equal(l.calls, 0);
+	assert_int_equal(spfkit_cache_deliver(l.r), 2);
+	assert_int_equal(l.calls, 2);
+	assert_int_equal(l.inside_submit, 0);
+	assert_int_equal(spfkit_cache_deliver(l.r), 0);
+	spfkit_resolver_free(l.r);
+}
+
+static void layer_inner_failure_is_returned(void **state)
+{
+	struct t *t = *state;
+	struct lt l;
+	uint64_t h = 0;
+
+	layer_up(t, &l);
+	l.in.fail = 1;
+	assert_int_equal(spfkit_resolver_submit(l.r, "a.example.com", 13, SPFKIT_RR_TXT, on_answer,
+						&l, &h),
+			 SPFKIT_EDNS);
+	assert_int_equal(spfkit_resolver_wait(l.r, 0), 0);
+	assert_int_equal(l.calls, 0);
+	spfkit_resolver_free(l.r);
+}
+
+static void layer_api_rejects_others(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_resolver other = { &inner_ops, NULL }, *r = NULL;
+
+	assert_int_equal(spfkit_cache_set_ready(&other, note_ready, NULL), SPFKIT_EINVAL);
+	assert_int_equal(spfkit_cache_deliver(&other), SPFKIT_EINVAL);
+	assert_int_equal(spfkit_cache_queued(NULL), 0);
+	assert_int_equal(spfkit_cache_resolver(t->cache, NULL, &r), SPFKIT_EINVAL);
+	assert_int_equal(spfkit_cache_resolver(NULL, &other, &r), SPFKIT_EINVAL);
+	assert_null(r);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(hit_is_a_copy),
+		T(ttl_counts_down_then_expires),
+		T(ttl_capped),
+		T(negative_answers_kept),
+		T(negative_ttl_capped),
+		T(tempfail_and_ttl_zero_not_kept),
+		T(keys_ignore_case_and_final_dot),
+		T(newer_answer_replaces),
+		T(memory_bound_evicts_least_recent),
+		T(answer_over_quarter_not_kept),
+		T(clear_forgets_all),
+		T(out_of_memory),
+		T(new_rejects_null_out),
+		T(concurrent_threads),
+		T(layer_miss_then_hit),
+		T(layer_negative_kept_tempfail_not),
+		T(layer_cancel_hit_and_forwarded),
+		T(layer_destroy_with_pending),
+		T(layer_ready_and_deliver),
+		T(layer_inner_failure_is_returned),
+		T(layer_api_rejects_others),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
