@@ -28,11 +28,11 @@ static int put_head(struct spfkit__buf *b, const struct dnsd_wire_msg *q, unsign
 
 	spfkit__buf_reset(b);
 	dnsd_wire_put_header(b, &h);
-	/* A name that will not encode spoils the buffer, so every later step fails too. */
-	if (q->has_question && b->err == 0 &&
-	    dnsd_wire_put_question(b, q->qname, q->qname_len, q->qtype, q->qclass) != 0 &&
-	    b->err == 0)
-		b->err = SPFKIT_EINVAL;
+	if (q->has_question) { /* the name's bytes as asked: case and all (DNS 0x20) */
+		spfkit__buf_append(b, q->qwire, q->qwire_len);
+		dnsd_wire_put16(b, q->qtype);
+		dnsd_wire_put16(b, q->qclass);
+	}
 	return b->err;
 }
 
@@ -53,22 +53,23 @@ int dnsd__reply_empty(struct spfkit__buf *b, const struct dnsd_wire_msg *q, unsi
 }
 
 /* Owner of the SOA: the last two labels of the question (an ancestor of it). */
-static size_t soa_owner(const char *name, size_t len)
+static size_t soa_owner(const unsigned char *wire)
 {
-	size_t i, dots = 0;
+	size_t i = 0, prev = 0, prev2 = 0;
 
-	for (i = len; i > 0; i--) {
-		if (name[i - 1] == '.' && (i < 2 || name[i - 2] != '\\') && ++dots == 2)
-			return i;
+	while (wire[i] != 0) {
+		prev2 = prev;
+		prev = i;
+		i += wire[i] + 1u;
 	}
-	return 0;
+	return prev == 0 ? 0 : prev2;
 }
 
 static int put_soa(struct spfkit__buf *b, const struct dnsd_wire_msg *q, uint32_t ttl)
 {
-	size_t start = soa_owner(q->qname, q->qname_len), rdlen_off;
+	size_t start = soa_owner(q->qwire), rdlen_off;
 
-	dnsd_wire_put_name(b, q->qname + start, q->qname_len - start);
+	spfkit__buf_append(b, q->qwire + start, q->qwire_len - start);
 	dnsd_wire_put16(b, SPFKIT_RR_SOA);
 	dnsd_wire_put16(b, DNSD_CLASS_IN);
 	dnsd_wire_put32(b, ttl);
@@ -163,7 +164,8 @@ static int zone_reply(struct spfkit__buf *b, const struct dnsd_reply_in *in,
 	memset(&a, 0, sizeof(a));
 	if (in->zone == NULL)
 		return SPFKIT_ESTATE;
-	if (spfkit_zone_lookup(in->zone, in->q->qname, in->q->qname_len, in->q->qtype, &a) != 0) {
+	/* Raw text: the zone keys names by their bytes, escapes uninterpreted. */
+	if (spfkit_zone_lookup(in->zone, in->q->qraw, in->q->qraw_len, in->q->qtype, &a) != 0) {
 		dnsd__reply_empty(b, q, DNSD_RCODE_REFUSED, 0); /* a name the zone cannot hold */
 		return b->err ? b->err : DNSD_SEND;
 	}
@@ -260,8 +262,8 @@ static int mal_reply(struct spfkit__buf *b, const struct dnsd_reply_in *in)
 		return rc;
 	default: /* DNSD_MAL_WRONG_QUESTION: the records owned by the name in the question */
 		other = *in->q;
-		memcpy(other.qname, wrong, sizeof(wrong));
-		other.qname_len = sizeof(wrong) - 1;
+		if (dnsd_wire_name_from_text(wrong, sizeof(wrong) - 1, other.qwire, &other.qwire_len))
+			return SPFKIT_EINVAL;
 		return zone_reply(b, in, &other);
 	}
 	return b->err ? b->err : DNSD_SEND;

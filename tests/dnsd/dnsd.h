@@ -21,6 +21,8 @@
  * What it answers (all responses have QR and AA; RD is copied):
  *  - OK: NOERROR with the zone's records, owner = the question name
  *    (CNAME chains the zone followed are collapsed onto the question).
+ *    The zone is asked for the raw text of the name (label bytes as
+ *    they are, joined by dots), so "a b.example" finds "a b.example".
  *    TXT/SPF data is cut into strings of at most 255 bytes.
  *  - NODATA: NOERROR, no answers; NXDOMAIN: rcode 3; both with an SOA in
  *    the authority section whose MINIMUM and TTL are the negative TTL
@@ -116,7 +118,8 @@ enum dnsd_action {
 
 /*
  * Rules match the question name ignoring ASCII case and a final dot,
- * and `type` (0: any type). For a query the rule with its exact type
+ * and `type` (0: any type). Names here and in the counters are raw
+ * text, as the zone holds them: label bytes joined by dots, no escapes. For a query the rule with its exact type
  * wins over the any-type rule, for the action and for the delay apart
  * (so DNSD_ANSWER for one type exempts it from an any-type fault);
  * setting a rule again replaces that part of it.
@@ -166,7 +169,7 @@ struct dnsd_query {
 	uint64_t t_us;     /* CLOCK_MONOTONIC receive time, microseconds */
 	uint16_t type;
 	int tcp;           /* 1 over TCP */
-	char name[256];    /* presentation form, cut at 255 characters */
+	char name[256];    /* raw text (label bytes joined by dots), cut at 255 */
 };
 
 /* Copy up to max logged queries, oldest first, into out; returns how many. */

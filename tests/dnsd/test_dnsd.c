@@ -85,6 +85,7 @@ static struct spfkit_zone *make_zone(void)
 		add(z, "big.example", SPFKIT_RR_A, a, 4, 0);
 	}
 	assert_int_equal(spfkit_zone_add_timeout(z, "tz.example", 10), 0);
+	add(z, "macro%percent  space%20url-space.example", SPFKIT_RR_TXT, spf, strlen(spf), 0);
 	return z;
 }
 
@@ -495,6 +496,21 @@ static void answers_txt(void **state)
 	assert_int_equal(txt_strings(r, &r->rrs[0], lens, 4, joined), 1);
 	assert_int_equal(lens[0], 11);
 	assert_memory_equal(joined, "v=spf1 -all", 11);
+	free(r);
+}
+
+/* The RFC 7208 suite has names with spaces: the zone is asked for the raw bytes. */
+static void name_with_spaces_found(void **state)
+{
+	static const char name[] = "macro%percent  space%20url-space.example";
+	struct fx *f = *state;
+	struct reply *r = new_reply();
+
+	assert_int_equal(ask_udp(f->port, name, SPFKIT_RR_TXT, 0, 0, r, 2000), 0);
+	want_rcode(r, DNSD_RCODE_NOERROR);
+	assert_int_equal(r->m.h.ancount, 1);
+	assert_string_equal(r->m.qname, "macro%percent\\032\\032space%20url-space.example");
+	assert_int_equal(dnsd_query_count(f->d, name, SPFKIT_RR_TXT), 1);
 	free(r);
 }
 
@@ -1268,6 +1284,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(answers_aaaa, setup, teardown),
 		cmocka_unit_test_setup_teardown(answers_mx, setup, teardown),
 		cmocka_unit_test_setup_teardown(answers_txt, setup, teardown),
+		cmocka_unit_test_setup_teardown(name_with_spaces_found, setup, teardown),
 		cmocka_unit_test_setup_teardown(txt_over_255_split_into_strings, setup, teardown),
 		cmocka_unit_test_setup_teardown(txt_of_60k_complete_over_tcp, setup, teardown),
 		cmocka_unit_test_setup_teardown(nxdomain_has_soa, setup, teardown),

@@ -56,6 +56,7 @@ static struct spfkit_zone *make_zone(void)
 
 	assert_int_equal(spfkit_zone_new(NULL, &z), 0);
 	add(z, "a.example", SPFKIT_RR_A, a, 4);
+	add(z, "macro%percent  space%20url-space.example", SPFKIT_RR_TXT, "v=spf1 -all", 11);
 	for (i = 0; i < (int)sizeof(long_txt); i++)
 		long_txt[i] = (char)('a' + i % 26);
 	add(z, "long.example", SPFKIT_RR_TXT, long_txt, sizeof(long_txt));
@@ -150,6 +151,18 @@ static void a_records(void **state)
 	want_status(g, "a.example", SPFKIT_DNS_OK);
 	assert_int_equal(g->count, 1);
 	assert_memory_equal(g->first, "\xc0\x00\x02\x01", 4);
+	free(g);
+}
+
+/* A name of the RFC 7208 suite with spaces in a label, through c-ares and back. */
+static void name_with_spaces(void **state)
+{
+	struct fx *f = *state;
+	struct got *g = resolve(f, "macro%percent  space%20url-space.example", SPFKIT_RR_TXT);
+
+	want_status(g, "macro%percent  space", SPFKIT_DNS_OK);
+	assert_int_equal(g->first_len, 11);
+	assert_memory_equal(g->first, "v=spf1 -all", 11);
 	free(g);
 }
 
@@ -252,6 +265,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(a_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(name_with_spaces, setup, teardown),
 		cmocka_unit_test_setup_teardown(long_txt_joined, setup, teardown),
 		cmocka_unit_test_setup_teardown(truncated_then_tcp, setup, teardown),
 		cmocka_unit_test_setup_teardown(huge_txt_over_tcp, setup, teardown),

@@ -61,14 +61,12 @@ static int follow_pointer(const unsigned char *msg, size_t len, size_t pos, size
 	return 0;
 }
 
-int dnsd_wire_read_name(const unsigned char *msg, size_t len, size_t *off, char *out,
-			size_t out_size, size_t *out_len, const char **why)
+int dnsd_wire_read_wire(const unsigned char *msg, size_t len, size_t *off, unsigned char *wire,
+			size_t *wire_len, const char **why)
 {
-	size_t pos = *off, run_start = *off, after = 0, wire = 1, o = 0;
+	size_t pos = *off, run_start = *off, after = 0, w = 0;
 	int jumped = 0;
 
-	if (out_size < DNSD_WIRE_TEXT_MAX + 1)
-		return name_fail(why, "name buffer too small");
 	for (;;) {
 		unsigned c;
 
@@ -90,17 +88,60 @@ int dnsd_wire_read_name(const unsigned char *msg, size_t len, size_t *off, char 
 			return name_fail(why, "label type 0x40/0x80 is not supported");
 		if (c >= len - pos)
 			return name_fail(why, "label runs past the end of the message");
-		wire += c + 1u;
-		if (wire > DNSD_WIRE_NAME_MAX)
+		if (w + c + 1u + 1u > DNSD_WIRE_NAME_MAX) /* this label, then at least the root */
 			return name_fail(why, "name longer than 255 bytes");
-		if (o > 0)
-			out[o++] = '.';
-		o = label_text(msg + pos + 1, c, out, o);
+		memcpy(wire + w, msg + pos, c + 1u);
+		w += c + 1u;
 		pos += c + 1u;
 	}
-	out[o] = '\0';
-	*out_len = o;
+	wire[w++] = 0;
+	*wire_len = w;
 	*off = jumped ? after : pos + 1;
+	return 0;
+}
+
+/* Wire form (checked) -> presentation text; out holds DNSD_WIRE_TEXT_MAX + 1. */
+static size_t wire_text(const unsigned char *wire, char *out)
+{
+	size_t i = 0, o = 0;
+
+	while (wire[i] != 0) {
+		if (o > 0)
+			out[o++] = '.';
+		o = label_text(wire + i + 1, wire[i], out, o);
+		i += wire[i] + 1u;
+	}
+	out[o] = '\0';
+	return o;
+}
+
+/* Wire form (checked) -> label bytes as they are, joined by dots. */
+static size_t wire_raw(const unsigned char *wire, char *out)
+{
+	size_t i = 0, o = 0;
+
+	while (wire[i] != 0) {
+		if (o > 0)
+			out[o++] = '.';
+		memcpy(out + o, wire + i + 1, wire[i]);
+		o += wire[i];
+		i += wire[i] + 1u;
+	}
+	out[o] = '\0';
+	return o;
+}
+
+int dnsd_wire_read_name(const unsigned char *msg, size_t len, size_t *off, char *out,
+			size_t out_size, size_t *out_len, const char **why)
+{
+	unsigned char wire[DNSD_WIRE_NAME_MAX];
+	size_t wlen = 0;
+
+	if (out_size < DNSD_WIRE_TEXT_MAX + 1)
+		return name_fail(why, "name buffer too small");
+	if (dnsd_wire_read_wire(msg, len, off, wire, &wlen, why) != 0)
+		return SPFKIT_ESYNTAX;
+	*out_len = wire_text(wire, out);
 	return 0;
 }
 
@@ -116,17 +157,19 @@ static int msg_fail(struct dnsd_wire_msg *m, size_t off, const char *why)
 static int parse_question(const unsigned char *msg, size_t len, size_t *off,
 			  struct dnsd_wire_msg *m, int keep)
 {
-	char scratch[DNSD_WIRE_TEXT_MAX + 1];
-	size_t nlen, at = *off;
+	unsigned char wire[DNSD_WIRE_NAME_MAX];
+	size_t wlen = 0, at = *off;
 	const char *why = NULL;
 
-	if (dnsd_wire_read_name(msg, len, off, keep ? m->qname : scratch, sizeof(scratch), &nlen,
-				&why) != 0)
+	if (dnsd_wire_read_wire(msg, len, off, wire, &wlen, &why) != 0)
 		return msg_fail(m, at, why);
 	if (len - *off < 4)
 		return msg_fail(m, *off, "question cut short");
 	if (keep) {
-		m->qname_len = nlen;
+		memcpy(m->qwire, wire, wlen);
+		m->qwire_len = wlen;
+		m->qname_len = wire_text(wire, m->qname);
+		m->qraw_len = wire_raw(wire, m->qraw);
 		m->qtype = dnsd_wire_get16(msg + *off);
 		m->qclass = dnsd_wire_get16(msg + *off + 2);
 		m->has_question = 1;
@@ -325,12 +368,24 @@ static int name_to_wire(const char *t, size_t len, unsigned char *wire, size_t *
 	return 0;
 }
 
-int dnsd_wire_put_name(struct spfkit__buf *b, const char *text, size_t len)
+int dnsd_wire_name_from_text(const char *text, size_t len, unsigned char *wire, size_t *wire_len)
 {
-	unsigned char wire[DNSD_WIRE_NAME_MAX + 1];
+	unsigned char tmp[DNSD_WIRE_NAME_MAX + 1];
 	size_t wlen = 0;
 
-	if (name_to_wire(text, len, wire, &wlen) != 0)
+	if (name_to_wire(text, len, tmp, &wlen) != 0)
+		return SPFKIT_EINVAL;
+	memcpy(wire, tmp, wlen);
+	*wire_len = wlen;
+	return 0;
+}
+
+int dnsd_wire_put_name(struct spfkit__buf *b, const char *text, size_t len)
+{
+	unsigned char wire[DNSD_WIRE_NAME_MAX];
+	size_t wlen = 0;
+
+	if (dnsd_wire_name_from_text(text, len, wire, &wlen) != 0)
 		return SPFKIT_EINVAL;
 	return spfkit__buf_append(b, wire, wlen);
 }

@@ -8,7 +8,10 @@
  * which must point strictly backwards (so a loop cannot exist) and the
  * decoded name must fit in 255 bytes (RFC 1035 §3.1). Names come out in
  * presentation form without the final dot: "." "\\" and bytes outside
- * %x21-7E of a label are written as \DDD; the root is "".
+ * %x21-7E of a label are written as \DDD; the root is "". The question
+ * name is also kept as its uncompressed wire form and as "raw" text
+ * (label bytes as they are, joined by dots), the form the zone and the
+ * RFC 7208 suite use for names such as "macro%percent  space.example".
  *
  * Writing: into a struct spfkit__buf whose cap is the message limit
  * (65535 for DNS), so an over-long answer fails with SPFKIT_E2BIG and
@@ -70,8 +73,12 @@ struct dnsd_wire_rr {
 struct dnsd_wire_msg {
 	struct dnsd_wire_hdr h;
 	int has_question; /* qdcount >= 1: the first question is below */
-	char qname[DNSD_WIRE_TEXT_MAX + 1];
+	char qname[DNSD_WIRE_TEXT_MAX + 1]; /* presentation form */
 	size_t qname_len;
+	unsigned char qwire[DNSD_WIRE_NAME_MAX]; /* uncompressed wire form */
+	size_t qwire_len;
+	char qraw[DNSD_WIRE_NAME_MAX + 1];       /* raw text, NUL-ended (may hold NULs) */
+	size_t qraw_len;
 	uint16_t qtype, qclass;
 	int has_opt;        /* an OPT RR was in the additional section */
 	uint16_t udp_size;  /* its CLASS field: the sender's UDP payload size */
@@ -100,6 +107,15 @@ int dnsd_wire_parse(const unsigned char *msg, size_t len, struct dnsd_wire_msg *
  */
 int dnsd_wire_read_name(const unsigned char *msg, size_t len, size_t *off, char *out,
 			size_t out_size, size_t *out_len, const char **why);
+
+/*
+ * The same walk, giving the uncompressed wire form (wire has room for
+ * DNSD_WIRE_NAME_MAX bytes). 0, or SPFKIT_ESYNTAX with *why.
+ */
+int dnsd_wire_read_wire(const unsigned char *msg, size_t len, size_t *off, unsigned char *wire,
+			size_t *wire_len, const char **why);
+/* Presentation text -> wire form, as dnsd_wire_put_name(); wire holds 255 bytes. */
+int dnsd_wire_name_from_text(const char *text, size_t len, unsigned char *wire, size_t *wire_len);
 
 /* Big-endian loads; the caller has checked the bounds. */
 uint16_t dnsd_wire_get16(const unsigned char *p);
