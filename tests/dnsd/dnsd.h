@@ -119,10 +119,11 @@ enum dnsd_action {
 /*
  * Rules match the question name ignoring ASCII case and a final dot,
  * and `type` (0: any type). Names here and in the counters are raw
- * text, as the zone holds them: label bytes joined by dots, no escapes. For a query the rule with its exact type
- * wins over the any-type rule, for the action and for the delay apart
- * (so DNSD_ANSWER for one type exempts it from an any-type fault);
- * setting a rule again replaces that part of it.
+ * text, as the zone holds them: label bytes joined by dots, no escapes.
+ * For a query the rule with its exact type wins over the any-type rule,
+ * for the action and for the delay apart (so DNSD_ANSWER for one type
+ * exempts it from an any-type fault); setting a rule again replaces
+ * that part of it. SPFKIT_E2BIG past DNSD_MAX_RULES rules.
  */
 int dnsd_fault(struct dnsd *d, const char *name, uint16_t type, enum dnsd_action action);
 /* Delay the answers for name/type by ms, instead of the global delay. */
@@ -132,7 +133,11 @@ void dnsd_set_delay(struct dnsd *d, unsigned delay_ms);
 /* Remove every rule (the global delay stays). */
 void dnsd_clear_faults(struct dnsd *d);
 
-/* "timeout", "servfail", "truncate", "loop", "past-end", "short", "bad-id", "garbage", "wrong-question", "answer". */
+/*
+ * Names for the command line: "answer", "timeout", "servfail",
+ * "truncate", "loop", "past-end", "short", "bad-id", "garbage",
+ * "wrong-question". Parsing ignores case; SPFKIT_EINVAL if unknown.
+ */
 const char *dnsd_action_name(enum dnsd_action a);
 int dnsd_action_parse(const char *s, size_t len, enum dnsd_action *out);
 
