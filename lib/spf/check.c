@@ -53,10 +53,12 @@ int spfkit_check(const struct spfkit_ctx *ctx, struct spfkit_resolver *resolver,
 	p.ev = ev;
 	for (;;) {
 		rc = spfkit_eval_step(ev, &q);
+		if (rc == SPFKIT_STEP_DONE || rc < 0)
+			break;
 		if (rc == SPFKIT_STEP_QUERY)
 			rc = ask(resolver, &p, &q);
-		else if (rc == SPFKIT_STEP_WAIT)
-			rc = SPFKIT_ESTATE; /* nothing outstanding: cannot happen here */
+		else
+			rc = SPFKIT_ESTATE; /* WAIT with nothing outstanding: cannot happen here */
 		if (rc != 0)
 			break;
 	}

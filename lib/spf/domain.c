@@ -33,7 +33,10 @@ int spfkit__domain_valid(const char *name, size_t len)
 		return 0;
 	for (i = 0; i <= len; i++) {
 		if (i < len && name[i] != '.') {
-			if (!spfkit__is_vchar((unsigned char)name[i]))
+			/* DNS labels may hold any octet; a macro can put a space
+			 * in one (suite: macro-mania-in-domain). Control bytes
+			 * cannot be asked for through a name. */
+			if ((unsigned char)name[i] < 0x20 || (unsigned char)name[i] == 0x7f)
 				return 0;
 			continue;
 		}

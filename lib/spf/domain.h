@@ -7,7 +7,7 @@
 /*
  * Can this name be queried as <domain> (§4.3)? Multi-label, every label
  * 1..63 octets, at most 253 octets without the optional final dot,
- * visible ASCII only, not a domain literal, top label not all-numeric.
+ * no control bytes, not a domain literal, top label not all-numeric.
  */
 int spfkit__domain_valid(const char *name, size_t len);
 

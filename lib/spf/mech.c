@@ -109,8 +109,9 @@ static int term_target(struct spfkit_eval *ev, struct frame *f, const struct spf
 				   &f->target_len, &failed);
 	if (rc == STEP_DONE && failed) {
 		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
-				   "macro expansion of '%.*s' is too long", (int)t->domain.src_len,
-				   t->domain.src);
+				   "macro expansion of '%.*s%s' is too long",
+				   (int)(t->domain.src_len > 64 ? 64 : t->domain.src_len), t->domain.src,
+				   t->domain.src_len > 64 ? "..." : "");
 		f->target = NULL;
 	}
 	return rc;

@@ -18,9 +18,38 @@
 
 #include <spfkit/spfkit.h>
 
-static void *t_alloc(void *u, size_t n) { (void)u; return test_malloc(n); }
-static void *t_realloc(void *u, void *p, size_t n) { (void)u; return test_realloc(p, n); }
-static void t_free(void *u, void *p) { (void)u; test_free(p); }
+/* Counts live blocks; teardown checks that every evaluation, zone and
+ * context gave back all it took. */
+static long live_blocks;
+
+static void *t_alloc(void *u, size_t n)
+{
+	void *p = malloc(n);
+
+	(void)u;
+	if (p != NULL)
+		live_blocks++;
+	return p;
+}
+
+static void *t_realloc(void *u, void *p, size_t n)
+{
+	void *q = realloc(p, n);
+
+	(void)u;
+	if (q != NULL && p == NULL)
+		live_blocks++;
+	return q;
+}
+
+static void t_free(void *u, void *p)
+{
+	(void)u;
+	if (p != NULL)
+		live_blocks--;
+	free(p);
+}
+
 static const struct spfkit_allocator test_alloc = {t_alloc, t_realloc, t_free, NULL};
 
 struct fixture {
@@ -51,6 +80,7 @@ static int teardown(void **state)
 	spfkit_ctx_free(fx->ctx);
 	spfkit_zone_free(fx->zone);
 	free(fx);
+	assert_int_equal(live_blocks, 0);
 	return 0;
 }
 
@@ -482,7 +512,7 @@ static void *f_alloc(void *u, size_t n)
 	if (f->left == 0)
 		return NULL;
 	f->left--;
-	return test_malloc(n);
+	return t_alloc(NULL, n);
 }
 
 static void *f_realloc(void *u, void *p, size_t n)
@@ -492,7 +522,7 @@ static void *f_realloc(void *u, void *p, size_t n)
 	if (f->left == 0)
 		return NULL;
 	f->left--;
-	return test_realloc(p, n);
+	return t_realloc(NULL, p, n);
 }
 
 static void allocation_failures(void **state)
