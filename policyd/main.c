@@ -1,0 +1,530 @@
+/*
+ * spfkit-policyd: options, sockets, privilege drop, PID file, signals.
+ *
+ * Run like policyd-spf (spawn mode: one client on stdin/stdout, the
+ * configuration file as the only argument), or as a daemon with
+ * --listen unix:/path and/or --listen inet:HOST:PORT.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netdb.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include <spfkit/zone.h>
+#ifdef SPFKIT_POLICYD_CARES
+#include <spfkit/cares.h>
+#endif
+
+#include "config.h"
+#include "core.h"
+#include "server.h"
+
+#define MAX_LISTEN 8
+
+struct options {
+	const char *config;
+	int config_given;
+	int check_config;
+	const char *listen[MAX_LISTEN];
+	size_t n_listen;
+	int stdio;
+	const char *user;
+	const char *pid_file;
+	const char *dns;
+	const char *zone;
+	int dns_timeout_ms;
+	mode_t socket_mode;
+	struct spfkit__policyd_opts srv;
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: spfkit-policyd [options] [CONFIG]\n"
+	      "  Postfix SPF policy service, a drop-in for policyd-spf.\n"
+	      "  -c, --config FILE       policyd-spf.conf (default " SPFKIT_MTA_CONF_DEFAULT_PATH ")\n"
+	      "      --check-config      report problems of the configuration with file:line, then exit\n"
+	      "  -l, --listen ADDR       unix:/path or inet:HOST:PORT (repeatable); none: spawn mode\n"
+	      "      --stdio             spawn mode: one client on stdin/stdout (the default)\n"
+	      "  -u, --user USER[:GROUP] drop privileges after opening the sockets\n"
+	      "  -p, --pid-file FILE     write the process id there\n"
+	      "      --socket-mode MODE  permissions of unix sockets (octal, default 0666)\n"
+	      "      --dns SERVERS       DNS servers HOST[:PORT],... (default: /etc/resolv.conf)\n"
+	      "      --dns-timeout MS    per-try DNS timeout\n"
+	      "      --zone FILE         answer DNS from a zone file (tests, offline use)\n"
+	      "      --receiver NAME     this host's name in headers (default: the host name)\n"
+	      "      --log syslog|stderr where log lines go (default syslog, facility mail)\n"
+	      "      --max-connections N (default 4096)\n"
+	      "      --idle-timeout S    close a connection idle that long (default 600)\n"
+	      "      --request-timeout S drop a client whose request is unfinished that long (default 30)\n"
+	      "  -h, --help, -V, --version\n",
+	      f);
+}
+
+/* A whole decimal number in [lo, hi], or -1. */
+static long number(const char *s, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+		return -1;
+	return v;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	enum { O_CHECK = 256, O_STDIO, O_MODE, O_DNS, O_DNS_TIMEOUT, O_ZONE, O_RECEIVER, O_LOG, O_MAXC,
+	       O_IDLE, O_REQ };
+	static const struct option longs[] = {
+		{"config", required_argument, NULL, 'c'}, {"check-config", no_argument, NULL, O_CHECK},
+		{"listen", required_argument, NULL, 'l'}, {"stdio", no_argument, NULL, O_STDIO},
+		{"user", required_argument, NULL, 'u'}, {"pid-file", required_argument, NULL, 'p'},
+		{"socket-mode", required_argument, NULL, O_MODE}, {"dns", required_argument, NULL, O_DNS},
+		{"dns-timeout", required_argument, NULL, O_DNS_TIMEOUT},
+		{"zone", required_argument, NULL, O_ZONE}, {"receiver", required_argument, NULL, O_RECEIVER},
+		{"log", required_argument, NULL, O_LOG}, {"max-connections", required_argument, NULL, O_MAXC},
+		{"idle-timeout", required_argument, NULL, O_IDLE},
+		{"request-timeout", required_argument, NULL, O_REQ}, {"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0},
+	};
+	int ch;
+	long v;
+	char *end;
+
+	o->config = SPFKIT_MTA_CONF_DEFAULT_PATH;
+	o->socket_mode = 0666;
+	while ((ch = getopt_long(argc, argv, "c:l:u:p:hV", longs, NULL)) != -1) {
+		switch (ch) {
+		case 'c': o->config = optarg; o->config_given = 1; break;
+		case O_CHECK: o->check_config = 1; break;
+		case 'l':
+			if (o->n_listen == MAX_LISTEN) {
+				fprintf(stderr, "spfkit-policyd: at most %d --listen\n", MAX_LISTEN);
+				return 2;
+			}
+			o->listen[o->n_listen++] = optarg;
+			break;
+		case O_STDIO: o->stdio = 1; break;
+		case 'u': o->user = optarg; break;
+		case 'p': o->pid_file = optarg; break;
+		case O_MODE:
+			v = strtol(optarg, &end, 8);
+			if (*end != '\0' || v < 0 || v > 0777)
+				goto bad;
+			o->socket_mode = (mode_t)v;
+			break;
+		case O_DNS: o->dns = optarg; break;
+		case O_DNS_TIMEOUT:
+			o->dns_timeout_ms = (int)number(optarg, 1, 600000);
+			if (o->dns_timeout_ms < 0)
+				goto bad;
+			break;
+		case O_ZONE: o->zone = optarg; break;
+		case O_RECEIVER: o->srv.receiver = optarg; break;
+		case O_LOG:
+			if (strcmp(optarg, "stderr") != 0 && strcmp(optarg, "syslog") != 0)
+				goto bad;
+			o->srv.log_stderr = strcmp(optarg, "stderr") == 0;
+			break;
+		case O_MAXC:
+			v = number(optarg, 1, 1000000);
+			if (v < 0)
+				goto bad;
+			o->srv.max_connections = (unsigned)v;
+			break;
+		case O_IDLE:
+		case O_REQ:
+			v = number(optarg, 1, 86400);
+			if (v < 0)
+				goto bad;
+			*(ch == O_IDLE ? &o->srv.idle_timeout : &o->srv.request_timeout) = (int)v;
+			break;
+		case 'h': usage(stdout); exit(0);
+		case 'V': puts("spfkit-policyd " SPFKIT_VERSION_STRING); exit(0);
+		default: usage(stderr); return 2;
+		}
+	}
+	/* policyd-spf's only argument is the configuration file */
+	if (optind < argc) {
+		o->config = argv[optind++];
+		o->config_given = 1;
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (o->stdio && o->n_listen > 0) {
+		fputs("spfkit-policyd: --stdio and --listen exclude each other\n", stderr);
+		return 2;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "spfkit-policyd: bad option value '%s'\n", optarg);
+	return 2;
+}
+
+/* ---- configuration ---------------------------------------------------- */
+
+static void print_diag(void *arg, const struct spfkit__mta_diag *d)
+{
+	int *errors = arg;
+
+	if (d->is_error)
+		(*errors)++;
+	fprintf(stderr, "%s:%u: %s: %s\n", d->file, d->line, d->is_error ? "error" : "warning", d->text);
+}
+
+static int load_config(struct options *o, struct spfkit__mta_config **cfg)
+{
+	int errors = 0, rc;
+
+	if (!o->config_given && access(o->config, F_OK) != 0) {
+		/* as policyd-spf: no file at the default place means the defaults */
+		o->srv.config_path = NULL;
+		return spfkit__mta_config_defaults(NULL, cfg);
+	}
+	o->srv.config_path = o->config;
+	rc = spfkit__mta_config_load(o->config, NULL, print_diag, &errors, cfg);
+	return rc;
+}
+
+/* ---- sockets ---------------------------------------------------------- */
+
+static int listen_unix(const char *path, mode_t mode)
+{
+	struct sockaddr_un sa;
+	struct stat st;
+	int fd;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "spfkit-policyd: socket path too long: %s\n", path);
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	/* a socket left by an earlier run; never remove anything else */
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+		unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || chmod(path, mode) != 0 ||
+	    listen(fd, 1024) != 0) {
+		fprintf(stderr, "spfkit-policyd: unix:%s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* "HOST:PORT" or "[V6]:PORT"; HOST numeric or a name from /etc/hosts. */
+static int listen_inet(const char *spec, char *bound, size_t bsize)
+{
+	char host[256], port[16];
+	const char *colon = strrchr(spec, ':');
+	struct addrinfo hints, *ai = NULL;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int fd = -1, one = 1, rc;
+	size_t hl;
+
+	if (colon == NULL || strlen(colon + 1) >= sizeof(port) || (size_t)(colon - spec) >= sizeof(host))
+		goto bad;
+	hl = (size_t)(colon - spec);
+	memcpy(host, spec, hl);
+	host[hl] = '\0';
+	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+		memmove(host, host + 1, hl - 2);
+		host[hl - 2] = '\0';
+	}
+	memcpy(port, colon + 1, strlen(colon + 1) + 1);
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
+	if (rc != 0) {
+		fprintf(stderr, "spfkit-policyd: inet:%s: %s\n", spec, gai_strerror(rc));
+		return -1;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 1024) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
+		fprintf(stderr, "spfkit-policyd: inet:%s: %s\n", spec, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return -1;
+	}
+	freeaddrinfo(ai);
+	/* the port actually bound, so a test can ask for port 0 */
+	snprintf(bound, bsize, "inet:%s:%u", host,
+		 ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+					       : ((struct sockaddr_in6 *)&ss)->sin6_port));
+	return fd;
+bad:
+	fprintf(stderr, "spfkit-policyd: bad listen address inet:%s (want inet:HOST:PORT)\n", spec);
+	return -1;
+}
+
+static int open_listeners(struct options *o, struct spfkit__policyd *srv)
+{
+	size_t i;
+
+	for (i = 0; i < o->n_listen; i++) {
+		const char *a = o->listen[i];
+		char bound[320];
+		int fd;
+
+		snprintf(bound, sizeof(bound), "%s", a);
+		if (strncmp(a, "unix:", 5) == 0)
+			fd = listen_unix(a + 5, o->socket_mode);
+		else if (strncmp(a, "inet:", 5) == 0)
+			fd = listen_inet(a + 5, bound, sizeof(bound));
+		else {
+			fprintf(stderr, "spfkit-policyd: bad listen address %s (unix:/path or inet:HOST:PORT)\n", a);
+			return -1;
+		}
+		if (fd < 0 || spfkit__policyd_listen_fd(srv, fd, bound) != 0)
+			return -1;
+		spfkit__policyd_log(srv, LOG_NOTICE, "listening on %s", bound);
+	}
+	return 0;
+}
+
+/* ---- privileges, PID file --------------------------------------------- */
+
+static int drop_privileges(const char *spec)
+{
+	char name[256];
+	const char *colon = strchr(spec, ':');
+	size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+	struct passwd *pw;
+	gid_t gid;
+
+	if (n >= sizeof(name))
+		return -1;
+	memcpy(name, spec, n);
+	name[n] = '\0';
+	pw = getpwnam(name);
+	if (pw == NULL) {
+		fprintf(stderr, "spfkit-policyd: no such user: %s\n", name);
+		return -1;
+	}
+	gid = pw->pw_gid;
+	if (colon != NULL) {
+		struct group *gr = getgrnam(colon + 1);
+
+		if (gr == NULL) {
+			fprintf(stderr, "spfkit-policyd: no such group: %s\n", colon + 1);
+			return -1;
+		}
+		gid = gr->gr_gid;
+	}
+	if (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid(pw->pw_uid) != 0) {
+		fprintf(stderr, "spfkit-policyd: cannot become %s: %s\n", spec, strerror(errno));
+		return -1;
+	}
+	/* there is no way back */
+	if (pw->pw_uid != 0 && setuid(0) == 0) {
+		fputs("spfkit-policyd: privileges could be regained; refusing to run\n", stderr);
+		return -1;
+	}
+	return 0;
+}
+
+static int write_pid_file(const char *path)
+{
+	char line[32];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	int n = snprintf(line, sizeof(line), "%ld\n", (long)getpid());
+
+	if (fd < 0 || write(fd, line, (size_t)n) != n) {
+		fprintf(stderr, "spfkit-policyd: pid file %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* ---- DNS ---------------------------------------------------------------- */
+
+static int open_resolver(const struct options *o, struct spfkit_zone **zone,
+			 struct spfkit_resolver **r)
+{
+	char err[512] = "";
+
+	if (o->zone != NULL) {
+		if (spfkit_zone_new(NULL, zone) != 0 ||
+		    spfkit_zone_load_file(*zone, o->zone, NULL, err, sizeof(err)) != 0 ||
+		    spfkit_zone_resolver(*zone, r) != 0) {
+			fprintf(stderr, "spfkit-policyd: zone %s: %s\n", o->zone, err[0] ? err : "cannot load");
+			return -1;
+		}
+		return 0;
+	}
+#ifdef SPFKIT_POLICYD_CARES
+	{
+		struct spfkit_cares_options co;
+
+		memset(&co, 0, sizeof(co));
+		co.servers = o->dns;
+		co.timeout_ms = o->dns_timeout_ms;
+		if (spfkit_cares_new(&co, NULL, r, err, sizeof(err)) != 0) {
+			fprintf(stderr, "spfkit-policyd: DNS: %s\n", err);
+			return -1;
+		}
+		return 0;
+	}
+#else
+	fputs("spfkit-policyd: built without the c-ares backend; use --zone\n", stderr);
+	return -1;
+#endif
+}
+
+/* ---- signals ------------------------------------------------------------ */
+
+struct sigs {
+	struct spfkit__policyd *srv;
+	struct event_base *base;
+	struct event *grace;
+};
+
+static void on_grace(evutil_socket_t fd, short what, void *arg)
+{
+	struct sigs *s = arg;
+
+	(void)fd;
+	(void)what;
+	spfkit__policyd_log(s->srv, LOG_WARNING, "requests still running at the end of the grace time");
+	event_base_loopexit(s->base, NULL);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct sigs *s = arg;
+	struct timeval grace = {60, 0};
+
+	(void)what;
+	if (sig == SIGHUP) {
+		(void)spfkit__policyd_reload(s->srv);
+		return;
+	}
+	spfkit__policyd_log(s->srv, LOG_NOTICE, "signal %d: finishing the requests in flight",
+			    (int)sig);
+	spfkit__policyd_drain(s->srv);
+	if (s->grace != NULL && !evtimer_pending(s->grace, NULL))
+		evtimer_add(s->grace, &grace);
+}
+
+/* ---- main ----------------------------------------------------------------- */
+
+static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit_resolver *r)
+{
+	struct event_config *ec = event_config_new();
+	struct event_base *base;
+	struct spfkit__policyd *srv = NULL;
+	struct sigs s;
+	struct event *ev[3] = {NULL, NULL, NULL};
+	int sigv[3] = {SIGHUP, SIGTERM, SIGINT}, rc = 1, i;
+
+	/* stdin may be a regular file when run by hand; epoll cannot watch those */
+	if (ec != NULL && o->n_listen == 0)
+		event_config_avoid_method(ec, "epoll");
+	base = ec != NULL ? event_base_new_with_config(ec) : NULL;
+	if (ec != NULL)
+		event_config_free(ec);
+	if (base == NULL || spfkit__policyd_new(base, &o->srv, cfg, r, &srv) != 0) {
+		fputs("spfkit-policyd: cannot start the event loop\n", stderr);
+		spfkit__mta_config_free(cfg);
+		goto out;
+	}
+	if (o->n_listen > 0 ? open_listeners(o, srv) != 0 : spfkit__policyd_serve_stdio(srv, 0, 1) != 0)
+		goto out;
+	if (o->pid_file != NULL && write_pid_file(o->pid_file) != 0)
+		goto out;
+	if (o->user != NULL && drop_privileges(o->user) != 0)
+		goto out;
+	s.srv = srv;
+	s.base = base;
+	s.grace = evtimer_new(base, on_grace, &s);
+	for (i = 0; i < 3; i++) {
+		ev[i] = evsignal_new(base, sigv[i], on_signal, &s);
+		if (ev[i] != NULL)
+			event_add(ev[i], NULL);
+	}
+	event_base_dispatch(base);
+	rc = 0;
+	for (i = 0; i < 3; i++)
+		if (ev[i] != NULL)
+			event_free(ev[i]);
+	if (s.grace != NULL)
+		event_free(s.grace);
+	if (o->pid_file != NULL)
+		unlink(o->pid_file);
+out:
+	spfkit__policyd_free(srv);
+	if (base != NULL)
+		event_base_free(base);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct spfkit__mta_config *cfg = NULL;
+	struct spfkit_zone *zone = NULL;
+	struct spfkit_resolver *r = NULL;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	rc = parse_args(argc, argv, &o);
+	if (rc != 0)
+		return rc;
+	rc = load_config(&o, &cfg);
+	if (o.check_config) {
+		if (rc == 0)
+			fprintf(stderr, "%s: OK\n", o.srv.config_path ? o.srv.config_path : "(defaults)");
+		spfkit__mta_config_free(cfg);
+		return rc == 0 ? 0 : 1;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "spfkit-policyd: %s: %s; not starting\n", o.config, spfkit_strerror(rc));
+		return 1;
+	}
+	if (!o.srv.log_stderr)
+		openlog("spfkit-policyd", LOG_PID, LOG_MAIL);
+	signal(SIGPIPE, SIG_IGN);
+	if (open_resolver(&o, &zone, &r) != 0) {
+		spfkit__mta_config_free(cfg);
+		spfkit_resolver_free(r);
+		if (zone != NULL)
+			spfkit_zone_free(zone);
+		return 1;
+	}
+	rc = run(&o, cfg, r);
+	spfkit_resolver_free(r);
+	if (zone != NULL)
+		spfkit_zone_free(zone);
+	return rc;
+}

@@ -1,0 +1,71 @@
+/*
+ * The policy service proper: one libevent loop, any number of client
+ * connections (listening sockets, or stdin/stdout in spawn mode), each
+ * carrying any number of requests; every SPF evaluation asynchronous, so
+ * a slow DNS answer holds up only the request that waits for it.
+ *
+ * Postfix's rule for trouble is followed: a client that breaks the
+ * protocol (over-long line, too many attributes, binary junk, a request
+ * that never ends, a client that never reads) is logged with a
+ * truncated, escaped copy of what it sent and disconnected without a
+ * reply (Postfix SMTPD_POLICY_README).
+ */
+#ifndef SPFKIT_POLICYD_SERVER_H
+#define SPFKIT_POLICYD_SERVER_H
+
+#include <stddef.h>
+
+#include <event2/event.h>
+
+#include <spfkit/resolver.h>
+
+#include "config.h"
+
+struct spfkit__policyd_opts {
+	const char *config_path;  /* re-read on SIGHUP; NULL: defaults only */
+	const char *receiver;     /* this host for headers and %{r}; NULL: gethostname() */
+	int log_stderr;           /* 1: stderr; 0: syslog (LOG_MAIL) */
+	unsigned max_connections; /* 0: SPFKIT_POLICYD_MAX_CONNECTIONS */
+	int idle_timeout;         /* s between requests; 0: SPFKIT_POLICYD_IDLE_TIMEOUT */
+	int request_timeout;      /* s for a begun request to end; 0: SPFKIT_POLICYD_REQUEST_TIMEOUT */
+	size_t cache_max;         /* instance cache entries; 0: SPFKIT_POLICYD_CACHE_MAX */
+};
+
+#define SPFKIT_POLICYD_MAX_CONNECTIONS 4096u
+/* Postfix closes an idle policy connection after 300 s (smtpd_policy_service_max_idle). */
+#define SPFKIT_POLICYD_IDLE_TIMEOUT 600
+#define SPFKIT_POLICYD_REQUEST_TIMEOUT 30
+#define SPFKIT_POLICYD_WRITE_TIMEOUT 30
+#define SPFKIT_POLICYD_CACHE_MAX 8192u
+/* Replies waiting for a client that does not read, before we stop reading it. */
+#define SPFKIT_POLICYD_OUTPUT_MAX 16384u
+
+struct spfkit__policyd;
+
+/*
+ * The server takes `cfg` (freed with the server, or replaced on reload)
+ * and uses `r`, which must outlive it. 0, SPFKIT_ENOMEM, SPFKIT_EINVAL.
+ */
+int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_opts *opts,
+			struct spfkit__mta_config *cfg, struct spfkit_resolver *r,
+			struct spfkit__policyd **out);
+
+/* Serve clients of a bound, listening socket (it is made non-blocking). */
+int spfkit__policyd_listen_fd(struct spfkit__policyd *srv, int fd, const char *label);
+
+/* Spawn mode: one client on in_fd/out_fd; the loop ends when it goes. */
+int spfkit__policyd_serve_stdio(struct spfkit__policyd *srv, int in_fd, int out_fd);
+
+/* SIGHUP: read the configuration file again; on any error keep the old one. */
+int spfkit__policyd_reload(struct spfkit__policyd *srv);
+
+/* SIGTERM: stop accepting, finish the requests in flight, then end the loop. */
+void spfkit__policyd_drain(struct spfkit__policyd *srv);
+
+/* Log through the server's channel (for main.c). */
+void spfkit__policyd_log(struct spfkit__policyd *srv, int prio, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+void spfkit__policyd_free(struct spfkit__policyd *srv);
+
+#endif
