@@ -33,6 +33,7 @@
 #ifdef SPFKIT_TEST_EVENT
 #include <event2/event.h>
 
+#include <spfkit/cache.h>
 #include <spfkit/event.h>
 #endif
 
@@ -532,6 +533,8 @@ static uint64_t ask(struct t *t, const char *name, uint16_t type)
 	return h;
 }
 
+#ifndef SPFKIT_TEST_EVENT /* the c-ares tests proper */
+
 /* wait() until the callback ran (or 3 s passed). */
 static void wait_answer(struct t *t)
 {
@@ -901,9 +904,184 @@ static void event_api_rejects_other_resolvers(void **state)
 	assert_int_equal(spfkit_cares_pending(NULL), 0);
 }
 
+#endif /* !SPFKIT_TEST_EVENT */
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
-#ifndef SPFKIT_TEST_EVENT
+#ifdef SPFKIT_TEST_EVENT
+/* ---- the libevent glue (lib/event) ------------------------------------- */
+
+/* Run the loop in 20 ms slices until *calls reaches want or ms passed. */
+static void loop_until(struct event_base *base, const int *calls, int want, int ms)
+{
+	struct timeval slice = { 0, 20000 };
+	int64_t end = now_ms() + ms;
+
+	while (*calls < want && now_ms() < end) {
+		event_base_loopexit(base, &slice);
+		assert_true(event_base_dispatch(base) >= 0);
+	}
+}
+
+struct ev_fix {
+	struct event_base *base;
+	struct spfkit_event *glue;
+};
+
+static void ev_up(struct t *t, struct ev_fix *e, struct spfkit_resolver *cache)
+{
+	e->base = event_base_new();
+	assert_non_null(e->base);
+	assert_int_equal(spfkit_event_attach(e->base, t->r, cache, &t->alloc, &e->glue), 0);
+}
+
+static void ev_down(struct ev_fix *e)
+{
+	assert_int_equal(spfkit_event_error(e->glue), 0);
+	spfkit_event_detach(e->glue);
+	event_base_free(e->base);
+}
+
+static void event_answer(void **state)
+{
+	struct t *t = *state;
+	struct ev_fix e;
+
+	ev_up(t, &e, NULL);
+	ask(t, "a.example", SPFKIT_RR_A);
+	loop_until(e.base, &t->got.calls, 1, 3000);
+	assert_int_equal(t->got.calls, 1);
+	assert_int_equal(t->got.in_submit_seen, 0);
+	assert_int_equal(t->got.status, SPFKIT_DNS_OK);
+	assert_int_equal(t->got.count, 2);
+	ev_down(&e);
+}
+
+static void event_timeout(void **state)
+{
+	struct t *t = *state;
+	struct ev_fix e;
+	int64_t start = now_ms(), took;
+
+	ev_up(t, &e, NULL);
+	ask(t, "silent.example", SPFKIT_RR_TXT);
+	loop_until(e.base, &t->got.calls, 1, 3000);
+	took = now_ms() - start;
+	assert_int_equal(t->got.calls, 1);
+	assert_int_equal(t->got.status, SPFKIT_DNS_TEMPFAIL);
+	assert_string_equal(t->got.detail, "timeout");
+	assert_true(took >= 200 && took < 1000);
+	ev_down(&e);
+}
+
+static void event_tcp_fallback(void **state)
+{
+	struct t *t = *state;
+	struct ev_fix e;
+	int udp, tcp;
+
+	ev_up(t, &e, NULL);
+	ask(t, "big.example", SPFKIT_RR_TXT);
+	loop_until(e.base, &t->got.calls, 1, 3000);
+	assert_int_equal(t->got.calls, 1);
+	assert_int_equal(t->got.status, SPFKIT_DNS_OK);
+	assert_int_equal(t->got.len0, BIG_TXT);
+	fake_counts(t->f, &udp, &tcp);
+	assert_int_equal(tcp, 1);
+	ev_down(&e);
+}
+
+static void event_cancel(void **state)
+{
+	struct t *t = *state;
+	struct ev_fix e;
+	int never = 0;
+
+	ev_up(t, &e, NULL);
+	spfkit_resolver_cancel(t->r, ask(t, "slow.example", SPFKIT_RR_A));
+	loop_until(e.base, &never, 1, SLOW_MS + 200);
+	assert_int_equal(t->got.calls, 0);
+	ev_down(&e);
+}
+
+static void event_many(void **state)
+{
+	struct t *t = *state;
+	struct ev_fix e;
+
+	ev_up(t, &e, NULL);
+	ask(t, "a.example", SPFKIT_RR_A);
+	ask(t, "big.example", SPFKIT_RR_TXT);
+	ask(t, "nx.example", SPFKIT_RR_TXT);
+	ask(t, "slow.example", SPFKIT_RR_A);
+	ask(t, "silent.example", SPFKIT_RR_A);
+	loop_until(e.base, &t->got.calls, 5, 3000);
+	assert_int_equal(t->got.calls, 5);
+	assert_int_equal(t->got.in_submit_seen, 0);
+	ev_down(&e);
+}
+
+/* Through the cache layer: a miss over the network, then a hit that
+ * the loop delivers, never the submit. */
+static void event_cache_hit(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_cache *cache;
+	struct spfkit_cache_stats st;
+	struct spfkit_resolver *layer, *cares = t->r;
+	struct ev_fix e;
+
+	assert_int_equal(spfkit_cache_new(NULL, &t->alloc, &cache), 0);
+	assert_int_equal(spfkit_cache_resolver(cache, cares, &layer), 0);
+	ev_up(t, &e, layer);
+	t->r = layer; /* ask() submits to the layer */
+	ask(t, "txt.example", SPFKIT_RR_TXT);
+	loop_until(e.base, &t->got.calls, 1, 3000);
+	assert_int_equal(t->got.calls, 1);
+	ask(t, "txt.example", SPFKIT_RR_TXT);
+	assert_int_equal(t->got.calls, 1);
+	loop_until(e.base, &t->got.calls, 2, 3000);
+	assert_int_equal(t->got.calls, 2);
+	assert_int_equal(t->got.in_submit_seen, 0);
+	assert_int_equal(t->got.status, SPFKIT_DNS_OK);
+	spfkit_cache_stats(cache, &st);
+	assert_int_equal(st.hits, 1);
+	assert_int_equal(st.misses, 1);
+	ev_down(&e);
+	spfkit_resolver_free(layer);
+	t->r = cares;
+	spfkit_cache_free(cache);
+}
+
+static void event_attach_rejects(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_resolver other = { NULL, NULL };
+	struct spfkit_event *g = (struct spfkit_event *)1;
+	struct event_base *base = event_base_new();
+
+	assert_int_equal(spfkit_event_attach(base, &other, NULL, NULL, &g), SPFKIT_EINVAL);
+	assert_null(g);
+	assert_int_equal(spfkit_event_attach(base, t->r, &other, NULL, &g), SPFKIT_EINVAL);
+	assert_int_equal(spfkit_event_attach(NULL, t->r, NULL, NULL, &g), SPFKIT_EINVAL);
+	spfkit_event_detach(NULL);
+	event_base_free(base);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(event_answer),
+		T(event_timeout),
+		T(event_tcp_fallback),
+		T(event_cancel),
+		T(event_many),
+		T(event_cache_hit),
+		T(event_attach_rejects),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
+#else
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
