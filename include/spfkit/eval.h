@@ -117,6 +117,18 @@ struct spfkit_config {
 	const char *default_explanation;      /* NULL: see SPFKIT_DEFAULT_EXPLANATION */
 	const char *receiver;                 /* %{r} and Received-SPF receiver=; NULL: "unknown" */
 	struct spfkit_limits limits;          /* zeros take the RFC defaults */
+	/*
+	 * Lookahead (on unless this is set): when a record or an MX answer
+	 * arrives, the evaluation also asks at once for what it will likely
+	 * need next (include and redirect targets, a/mx/exists names, MX
+	 * hosts), so a caller that sends questions in parallel waits about
+	 * one round trip per level of the record tree. Results, explanation
+	 * and every limit are exactly those of strict sequential evaluation;
+	 * answers to questions strict evaluation never reaches are ignored.
+	 * Turn it off for a synchronous in-memory backend, where it can only
+	 * add work.
+	 */
+	int no_lookahead;
 };
 
 /* Used when no record gives a usable "exp" (§6.2); a macro-string. */

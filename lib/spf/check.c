@@ -1,71 +1,129 @@
-/* spfkit_check(): the blocking loop over any resolver (the CLI's way). */
+/*
+ * spfkit_check(): the blocking driver over any resolver (the CLI's way).
+ * Every question the evaluation files is sent at once, so lookahead
+ * questions travel in parallel; when the result is known, questions still
+ * outstanding (lookahead that strict evaluation never needed) are
+ * cancelled, as the resolver contract allows.
+ */
+#include <string.h>
+
 #include "eval_int.h"
 
-struct pending {
+struct inflight {
+	struct check *chk;
+	uint32_t id;      /* 0: slot free */
+	uint64_t handle;
+};
+
+struct check {
 	struct spfkit_eval *ev;
-	uint32_t id;
-	int rc;
+	struct spfkit_resolver *resolver;
+	struct inflight *slots;
+	size_t nslots;
+	size_t outstanding;
+	int rc; /* first error from spfkit_eval_answer() */
 };
 
 static void on_answer(void *arg, const struct spfkit_dns_answer *answer)
 {
-	struct pending *p = arg;
-	int rc = spfkit_eval_answer(p->ev, p->id, answer);
+	struct inflight *slot = arg;
+	struct check *chk = slot->chk;
+	int rc = spfkit_eval_answer(chk->ev, slot->id, answer);
 
-	if (rc != 0 && p->rc == 0)
-		p->rc = rc;
-	p->id = 0;
+	if (rc != 0 && chk->rc == 0)
+		chk->rc = rc;
+	slot->id = 0;
+	chk->outstanding--;
 }
 
-/* Strict sequential evaluation asks one question at a time. */
-static int ask(struct spfkit_resolver *r, struct pending *p, const struct spfkit_question *q)
+static struct inflight *free_slot(struct check *chk)
 {
-	static const struct spfkit_dns_answer submit_failed = {
+	size_t i;
+
+	for (i = 0; i < chk->nslots; i++)
+		if (chk->slots[i].id == 0)
+			return &chk->slots[i];
+	return NULL; /* cannot happen: there are as many slots as questions */
+}
+
+static void send_question(struct check *chk, const struct spfkit_question *q)
+{
+	static const struct spfkit_dns_answer refused = {
 		.status = SPFKIT_DNS_TEMPFAIL, .detail = "the resolver refused the question"};
-	uint64_t handle;
+	struct inflight *slot = free_slot(chk);
 
-	p->id = q->id;
-	if (spfkit_resolver_submit(r, q->name, q->name_len, q->type, on_answer, p, &handle) != 0)
-		on_answer(p, &submit_failed);
-	while (p->id != 0) {
-		int rc = spfkit_resolver_wait(r, -1);
+	if (slot == NULL) {
+		spfkit_eval_answer(chk->ev, q->id, &refused);
+		return;
+	}
+	slot->chk = chk;
+	slot->id = q->id;
+	chk->outstanding++;
+	if (spfkit_resolver_submit(chk->resolver, q->name, q->name_len, q->type, on_answer, slot,
+				   &slot->handle) != 0)
+		on_answer(slot, &refused); /* a failed submit never calls back */
+}
 
+static void cancel_outstanding(struct check *chk)
+{
+	size_t i;
+
+	for (i = 0; i < chk->nslots; i++) {
+		if (chk->slots[i].id == 0)
+			continue;
+		spfkit_resolver_cancel(chk->resolver, chk->slots[i].handle);
+		chk->slots[i].id = 0;
+	}
+	chk->outstanding = 0;
+}
+
+static int drive(struct check *chk)
+{
+	struct spfkit_question q;
+	int rc;
+
+	for (;;) {
+		rc = spfkit_eval_step(chk->ev, &q);
+		if (rc == SPFKIT_STEP_DONE || rc < 0)
+			return rc;
+		if (rc == SPFKIT_STEP_QUERY) {
+			send_question(chk, &q);
+			continue;
+		}
+		if (chk->outstanding == 0)
+			return SPFKIT_ESTATE; /* waiting for nothing: a bug, not a hang */
+		rc = spfkit_resolver_wait(chk->resolver, -1);
 		if (rc < 0)
 			return rc;
+		if (chk->rc != 0)
+			return chk->rc;
 	}
-	return p->rc;
 }
 
 int spfkit_check(const struct spfkit_ctx *ctx, struct spfkit_resolver *resolver,
 		 const struct spfkit_request *req, struct spfkit_eval **out)
 {
-	struct pending p = {0};
-	struct spfkit_question q;
-	struct spfkit_eval *ev;
+	struct check chk;
 	int rc;
 
-	if (out == NULL || resolver == NULL)
+	if (out == NULL || resolver == NULL || ctx == NULL)
 		return SPFKIT_EINVAL;
 	*out = NULL;
-	rc = spfkit_eval_new(ctx, req, &ev);
-	if (rc != 0)
-		return rc;
-	p.ev = ev;
-	for (;;) {
-		rc = spfkit_eval_step(ev, &q);
-		if (rc == SPFKIT_STEP_DONE || rc < 0)
-			break;
-		if (rc == SPFKIT_STEP_QUERY)
-			rc = ask(resolver, &p, &q);
-		else
-			rc = SPFKIT_ESTATE; /* WAIT with nothing outstanding: cannot happen here */
-		if (rc != 0)
-			break;
-	}
+	memset(&chk, 0, sizeof(chk));
+	chk.resolver = resolver;
+	chk.nslots = EVAL_MAX_QUERIES;
+	chk.slots = spfkit__calloc(ctx->alloc, chk.nslots, sizeof(*chk.slots));
+	if (chk.slots == NULL)
+		return SPFKIT_ENOMEM;
+	rc = spfkit_eval_new(ctx, req, &chk.ev);
+	if (rc == 0)
+		rc = drive(&chk);
+	cancel_outstanding(&chk);
+	spfkit__free(ctx->alloc, chk.slots);
 	if (rc != SPFKIT_STEP_DONE) {
-		spfkit_eval_free(ev);
+		spfkit_eval_free(chk.ev);
 		return rc;
 	}
-	*out = ev;
+	*out = chk.ev;
 	return 0;
 }

@@ -55,6 +55,7 @@ int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out)
 	ctx->alloc = cfg->alloc;
 	spfkit__arena_init(&ctx->arena, cfg->alloc, 1024, 0);
 	ctx_set_limits(ctx, &cfg->limits);
+	ctx->lookahead = !cfg->no_lookahead;
 	rc = ctx_set_strings(ctx, cfg);
 	if (rc != 0) {
 		spfkit_ctx_free(ctx);

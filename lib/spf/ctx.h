@@ -14,6 +14,7 @@ struct spfkit_ctx {
 	size_t receiver_len;
 	struct spfkit_macro_string default_exp; /* parsed once, SPFKIT__MACRO_EXPLAIN */
 	struct spfkit_limits limits;
+	int lookahead; /* ask likely questions early (lookahead.c) */
 };
 
 #endif

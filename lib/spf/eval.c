@@ -95,68 +95,60 @@ static void frame_next_term(struct frame *f)
 	f->target_len = 0;
 }
 
-static int keep_record(struct spfkit_eval *ev, struct spfkit_record *rec)
+static void parse_failed(struct spfkit_eval *ev, struct frame *f, const struct query *q)
 {
-	struct record_node *node = spfkit__arena_alloc(&ev->arena, sizeof(*node));
+	const struct spfkit_parse_error *pe = &q->pe;
 
-	if (node == NULL) {
-		spfkit_record_free(rec);
-		return STEP_NOMEM;
-	}
-	node->rec = rec;
-	node->next = ev->records;
-	ev->records = node;
-	return STEP_DONE;
-}
-
-/* §4.5: exactly one TXT record starting "v=spf1" counts. */
-static int select_record(struct spfkit_eval *ev, struct frame *f, const struct query *q,
-			 const struct spfkit_dns_rr **out)
-{
-	size_t i, found = 0;
-
-	*out = NULL;
-	for (i = 0; i < q->ans.count; i++) {
-		const struct spfkit_dns_rr *rr = &q->ans.rrs[i];
-
-		if (!spfkit_record_is_spf((const char *)rr->data, rr->len))
-			continue;
-		found++;
-		*out = rr;
-	}
-	if (found > 1) {
-		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
-				   "%s has %zu SPF records (RFC 7208 section 4.5)", f->domain, found);
-		return 1;
-	}
-	if (found == 0)
-		frame_finish(ev, f, SPFKIT_RESULT_NONE);
-	return found == 0;
-}
-
-static void parse_failed(struct spfkit_eval *ev, struct frame *f, const struct spfkit_dns_rr *rr,
-			 int rc, const struct spfkit_parse_error *pe)
-{
-	if (rc != SPFKIT_ESYNTAX) {
+	if (q->rec_rc != SPFKIT_ESYNTAX) {
 		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, "SPF record of %s: %s",
-				   f->domain, spfkit_strerror(rc));
+				   f->domain, spfkit_strerror(q->rec_rc));
 		return;
 	}
 	spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
 			   "SPF record of %s, term '%.*s' at offset %zu: %s (RFC 7208 section %s)",
 			   f->domain, (int)(pe->term_len > 64 ? 64 : pe->term_len),
-			   (const char *)rr->data + pe->term_offset, pe->offset,
+			   (const char *)q->rec_rr->data + pe->term_offset, pe->offset,
 			   pe->rule ? pe->rule : "syntax error", pe->section ? pe->section : "4.6");
+}
+
+/* The answer to the TXT question is in: what record does it give? */
+static int frame_record(struct spfkit_eval *ev, struct frame *f, struct query *q)
+{
+	if (q->ans.status == SPFKIT_DNS_TEMPFAIL) {
+		spfkit__frame_fail(ev, f, SPFKIT_RESULT_TEMPERROR, "DNS TXT lookup of %s failed: %s",
+				   f->domain, q->ans.detail ? q->ans.detail : "temporary failure");
+		return STEP_DONE;
+	}
+	if (spfkit__query_record(ev, q) != 0)
+		return STEP_NOMEM;
+	switch (q->rec_state) {
+	case REC_NONE:
+		frame_finish(ev, f, SPFKIT_RESULT_NONE);
+		return STEP_DONE;
+	case REC_MULTIPLE:
+		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+				   "%s has %zu SPF records (RFC 7208 section 4.5)", f->domain,
+				   q->rec_count);
+		return STEP_DONE;
+	case REC_INVALID:
+		parse_failed(ev, f, q);
+		return STEP_DONE;
+	}
+	f->rec = q->rec;
+	trace_frame(ev, f, SPFKIT_TRACE_RECORD, f->rec->text, f->rec->len, 0);
+	f->phase = PH_TERMS;
+	f->term = 0;
+	f->uses = f->counted = 0;
+	f->term_charged = 0;
+	f->target = NULL;
+	return STEP_DONE;
 }
 
 /* §4.3, §4.4, §4.5: check the domain, fetch and choose its record. */
 static int frame_start(struct spfkit_eval *ev, struct frame *f)
 {
-	const struct spfkit_dns_rr *rr;
-	struct spfkit_parse_error pe;
-	struct spfkit_record *rec;
 	const struct query *q;
-	int fresh, nomem, rc;
+	int fresh, nomem;
 
 	trace_frame(ev, f, SPFKIT_TRACE_CHECK, NULL, 0, 0);
 	if (!spfkit__domain_valid(f->domain, f->domain_len)) {
@@ -169,33 +161,11 @@ static int frame_start(struct spfkit_eval *ev, struct frame *f)
 		return STEP_DONE;
 	}
 	f->uses = 0;
-	q = spfkit__need(ev, f, SPFKIT_RR_TXT, f->domain, f->domain_len, &fresh, &nomem);
+	q = spfkit__need(ev, f, SPFKIT_RR_TXT, f->domain, f->domain_len, QF_RECORD, &fresh, &nomem);
 	if (q == NULL)
 		return nomem ? STEP_NOMEM : STEP_PENDING;
-	if (q->ans.status == SPFKIT_DNS_TEMPFAIL) {
-		spfkit__frame_fail(ev, f, SPFKIT_RESULT_TEMPERROR, "DNS TXT lookup of %s failed: %s",
-				   f->domain, q->ans.detail ? q->ans.detail : "temporary failure");
-		return STEP_DONE;
-	}
-	if (select_record(ev, f, q, &rr))
-		return STEP_DONE;
-	rc = spfkit_record_parse((const char *)rr->data, rr->len, ev->ctx->alloc, &rec, &pe);
-	if (rc == SPFKIT_ENOMEM)
-		return STEP_NOMEM;
-	if (rc != 0) {
-		parse_failed(ev, f, rr, rc, &pe);
-		return STEP_DONE;
-	}
-	if (keep_record(ev, rec) != STEP_DONE)
-		return STEP_NOMEM;
-	f->rec = rec;
-	trace_frame(ev, f, SPFKIT_TRACE_RECORD, rec->text, rec->len, 0);
-	f->phase = PH_TERMS;
-	f->term = 0;
-	f->uses = f->counted = 0;
-	f->term_charged = 0;
-	f->target = NULL;
-	return STEP_DONE;
+	/* the table owns its queries; only the shared cap entry is const */
+	return frame_record(ev, f, (struct query *)(uintptr_t)q);
 }
 
 static enum spfkit_result_code qualifier_result(const struct spfkit_term *t)

@@ -22,6 +22,9 @@
 #include "ctx.h"
 #include "macro.h"
 
+/* Lookahead files at most this many questions of its own per evaluation. */
+#define EVAL_MAX_SPECULATIVE 64
+
 /* include/redirect nesting; the 10-term limit of §4.6.4 stops far before */
 #define EVAL_MAX_DEPTH 16
 /* questions of one evaluation; the RFC limits keep a valid one near 150 */
@@ -31,13 +34,34 @@
 
 enum query_state { Q_NEW = 0, Q_SENT, Q_DONE };
 
+/* What a question is for, so lookahead knows what its answer leads to. */
+#define QF_RECORD 0x01u /* TXT of a domain whose SPF record is wanted */
+#define QF_MX 0x02u     /* MX of an "mx" target: its hosts are next */
+
+/* The SPF record a TXT answer holds (§4.5), worked out once per answer. */
+enum record_state {
+	REC_UNKNOWN = 0,
+	REC_OK,       /* rec is the parsed record */
+	REC_NONE,     /* no "v=spf1" record */
+	REC_MULTIPLE, /* more than one: permerror */
+	REC_INVALID,  /* a syntax error (pe) or a cap (rc): permerror */
+};
+
 struct query {
 	uint64_t hash;
 	uint16_t type;
 	uint8_t state;
-	char *name; /* NUL-terminated, no final dot */
+	uint8_t flags; /* QF_* */
+	char *name;    /* NUL-terminated, no final dot */
 	size_t name_len;
 	struct spfkit_dns_answer ans; /* deep copy, valid when state == Q_DONE */
+	/* TXT answers of QF_RECORD questions: */
+	uint8_t rec_state;
+	int rec_rc;
+	size_t rec_count;               /* SPF records found */
+	struct spfkit_record *rec;      /* REC_OK; freed with the evaluation */
+	const struct spfkit_dns_rr *rec_rr; /* the record's RR (REC_OK, REC_INVALID) */
+	struct spfkit_parse_error pe;
 };
 
 enum frame_phase {
@@ -87,12 +111,6 @@ struct validated {
 	size_t lens[SPFKIT_LIMIT_PTR_NAMES];
 };
 
-/* Records parsed by this evaluation, freed with it. */
-struct record_node {
-	struct spfkit_record *rec;
-	struct record_node *next;
-};
-
 struct spfkit_eval {
 	const struct spfkit_ctx *ctx;
 	struct spfkit__arena arena;
@@ -117,14 +135,20 @@ struct spfkit_eval {
 	/* limits, counted in limits.c only */
 	unsigned dns_terms;
 	unsigned void_lookups;
-	struct record_node *records;
+	unsigned speculative; /* questions filed by lookahead */
+	int lookahead;
 	int done;
 	struct spfkit_result result;
 };
 
 /* query.c */
 const struct query *spfkit__need(struct spfkit_eval *ev, struct frame *f, uint16_t type,
-				 const char *name, size_t len, int *fresh, int *nomem);
+				 const char *name, size_t len, unsigned flags, int *fresh, int *nomem);
+/* File a question (or find the one filed), OR-ing flags in; NULL on ENOMEM or when full. */
+struct query *spfkit__file(struct spfkit_eval *ev, uint16_t type, const char *name, size_t len,
+			   unsigned flags);
+/* Select and parse the SPF record of a QF_RECORD TXT answer, once. 0 or SPFKIT_ENOMEM. */
+int spfkit__query_record(struct spfkit_eval *ev, struct query *q);
 int spfkit__emit(struct spfkit_eval *ev, struct spfkit_question *q);
 int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfkit_dns_answer *a);
 int spfkit__answer_void(const struct spfkit_dns_answer *a);
@@ -141,6 +165,9 @@ int spfkit__expand_target(struct spfkit_eval *ev, struct frame *f,
 			  const struct spfkit_macro_string *ms, enum spfkit__macro_use use,
 			  const char **out, size_t *out_len, int *failed);
 int spfkit__validate_ptr(struct spfkit_eval *ev, struct frame *f, struct validated *v);
+
+/* lookahead.c: file the questions an answer makes likely (issue 3). */
+int spfkit__lookahead(struct spfkit_eval *ev, struct query *q);
 
 /* explain.c */
 int spfkit__explain(struct spfkit_eval *ev, struct frame *f);

@@ -34,7 +34,7 @@ static int exp_text(struct spfkit_eval *ev, struct frame *f, struct spfkit_macro
 	rc = spfkit__expand_target(ev, f, &t->domain, SPFKIT__MACRO_DOMAIN, &name, &len, &failed);
 	if (rc != STEP_DONE || failed || !spfkit__domain_valid(name, len))
 		return rc;
-	q = spfkit__need(ev, f, SPFKIT_RR_TXT, name, len, &fresh, &nomem);
+	q = spfkit__need(ev, f, SPFKIT_RR_TXT, name, len, 0, &fresh, &nomem);
 	if (q == NULL)
 		return nomem ? STEP_NOMEM : STEP_PENDING;
 	if (q->ans.status != SPFKIT_DNS_OK || q->ans.count != 1)

@@ -130,7 +130,7 @@ int spfkit__validate_ptr(struct spfkit_eval *ev, struct frame *f, struct validat
 	int fresh, nomem;
 
 	v->count = 0;
-	ptr = spfkit__need(ev, f, SPFKIT_RR_PTR, rev, len, &fresh, &nomem);
+	ptr = spfkit__need(ev, f, SPFKIT_RR_PTR, rev, len, 0, &fresh, &nomem);
 	if (ptr == NULL)
 		return nomem ? STEP_NOMEM : STEP_PENDING;
 	n = ptr->ans.count;
@@ -141,8 +141,8 @@ int spfkit__validate_ptr(struct spfkit_eval *ev, struct frame *f, struct validat
 
 		if (!spfkit__domain_valid((const char *)rr->data, rr->len))
 			continue;
-		aq = spfkit__need(ev, f, address_type(ev), (const char *)rr->data, rr->len, &fresh,
-				  &nomem);
+		aq = spfkit__need(ev, f, address_type(ev), (const char *)rr->data, rr->len, 0,
+				  &fresh, &nomem);
 		if (aq == NULL)
 			return nomem ? STEP_NOMEM : STEP_PENDING;
 		if (!answer_has_ip(ev, aq, ev->ip.family == 4 ? 32 : 128))
@@ -160,7 +160,8 @@ static int lookup_target(struct spfkit_eval *ev, struct frame *f, uint16_t type,
 {
 	int fresh, nomem;
 
-	*out = spfkit__need(ev, f, type, f->target, f->target_len, &fresh, &nomem);
+	*out = spfkit__need(ev, f, type, f->target, f->target_len,
+			    type == SPFKIT_RR_MX ? QF_MX : 0, &fresh, &nomem);
 	if (*out == NULL)
 		return nomem ? STEP_NOMEM : STEP_PENDING;
 	if ((fresh && spfkit__charge_void(ev, f, &(*out)->ans)) || dns_failed(ev, f, *out))
@@ -217,8 +218,8 @@ static int mech_mx(struct spfkit_eval *ev, struct frame *f, const struct spfkit_
 			*res = MECH_ERROR;
 			return STEP_DONE;
 		}
-		aq = spfkit__need(ev, f, address_type(ev), (const char *)rr->data, rr->len, &fresh,
-				  &nomem);
+		aq = spfkit__need(ev, f, address_type(ev), (const char *)rr->data, rr->len, 0,
+				  &fresh, &nomem);
 		if (aq == NULL)
 			return nomem ? STEP_NOMEM : STEP_PENDING;
 		if (dns_failed(ev, f, aq)) {
@@ -244,7 +245,7 @@ static int mech_ptr(struct spfkit_eval *ev, struct frame *f, enum mech_outcome *
 	struct validated v;
 	int fresh, nomem, rc;
 
-	ptr = spfkit__need(ev, f, SPFKIT_RR_PTR, rev, len, &fresh, &nomem);
+	ptr = spfkit__need(ev, f, SPFKIT_RR_PTR, rev, len, 0, &fresh, &nomem);
 	if (ptr == NULL)
 		return nomem ? STEP_NOMEM : STEP_PENDING;
 	if (fresh && spfkit__charge_void(ev, f, &ptr->ans)) {

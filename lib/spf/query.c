@@ -61,22 +61,34 @@ static struct query *query_add(struct spfkit_eval *ev, uint16_t type, const char
 	return q;
 }
 
-const struct query *spfkit__need(struct spfkit_eval *ev, struct frame *f, uint16_t type,
-				 const char *name, size_t len, int *fresh, int *nomem)
+struct query *spfkit__file(struct spfkit_eval *ev, uint16_t type, const char *name, size_t len,
+			   unsigned flags)
 {
 	uint64_t hash;
 	struct query *q;
 
-	*nomem = 0;
-	*fresh = 0;
 	len = spfkit__domain_trim(name, len);
 	hash = spfkit__name_hash(name, len);
 	q = query_find(ev, type, name, len, hash);
+	if (q == NULL && ev->nqueries < EVAL_MAX_QUERIES)
+		q = query_add(ev, type, name, len, hash);
+	if (q != NULL)
+		q->flags |= (uint8_t)flags;
+	return q;
+}
+
+const struct query *spfkit__need(struct spfkit_eval *ev, struct frame *f, uint16_t type,
+				 const char *name, size_t len, unsigned flags, int *fresh, int *nomem)
+{
+	struct query *q;
+
+	*nomem = 0;
+	*fresh = 0;
+	q = spfkit__file(ev, type, name, len, flags);
 	if (q == NULL) {
 		if (ev->nqueries >= EVAL_MAX_QUERIES)
 			return &query_cap_reached;
-		if (query_add(ev, type, name, len, hash) == NULL)
-			*nomem = 1;
+		*nomem = 1;
 		return NULL;
 	}
 	if (q->state != Q_DONE)
@@ -148,6 +160,33 @@ static int copy_records(struct spfkit_eval *ev, struct query *q, const struct sp
 	return 0;
 }
 
+/* §4.5: of the TXT records, exactly one starting "v=spf1" counts. */
+int spfkit__query_record(struct spfkit_eval *ev, struct query *q)
+{
+	size_t i;
+
+	if (q->rec_state != REC_UNKNOWN || q->state != Q_DONE)
+		return 0;
+	for (i = 0; i < q->ans.count; i++) {
+		const struct spfkit_dns_rr *rr = &q->ans.rrs[i];
+
+		if (spfkit_record_is_spf((const char *)rr->data, rr->len)) {
+			q->rec_count++;
+			q->rec_rr = rr;
+		}
+	}
+	if (q->rec_count != 1) {
+		q->rec_state = q->rec_count == 0 ? REC_NONE : REC_MULTIPLE;
+		return 0;
+	}
+	q->rec_rc = spfkit_record_parse((const char *)q->rec_rr->data, q->rec_rr->len,
+					ev->ctx->alloc, &q->rec, &q->pe);
+	if (q->rec_rc == SPFKIT_ENOMEM)
+		return SPFKIT_ENOMEM;
+	q->rec_state = q->rec_rc == 0 ? REC_OK : REC_INVALID;
+	return 0;
+}
+
 static void trace_answer(struct spfkit_eval *ev, uint32_t id, const struct query *q)
 {
 	struct spfkit_trace_event e;
@@ -191,5 +230,7 @@ int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfki
 	ev->progress = 1;
 	if (ev->trace != NULL)
 		trace_answer(ev, id, q);
+	if (rc == 0 && ev->lookahead && !ev->done)
+		rc = spfkit__lookahead(ev, q);
 	return rc;
 }

@@ -100,6 +100,7 @@ static int eval_setup(struct spfkit_eval *ev, const struct spfkit_request *req)
 	ev->now = req->now;
 	ev->trace = req->trace;
 	ev->trace_arg = req->trace_arg;
+	ev->lookahead = ev->ctx->lookahead;
 	ev->helo = spfkit__arena_strndup(&ev->arena, req->helo ? req->helo : "", req->helo_len);
 	if (ev->helo == NULL)
 		return SPFKIT_ENOMEM;
@@ -146,12 +147,12 @@ int spfkit_eval_new(const struct spfkit_ctx *ctx, const struct spfkit_request *r
 
 void spfkit_eval_free(struct spfkit_eval *ev)
 {
-	struct record_node *n;
+	size_t i;
 
 	if (ev == NULL)
 		return;
-	for (n = ev->records; n != NULL; n = n->next)
-		spfkit_record_free(n->rec);
+	for (i = 0; i < ev->nqueries; i++)
+		spfkit_record_free(ev->queries[i].rec);
 	spfkit__free(ev->ctx->alloc, ev->queries);
 	spfkit__buf_free(&ev->scratch);
 	spfkit__arena_free(&ev->arena);

@@ -1,7 +1,10 @@
 /*
  * Every case of the RFC 7208 test suite, in-process through the zone
- * backend. Prints each failure with the reason and one summary line
- * "N passed, N failed". Exit status 0 only when every case passed.
+ * backend, twice: strict sequential evaluation and with lookahead. A case
+ * passes when the strict result is accepted by the suite and the
+ * lookahead evaluation gives the identical result (code, explanation,
+ * mechanism, problem, counters). Prints each failure with the reason and
+ * one summary line "N passed, N failed"; exit status 0 only when all passed.
  *
  *   run_inprocess rfc7208-tests.yml [case-name]
  */
@@ -14,43 +17,67 @@ struct counts {
 	unsigned passed, failed;
 };
 
-static int run_case(const struct spfkit_ctx *ctx, struct spfkit_resolver *r,
-		    const struct suite_scenario *sc, const struct suite_case *c, struct counts *n)
+static int evaluate(const struct spfkit_ctx *ctx, struct spfkit_resolver *r,
+		    const struct suite_case *c, struct spfkit_eval **ev)
 {
 	struct spfkit_request req;
-	struct spfkit_eval *ev = NULL;
-	char why[1024];
-	int rc;
 
 	memset(&req, 0, sizeof(req));
-	if (spfkit_ip_parse(c->host, strlen(c->host), &req.ip) != 0) {
-		printf("FAIL %s: bad host %s in the suite\n", c->name, c->host);
-		n->failed++;
-		return -1;
-	}
+	if (spfkit_ip_parse(c->host, strlen(c->host), &req.ip) != 0)
+		return SPFKIT_EINVAL;
 	req.sender = c->mailfrom;
 	req.sender_len = c->mailfrom_len;
 	req.helo = c->helo;
 	req.helo_len = c->helo_len;
 	req.now = 1700000000;
-	rc = spfkit_check(ctx, r, &req, &ev);
-	if (rc != 0) {
-		printf("FAIL %s (%s): spfkit_check: %s\n", c->name, sc->description, spfkit_strerror(rc));
-		n->failed++;
-		return -1;
-	}
-	if (suite_case_ok(c, spfkit_eval_result(ev), why, sizeof(why))) {
+	return spfkit_check(ctx, r, &req, ev);
+}
+
+static int same_text(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* Lookahead must change nothing but the number of questions asked. */
+static int identical(const struct spfkit_result *a, const struct spfkit_result *b, char *why,
+		     size_t size)
+{
+	if (a->code == b->code && same_text(a->explanation, b->explanation) &&
+	    same_text(a->mechanism, b->mechanism) && same_text(a->problem, b->problem) &&
+	    same_text(a->domain, b->domain) && a->dns_terms == b->dns_terms &&
+	    a->void_lookups == b->void_lookups)
+		return 1;
+	snprintf(why, size, "lookahead differs: %s/%u/%u vs strict %s/%u/%u",
+		 spfkit_result_name(b->code), b->dns_terms, b->void_lookups,
+		 spfkit_result_name(a->code), a->dns_terms, a->void_lookups);
+	return 0;
+}
+
+static void run_case(const struct spfkit_ctx *const ctx[2], struct spfkit_resolver *r,
+		     const struct suite_scenario *sc, const struct suite_case *c, struct counts *n)
+{
+	struct spfkit_eval *ev[2] = {NULL, NULL};
+	char why[1024] = "";
+	int i, rc = 0, ok;
+
+	for (i = 0; i < 2 && rc == 0; i++)
+		rc = evaluate(ctx[i], r, c, &ev[i]);
+	if (rc != 0)
+		snprintf(why, sizeof(why), "spfkit_check: %s", spfkit_strerror(rc));
+	ok = rc == 0 && suite_case_ok(c, spfkit_eval_result(ev[0]), why, sizeof(why)) &&
+	     identical(spfkit_eval_result(ev[0]), spfkit_eval_result(ev[1]), why, sizeof(why));
+	if (ok) {
 		n->passed++;
 	} else {
 		printf("FAIL %s [spec %s] (%s): %s\n", c->name, c->spec ? c->spec : "?",
 		       sc->description, why);
 		n->failed++;
 	}
-	spfkit_eval_free(ev);
-	return 0;
+	spfkit_eval_free(ev[0]);
+	spfkit_eval_free(ev[1]);
 }
 
-static int run_scenario(const struct spfkit_ctx *ctx, const struct suite_scenario *sc,
+static int run_scenario(const struct spfkit_ctx *const ctx[2], const struct suite_scenario *sc,
 			const char *only, struct counts *n)
 {
 	struct spfkit_zone *zone = NULL;
@@ -74,32 +101,38 @@ static int run_scenario(const struct spfkit_ctx *ctx, const struct suite_scenari
 
 int main(int argc, char **argv)
 {
-	struct spfkit_config cfg;
-	struct spfkit_ctx *ctx = NULL;
-	struct counts n = {0, 0};
-	struct suite *s;
 	static struct suite suite;
+	struct spfkit_config cfg;
+	struct spfkit_ctx *ctx[2] = {NULL, NULL};
+	struct counts n = {0, 0};
 	size_t i;
+	int rc = 1;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s rfc7208-tests.yml [case]\n", argv[0]);
 		return 2;
 	}
-	s = &suite;
-	if (suite_load(s, argv[1]) != 0)
+	if (suite_load(&suite, argv[1]) != 0)
 		return 1;
 	memset(&cfg, 0, sizeof(cfg));
 	/* The suite expects the literal DEFAULT where no exp= gives a text. */
 	cfg.default_explanation = "DEFAULT";
-	if (spfkit_ctx_new(&cfg, &ctx) != 0) {
-		suite_free(s);
-		return 1;
-	}
-	for (i = 0; i < s->nscenarios; i++)
-		run_scenario(ctx, &s->scenarios[i], argc > 2 ? argv[2] : NULL, &n);
-	spfkit_ctx_free(ctx);
-	suite_free(s);
-	printf("rfc7208 in-process: %u cases run\n", n.passed + n.failed);
+	cfg.no_lookahead = 1;
+	if (spfkit_ctx_new(&cfg, &ctx[0]) != 0)
+		goto out;
+	cfg.no_lookahead = 0;
+	if (spfkit_ctx_new(&cfg, &ctx[1]) != 0)
+		goto out;
+	for (i = 0; i < suite.nscenarios; i++)
+		run_scenario((const struct spfkit_ctx *const *)ctx, &suite.scenarios[i],
+			     argc > 2 ? argv[2] : NULL, &n);
+	printf("rfc7208 in-process: %u cases run, each strict and with lookahead\n",
+	       n.passed + n.failed);
 	printf("%u passed, %u failed\n", n.passed, n.failed);
-	return n.failed == 0 && n.passed > 0 ? 0 : 1;
+	rc = n.failed == 0 && n.passed > 0 ? 0 : 1;
+out:
+	spfkit_ctx_free(ctx[0]);
+	spfkit_ctx_free(ctx[1]);
+	suite_free(&suite);
+	return rc;
 }
