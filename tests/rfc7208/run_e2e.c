@@ -1,0 +1,144 @@
+/*
+ * The RFC 7208 test suite end to end: each scenario's zone is served for
+ * real by tests/dnsd on 127.0.0.1 (a port it picks), and every case is
+ * evaluated through the c-ares backend, strict and with lookahead. A
+ * case passes when both results are accepted by the suite (explanation
+ * included). Short c-ares timeouts keep the TIMEOUT cases fast.
+ * Prints "N passed, N failed"; exit status 0 only when all passed.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <spfkit/cares.h>
+
+#include "dnsd.h"
+#include "suite.h"
+
+#define E2E_TIMEOUT_MS 150
+
+struct counts {
+	unsigned passed, failed;
+	unsigned long long queries[2];
+};
+
+static int evaluate(const struct spfkit_ctx *ctx, struct spfkit_resolver *r,
+		    const struct suite_case *c, struct spfkit_eval **ev)
+{
+	struct spfkit_request req;
+
+	memset(&req, 0, sizeof(req));
+	if (spfkit_ip_parse(c->host, strlen(c->host), &req.ip) != 0)
+		return SPFKIT_EINVAL;
+	req.sender = c->mailfrom;
+	req.sender_len = c->mailfrom_len;
+	req.helo = c->helo;
+	req.helo_len = c->helo_len;
+	req.now = 1700000000;
+	return spfkit_check(ctx, r, &req, ev);
+}
+
+static void run_case(struct spfkit_ctx *const ctx[2], struct spfkit_resolver *r, struct dnsd *d,
+		     const struct suite_scenario *sc, const struct suite_case *c, struct counts *n)
+{
+	static const char *const mode[2] = {"strict", "lookahead"};
+	char why[1024] = "";
+	int i, ok = 1;
+
+	for (i = 0; i < 2 && ok; i++) {
+		struct spfkit_eval *ev = NULL;
+		uint64_t before = dnsd_queries(d);
+		int rc = evaluate(ctx[i], r, c, &ev);
+
+		if (rc != 0)
+			snprintf(why, sizeof(why), "spfkit_check: %s", spfkit_strerror(rc));
+		ok = rc == 0 && suite_case_ok(c, spfkit_eval_result(ev), why, sizeof(why));
+		n->queries[i] += dnsd_queries(d) - before;
+		if (!ok)
+			printf("FAIL %s [%s] (%s): %s\n", c->name, mode[i], sc->description, why);
+		spfkit_eval_free(ev);
+	}
+	if (ok)
+		n->passed++;
+	else
+		n->failed++;
+}
+
+static void run_scenario(struct spfkit_ctx *const ctx[2], struct spfkit_resolver *r,
+			 struct dnsd *d, const struct suite_scenario *sc, struct counts *n)
+{
+	struct spfkit_zone *zone = NULL;
+	size_t i;
+
+	if (spfkit_zone_new(NULL, &zone) != 0 || suite_fill_zone(sc, zone) != 0) {
+		printf("FAIL scenario '%s': cannot build its zone\n", sc->description);
+		n->failed += (unsigned)sc->ncases;
+		spfkit_zone_free(zone);
+		return;
+	}
+	dnsd_set_zone(d, zone);
+	for (i = 0; i < sc->ncases; i++)
+		run_case(ctx, r, d, sc, &sc->cases[i], n);
+	dnsd_set_zone(d, NULL);
+	spfkit_zone_free(zone);
+}
+
+static int start(struct dnsd **d, struct spfkit_resolver **r)
+{
+	struct dnsd_options dopt = {.addr = "127.0.0.1"};
+	struct spfkit_cares_options copt = {.timeout_ms = E2E_TIMEOUT_MS, .tries = 1};
+	char servers[64], err[256];
+
+	if (dnsd_start(&dopt, NULL, d) != 0) {
+		fprintf(stderr, "cannot start the test DNS server\n");
+		return -1;
+	}
+	snprintf(servers, sizeof(servers), "127.0.0.1:%d", dnsd_port(*d));
+	copt.servers = servers;
+	if (spfkit_cares_new(&copt, NULL, r, err, sizeof(err)) != 0) {
+		fprintf(stderr, "c-ares: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct suite suite;
+	struct spfkit_config cfg;
+	struct spfkit_ctx *ctx[2] = {NULL, NULL};
+	struct spfkit_resolver *r = NULL;
+	struct dnsd *d = NULL;
+	struct counts n;
+	size_t i;
+	int rc = 1;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s rfc7208-tests.yml\n", argv[0]);
+		return 2;
+	}
+	memset(&n, 0, sizeof(n));
+	if (suite_load(&suite, argv[1]) != 0)
+		return 1;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.default_explanation = "DEFAULT";
+	cfg.no_lookahead = 1;
+	if (spfkit_ctx_new(&cfg, &ctx[0]) != 0)
+		goto out;
+	cfg.no_lookahead = 0;
+	if (spfkit_ctx_new(&cfg, &ctx[1]) != 0 || start(&d, &r) != 0)
+		goto out;
+	for (i = 0; i < suite.nscenarios; i++)
+		run_scenario(ctx, r, d, &suite.scenarios[i], &n);
+	printf("rfc7208 end-to-end over c-ares and tests/dnsd on 127.0.0.1:%d: %u cases, "
+	       "each strict (%llu queries) and with lookahead (%llu queries)\n",
+	       dnsd_port(d), n.passed + n.failed, n.queries[0], n.queries[1]);
+	printf("%u passed, %u failed\n", n.passed, n.failed);
+	rc = n.failed == 0 && n.passed > 0 ? 0 : 1;
+out:
+	spfkit_resolver_free(r);
+	dnsd_stop(d);
+	spfkit_ctx_free(ctx[0]);
+	spfkit_ctx_free(ctx[1]);
+	suite_free(&suite);
+	return rc;
+}
