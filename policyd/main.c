@@ -47,6 +47,8 @@ struct options {
 	const char *pid_file;
 	const char *dns;
 	const char *zone;
+	const char *zone_timeout[MAX_LISTEN];
+	size_t n_zone_timeout;
 	int dns_timeout_ms;
 	mode_t socket_mode;
 	struct spfkit__policyd_opts srv;
@@ -66,6 +68,7 @@ static void usage(FILE *f)
 	      "      --dns SERVERS       DNS servers HOST[:PORT],... (default: /etc/resolv.conf)\n"
 	      "      --dns-timeout MS    per-try DNS timeout\n"
 	      "      --zone FILE         answer DNS from a zone file (tests, offline use)\n"
+	      "      --zone-timeout NAME with --zone: questions for NAME time out (tests)\n"
 	      "      --receiver NAME     this host's name in headers (default: the host name)\n"
 	      "      --log syslog|stderr where log lines go (default syslog, facility mail)\n"
 	      "      --max-connections N (default 4096)\n"
@@ -90,15 +93,16 @@ static long number(const char *s, long lo, long hi)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { O_CHECK = 256, O_STDIO, O_MODE, O_DNS, O_DNS_TIMEOUT, O_ZONE, O_RECEIVER, O_LOG, O_MAXC,
-	       O_IDLE, O_REQ };
+	enum { O_CHECK = 256, O_STDIO, O_MODE, O_DNS, O_DNS_TIMEOUT, O_ZONE, O_ZONE_TIMEOUT, O_RECEIVER,
+	       O_LOG, O_MAXC, O_IDLE, O_REQ };
 	static const struct option longs[] = {
 		{"config", required_argument, NULL, 'c'}, {"check-config", no_argument, NULL, O_CHECK},
 		{"listen", required_argument, NULL, 'l'}, {"stdio", no_argument, NULL, O_STDIO},
 		{"user", required_argument, NULL, 'u'}, {"pid-file", required_argument, NULL, 'p'},
 		{"socket-mode", required_argument, NULL, O_MODE}, {"dns", required_argument, NULL, O_DNS},
 		{"dns-timeout", required_argument, NULL, O_DNS_TIMEOUT},
-		{"zone", required_argument, NULL, O_ZONE}, {"receiver", required_argument, NULL, O_RECEIVER},
+		{"zone", required_argument, NULL, O_ZONE},
+		{"zone-timeout", required_argument, NULL, O_ZONE_TIMEOUT}, {"receiver", required_argument, NULL, O_RECEIVER},
 		{"log", required_argument, NULL, O_LOG}, {"max-connections", required_argument, NULL, O_MAXC},
 		{"idle-timeout", required_argument, NULL, O_IDLE},
 		{"request-timeout", required_argument, NULL, O_REQ}, {"help", no_argument, NULL, 'h'},
@@ -137,6 +141,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 				goto bad;
 			break;
 		case O_ZONE: o->zone = optarg; break;
+		case O_ZONE_TIMEOUT:
+			if (o->n_zone_timeout == MAX_LISTEN)
+				goto bad;
+			o->zone_timeout[o->n_zone_timeout++] = optarg;
+			break;
 		case O_RECEIVER: o->srv.receiver = optarg; break;
 		case O_LOG:
 			if (strcmp(optarg, "stderr") != 0 && strcmp(optarg, "syslog") != 0)
@@ -373,15 +382,18 @@ static int open_resolver(const struct options *o, struct spfkit_zone **zone,
 			 struct spfkit_resolver **r)
 {
 	char err[512] = "";
+	size_t i;
 
 	if (o->zone != NULL) {
 		if (spfkit_zone_new(NULL, zone) != 0 ||
-		    spfkit_zone_load_file(*zone, o->zone, NULL, err, sizeof(err)) != 0 ||
-		    spfkit_zone_resolver(*zone, r) != 0) {
+		    spfkit_zone_load_file(*zone, o->zone, NULL, err, sizeof(err)) != 0) {
 			fprintf(stderr, "spfkit-policyd: zone %s: %s\n", o->zone, err[0] ? err : "cannot load");
 			return -1;
 		}
-		return 0;
+		for (i = 0; i < o->n_zone_timeout; i++)
+			if (spfkit_zone_add_timeout(*zone, o->zone_timeout[i], strlen(o->zone_timeout[i])) != 0)
+				return -1;
+		return spfkit_zone_resolver(*zone, r) == 0 ? 0 : -1;
 	}
 #ifdef SPFKIT_POLICYD_CARES
 	{
@@ -444,7 +456,7 @@ static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit_
 	struct event_config *ec = event_config_new();
 	struct event_base *base;
 	struct spfkit__policyd *srv = NULL;
-	struct sigs s;
+	struct sigs s = {NULL, NULL, NULL};
 	struct event *ev[3] = {NULL, NULL, NULL};
 	int sigv[3] = {SIGHUP, SIGTERM, SIGINT}, rc = 1, i;
 
@@ -459,12 +471,7 @@ static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit_
 		spfkit__mta_config_free(cfg);
 		goto out;
 	}
-	if (o->n_listen > 0 ? open_listeners(o, srv) != 0 : spfkit__policyd_serve_stdio(srv, 0, 1) != 0)
-		goto out;
-	if (o->pid_file != NULL && write_pid_file(o->pid_file) != 0)
-		goto out;
-	if (o->user != NULL && drop_privileges(o->user) != 0)
-		goto out;
+	/* signals first: whoever sees "listening on" may signal us at once */
 	s.srv = srv;
 	s.base = base;
 	s.grace = evtimer_new(base, on_grace, &s);
@@ -473,16 +480,22 @@ static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit_
 		if (ev[i] != NULL)
 			event_add(ev[i], NULL);
 	}
+	if (o->n_listen > 0 ? open_listeners(o, srv) != 0 : spfkit__policyd_serve_stdio(srv, 0, 1) != 0)
+		goto out;
+	if (o->pid_file != NULL && write_pid_file(o->pid_file) != 0)
+		goto out;
+	if (o->user != NULL && drop_privileges(o->user) != 0)
+		goto out;
 	event_base_dispatch(base);
 	rc = 0;
-	for (i = 0; i < 3; i++)
-		if (ev[i] != NULL)
-			event_free(ev[i]);
-	if (s.grace != NULL)
-		event_free(s.grace);
 	if (o->pid_file != NULL)
 		unlink(o->pid_file);
 out:
+	for (i = 0; i < 3; i++)
+		if (ev[i] != NULL)
+			event_free(ev[i]);
+	if (srv != NULL && s.grace != NULL)
+		event_free(s.grace);
 	spfkit__policyd_free(srv);
 	if (base != NULL)
 		event_base_free(base);

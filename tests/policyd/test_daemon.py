@@ -1,0 +1,408 @@
+#!/usr/bin/env python3
+"""spfkit-policyd on loopback: answers, the instance cache, hostile clients,
+SIGHUP reload, SIGTERM drain and spawn mode.
+
+Usage: test_daemon.py /path/to/spfkit-policyd
+
+DNS comes from a zone file (--zone), so nothing leaves the machine; the
+daemon listens on 127.0.0.1 port 0 (it reports the port it got) and on a
+UNIX socket in a private temporary directory, removed at the end.
+"""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+BIN = sys.argv[1] if len(sys.argv) > 1 else "spfkit-policyd"
+
+ZONE = """$TTL 300
+example.com.      TXT "v=spf1 ip4:192.0.2.0/24 -all"
+mx.example.com.   TXT "v=spf1 a -all"
+mx.example.com.   A 192.0.2.10
+exp.example.      TXT "v=spf1 -all exp=why.exp.example"
+why.exp.example.  TXT "%{i} is not one of %{d}'s hosts"
+soft.example.     TXT "v=spf1 ~all"
+"""
+
+
+def request(helo="mx.example.com", sender="alice@example.com", ip="192.0.2.10",
+            instance="", **extra):
+    attrs = [("request", "smtpd_access_policy"), ("protocol_state", "RCPT"),
+             ("protocol_name", "ESMTP"), ("helo_name", helo), ("queue_id", "Q1"),
+             ("sender", sender), ("recipient", "bob@receiver.test"),
+             ("client_address", ip), ("instance", instance)]
+    attrs += list(extra.items())
+    return "".join("%s=%s\n" % a for a in attrs).encode() + b"\n"
+
+
+class Daemon:
+    def __init__(self, conf="", args=()):
+        self.dir = tempfile.mkdtemp(prefix="spfkit-policyd-test-")
+        self.zone = os.path.join(self.dir, "zone")
+        self.conf = os.path.join(self.dir, "policyd-spf.conf")
+        self.sock = os.path.join(self.dir, "policy.sock")
+        self.pid_file = os.path.join(self.dir, "pid")
+        with open(self.zone, "w") as f:
+            f.write(ZONE)
+        self.write_conf(conf)
+        cmd = [BIN, "--zone", self.zone, "--zone-timeout", "slow.example", "--log", "stderr",
+               "--listen", "inet:127.0.0.1:0", "--listen", "unix:" + self.sock,
+               "--request-timeout", "1", "--receiver", "mx.receiver.test",
+               "--pid-file", self.pid_file, "-c", self.conf] + list(args)
+        env = dict(os.environ)
+        # under ASan, freed memory sits in quarantine: keep it small so RSS means something
+        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=4"
+        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                     env=env)
+        self.lines = []
+        self.lock = threading.Lock()
+        self.reader = threading.Thread(target=self._read_log, daemon=True)
+        self.reader.start()
+        line = self.wait_log("listening on inet:")
+        self.port = int(line.rsplit(":", 1)[1])
+
+    def _read_log(self):
+        for raw in self.proc.stderr:
+            with self.lock:
+                self.lines.append(raw.decode(errors="replace").rstrip("\n"))
+
+    def write_conf(self, text):
+        with open(self.conf, "w") as f:
+            f.write(text)
+
+    def wait_log(self, needle, timeout=5.0):
+        end = time.time() + timeout
+        while time.time() < end:
+            with self.lock:
+                for line in self.lines:
+                    if needle in line:
+                        return line
+            if self.proc.poll() is not None and not self.reader.is_alive():
+                break
+            time.sleep(0.02)
+        raise AssertionError("no log line with %r; log:\n%s" % (needle, "\n".join(self.lines)))
+
+    def connect(self, unix=False):
+        if unix:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(self.sock)
+        else:
+            s = socket.create_connection(("127.0.0.1", self.port))
+        s.settimeout(5)
+        return s
+
+    def rss_kb(self):
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def stop(self):
+        if self.reader is None:
+            return self.proc.returncode
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("daemon did not stop on SIGTERM")
+        self.reader.join(2)
+        self.reader = None
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return self.proc.returncode
+
+
+def read_replies(s, n):
+    """n replies, each "action=...\n\n" (they may arrive in one segment)."""
+    data = b""
+    while data.count(b"\n\n") < n:
+        chunk = s.recv(4096)
+        if not chunk:
+            raise AssertionError("connection closed; got %r" % data)
+        data += chunk
+    parts = data.decode().split("\n\n")
+    return [p + "\n\n" for p in parts[:n]]
+
+
+def read_reply(s):
+    return read_replies(s, 1)[0]
+
+
+def ask(s, data):
+    s.sendall(data)
+    return read_reply(s)
+
+
+def expect(got, want):
+    if want not in got:
+        raise AssertionError("got %r, want it to contain %r" % (got, want))
+
+
+def expect_closed_without_reply(s, timeout=5.0):
+    s.settimeout(timeout)
+    data = b""
+    try:
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    except ConnectionResetError:
+        pass
+    if data:
+        raise AssertionError("got a reply %r, want a silent disconnect" % data)
+
+
+# ---- the tests; each gets a running daemon -------------------------------
+
+def test_pass_gets_received_spf(d):
+    with d.connect() as s:
+        r = ask(s, request())
+    expect(r, "action=prepend Received-SPF: pass")
+    expect(r, "identity=mailfrom")
+    assert r.count("\n") == 2, r
+
+
+def test_unix_socket_answers(d):
+    with d.connect(unix=True) as s:
+        expect(ask(s, request()), "action=prepend Received-SPF: pass")
+
+
+def test_fail_rejected_with_explanation(d):
+    with d.connect() as s:
+        r = ask(s, request(sender="bob@exp.example"))
+    expect(r, "action=550 5.7.23 Message rejected due to: 192.0.2.10 is not one of "
+              "exp.example's hosts.")
+
+
+def test_forged_helo_rejected_first(d):
+    with d.connect() as s:
+        r = ask(s, request(helo="mx.example.com", ip="198.51.100.7"))
+    expect(r, "action=550 5.7.23 ")
+    expect(r, "s=helo;id=mx.example.com")
+
+
+def test_null_sender_judged_by_helo(d):
+    with d.connect() as s:
+        r = ask(s, request(sender=""))
+    expect(r, "action=prepend Received-SPF: pass")
+    expect(r, "identity=helo")
+
+
+def test_one_header_per_message(d):
+    with d.connect() as s:
+        first = ask(s, request(instance="aa.1"))
+        second = ask(s, request(instance="aa.1"))
+    expect(first, "action=prepend Received-SPF")
+    assert second == "action=dunno\n\n", second
+
+
+def test_reject_repeated_for_later_recipients(d):
+    with d.connect() as s:
+        first = ask(s, request(sender="bob@exp.example", instance="bb.1"))
+        second = ask(s, request(sender="bob@exp.example", instance="bb.1"))
+    assert first == second, (first, second)
+
+
+def test_pipelined_requests_answered_in_order(d):
+    with d.connect() as s:
+        s.sendall(request() + request(sender="bob@exp.example"))
+        one, two = read_replies(s, 2)
+    expect(one, "prepend Received-SPF: pass")
+    expect(two, "550 5.7.23")
+
+
+def test_byte_by_byte_request(d):
+    with d.connect() as s:
+        for b in request():
+            s.sendall(bytes([b]))
+        expect(read_reply(s), "prepend Received-SPF: pass")
+
+
+def hostile(d, data, log_needle):
+    with d.connect() as good:
+        with d.connect() as bad:
+            bad.sendall(data)
+            expect_closed_without_reply(bad)
+        d.wait_log(log_needle)
+        expect(ask(good, request()), "Received-SPF: pass")
+
+
+def test_overlong_line_disconnected(d):
+    hostile(d, b"request=smtpd_access_policy\nhelo_name=" + b"a" * 5000, "line too long")
+
+
+def test_too_many_attributes_disconnected(d):
+    data = b"".join(b"a%d=1\n" % i for i in range(200)) + b"\n"
+    hostile(d, data, "too many attributes")
+
+
+def test_binary_junk_disconnected(d):
+    hostile(d, b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + os.urandom(64),
+            "protocol error")
+
+
+def test_nul_byte_disconnected_with_escaped_log(d):
+    hostile(d, b"request=smtpd_access_policy\nsender=a\x00b\n\n", "NUL byte")
+    d.wait_log('\\x00')
+
+
+def test_half_sent_request_dropped(d):
+    with d.connect() as good:
+        with d.connect() as bad:
+            bad.sendall(b"request=smtpd_access_policy\nsender=alice@exa")
+            t0 = time.time()
+            expect_closed_without_reply(bad, timeout=5)
+            assert time.time() - t0 < 4, "not dropped after --request-timeout"
+        d.wait_log("request not finished")
+        expect(ask(good, request()), "Received-SPF: pass")
+
+
+def test_client_that_never_reads_stays_bounded(d):
+    before = d.rss_kb()
+    bad = d.connect()
+    bad.setblocking(False)
+    one = request(instance="")
+    sent = 0
+    deadline = time.time() + 5
+    while sent < 8 * 1024 * 1024 and time.time() < deadline:
+        try:
+            sent += bad.send(one * 64)
+        except BlockingIOError:
+            time.sleep(0.05)
+            try:
+                sent += bad.send(one)
+            except BlockingIOError:
+                break
+    with d.connect() as good:
+        t0 = time.time()
+        expect(ask(good, request()), "Received-SPF: pass")
+        assert time.time() - t0 < 2, "other clients stalled"
+    grown = d.rss_kb() - before
+    bad.close()
+    assert grown < 32 * 1024, "memory grew by %d kB for one non-reading client" % grown
+
+
+def test_dns_timeout_defers_451(d):
+    d.write_conf("TempError_Defer = True\nTempError_Action = 451\n")
+    d.proc.send_signal(signal.SIGHUP)
+    d.wait_log("reloaded")
+    with d.connect() as s:
+        r = ask(s, request(helo="slow.example", sender="x@slow.example"))
+    expect(r, "action=451 4.7.24 Message deferred due to:")
+
+
+def test_sighup_reload_keeps_connections(d):
+    with d.connect() as s:
+        expect(ask(s, request(sender="bob@exp.example")), "550 5.7.23")
+        d.write_conf("Mail_From_reject = False\n")
+        d.proc.send_signal(signal.SIGHUP)
+        d.wait_log("reloaded")
+        expect(ask(s, request(sender="bob@exp.example")), "action=prepend Received-SPF: fail")
+
+
+def test_sighup_with_bad_config_keeps_old(d):
+    d.write_conf("Mail_From_reject = fail\n")
+    d.proc.send_signal(signal.SIGHUP)
+    d.wait_log("keeping the running configuration")
+    d.wait_log("must be spelt 'Fail'")
+    with d.connect() as s:
+        expect(ask(s, request(sender="bob@exp.example")), "550 5.7.23")
+
+
+def test_log_line_per_decision(d):
+    with d.connect() as s:
+        ask(s, request(sender="bob@exp.example", instance="log.1"))
+    line = d.wait_log("from=<bob@exp.example>")
+    for part in ("Q1: ", "client=192.0.2.10", "helo=mx.example.com", "helo_result=pass",
+                 "mailfrom_result=fail", 'action="550 5.7.23', "time="):
+        expect(line, part)
+
+
+def test_sigterm_drains_and_exits(d):
+    idle = d.connect()
+    rc = d.stop()
+    assert rc == 0, rc
+    assert not os.path.exists(d.pid_file), "pid file left behind"
+    idle.settimeout(2)
+    assert idle.recv(10) == b""
+
+
+TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
+
+
+def spawn_mode():
+    """policyd-spf's way: one client on stdin/stdout; ends at EOF."""
+    tmp = tempfile.mkdtemp(prefix="spfkit-policyd-spawn-")
+    try:
+        zone = os.path.join(tmp, "zone")
+        conf = os.path.join(tmp, "policyd-spf.conf")
+        with open(zone, "w") as f:
+            f.write(ZONE)
+        with open(conf, "w") as f:
+            f.write("debugLevel = 1\n")
+        p = subprocess.run([BIN, "--zone", zone, "--log", "stderr", conf],
+                           input=request() + request(sender="bob@exp.example"),
+                           capture_output=True, timeout=10)
+        out = p.stdout.decode()
+        assert p.returncode == 0, p.stderr
+        expect(out, "action=prepend Received-SPF: pass")
+        expect(out, "action=550 5.7.23")
+        assert out.count("action=") == 2, out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def check_config():
+    tmp = tempfile.mkdtemp(prefix="spfkit-policyd-check-")
+    try:
+        conf = os.path.join(tmp, "bad.conf")
+        with open(conf, "w") as f:
+            f.write("# comment\nHELO_reject = fail\nWhitelist = 10.0.0.0/8, 192.0.2.0/24\nFoo = 1\n")
+        p = subprocess.run([BIN, "--check-config", "-c", conf], capture_output=True, timeout=10)
+        err = p.stderr.decode()
+        assert p.returncode == 1, (p.returncode, err)
+        expect(err, conf + ":2: error: HELO_reject: 'fail' must be spelt 'Fail'")
+        expect(err, conf + ":3: warning: Whitelist: space inside the list")
+        expect(err, conf + ":4: warning: unknown option 'Foo'")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    passed = failed = 0
+    for t in TESTS + [spawn_mode, check_config]:
+        d = None
+        try:
+            if t in TESTS:
+                d = Daemon()
+                t(d)
+                # a clean exit: no leak report, no crash at shutdown
+                rc = d.stop()
+                assert rc == 0, "daemon exit status %r" % rc
+            else:
+                t()
+            passed += 1
+            print("ok   %s" % t.__name__)
+        except Exception as e:  # report every failure, keep going
+            failed += 1
+            print("FAIL %s: %s" % (t.__name__, e))
+            if d is not None:
+                print("  log:\n    " + "\n    ".join(d.lines[-20:]))
+        finally:
+            if d is not None:
+                d.stop()
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
