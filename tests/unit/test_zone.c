@@ -284,6 +284,25 @@ static void names_may_hold_odd_bytes(void **state)
 	spfkit_zone_free(z);
 }
 
+static void names_fold_only_ascii_letters(void **state)
+{
+	struct spfkit_zone *z = zone_new();
+
+	(void)state;
+	/* long enough for the word-at-a-time compare, and a byte-wise tail */
+	add_text(z, "abcdefgh@[xyz\xc1.example.com", SPFKIT_RR_TXT, "x");
+	want_status(z, "ABCDEFGH@[XYZ\xc1.EXAMPLE.COM", SPFKIT_RR_TXT, SPFKIT_DNS_OK);
+	/* '@' and '`', '[' and '{' differ by 0x20 but are not letters */
+	want_status(z, "abcdefgh`[xyz\xc1.example.com", SPFKIT_RR_TXT, SPFKIT_DNS_NXDOMAIN);
+	want_status(z, "abcdefgh@{xyz\xc1.example.com", SPFKIT_RR_TXT, SPFKIT_DNS_NXDOMAIN);
+	/* bytes over 0x7f are not folded (0xc1 vs 0xe1) */
+	want_status(z, "abcdefgh@[xyz\xe1.example.com", SPFKIT_RR_TXT, SPFKIT_DNS_NXDOMAIN);
+	want_status(z, "abcdefgh@[xyz\xc1.example.coM", SPFKIT_RR_TXT, SPFKIT_DNS_OK);
+	want_status(z, "abcdefgh@[xyz\xc1.example.con", SPFKIT_RR_TXT, SPFKIT_DNS_NXDOMAIN);
+	want_status(z, "Abcdefgh@[xyz\xc1.example.co", SPFKIT_RR_TXT, SPFKIT_DNS_NXDOMAIN);
+	spfkit_zone_free(z);
+}
+
 static void add_refuses_names_dns_cannot_carry(void **state)
 {
 	char big[300], label64[64];
@@ -990,6 +1009,7 @@ int main(void)
 		cmocka_unit_test(lookup_is_zero_copy),
 		cmocka_unit_test(names_ignore_case_and_final_dot),
 		cmocka_unit_test(names_may_hold_odd_bytes),
+		cmocka_unit_test(names_fold_only_ascii_letters),
 		cmocka_unit_test(add_refuses_names_dns_cannot_carry),
 		cmocka_unit_test(lookup_of_impossible_names_is_nxdomain),
 		cmocka_unit_test(lookup_bad_arguments_are_einval),
