@@ -5,6 +5,7 @@
 #include "dnsloop.h"
 
 #ifdef SPFKIT_POLICYD_CARES
+#include <spfkit/cache.h>
 #include <spfkit/cares.h>
 #endif
 
@@ -20,8 +21,10 @@ struct watch {
 struct spfkit__dnsloop {
 	struct event_base *base;
 	struct spfkit_resolver *r;
+	struct spfkit_resolver *cache; /* NULL, or a cache layer over r */
 	int is_cares;
-	struct event *timer; /* c-ares timeouts, or the pump */
+	struct event *timer;   /* c-ares timeouts, or the pump */
+	struct event *deliver; /* the cache layer's queued hits */
 	struct watch *watches;
 };
 
@@ -104,6 +107,26 @@ static void on_watch(void *arg, int fd, unsigned events)
 }
 #endif
 
+#ifdef SPFKIT_POLICYD_CARES
+/* Called from inside the cache layer's submit: only schedule. */
+static void on_ready(void *arg)
+{
+	struct spfkit__dnsloop *dl = arg;
+
+	event_active(dl->deliver, EV_TIMEOUT, 0);
+}
+
+static void on_deliver(evutil_socket_t fd, short what, void *arg)
+{
+	struct spfkit__dnsloop *dl = arg;
+
+	(void)fd;
+	(void)what;
+	(void)spfkit_cache_deliver(dl->cache);
+	rearm(dl);
+}
+#endif
+
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct spfkit__dnsloop *dl = arg;
@@ -123,7 +146,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 }
 
 int spfkit__dnsloop_new(struct event_base *base, struct spfkit_resolver *r,
-			struct spfkit__dnsloop **out)
+			struct spfkit_resolver *cache, struct spfkit__dnsloop **out)
 {
 	struct spfkit__dnsloop *dl = spfkit__zalloc(NULL, sizeof(*dl));
 
@@ -138,6 +161,16 @@ int spfkit__dnsloop_new(struct event_base *base, struct spfkit_resolver *r,
 	}
 #ifdef SPFKIT_POLICYD_CARES
 	dl->is_cares = spfkit_cares_set_watch(r, on_watch, dl) == 0;
+	if (dl->is_cares && cache != NULL) {
+		dl->deliver = event_new(base, -1, 0, on_deliver, dl);
+		if (dl->deliver == NULL || spfkit_cache_set_ready(cache, on_ready, dl) != 0) {
+			spfkit__dnsloop_free(dl);
+			return SPFKIT_ENOMEM;
+		}
+		dl->cache = cache;
+	}
+#else
+	(void)cache;
 #endif
 	*out = dl;
 	return 0;
@@ -162,6 +195,10 @@ void spfkit__dnsloop_free(struct spfkit__dnsloop *dl)
 	if (dl == NULL)
 		return;
 #ifdef SPFKIT_POLICYD_CARES
+	if (dl->cache != NULL)
+		(void)spfkit_cache_set_ready(dl->cache, NULL, NULL);
+	if (dl->deliver != NULL)
+		event_free(dl->deliver);
 	if (dl->is_cares)
 		(void)spfkit_cares_set_watch(dl->r, NULL, NULL);
 	while (dl->watches != NULL)

@@ -27,6 +27,7 @@
 
 #include <spfkit/zone.h>
 #ifdef SPFKIT_POLICYD_CARES
+#include <spfkit/cache.h>
 #include <spfkit/cares.h>
 #endif
 
@@ -50,6 +51,7 @@ struct options {
 	const char *zone_timeout[MAX_LISTEN];
 	size_t n_zone_timeout;
 	int dns_timeout_ms;
+	long dns_cache_mb;
 	mode_t socket_mode;
 	struct spfkit__policyd_opts srv;
 };
@@ -67,6 +69,7 @@ static void usage(FILE *f)
 	      "      --socket-mode MODE  permissions of unix sockets (octal, default 0666)\n"
 	      "      --dns SERVERS       DNS servers HOST[:PORT],... (default: /etc/resolv.conf)\n"
 	      "      --dns-timeout MS    per-try DNS timeout\n"
+	      "      --dns-cache-mb N    answer cache size (default 4; 0: none)\n"
 	      "      --zone FILE         answer DNS from a zone file (tests, offline use)\n"
 	      "      --zone-timeout NAME with --zone: questions for NAME time out (tests)\n"
 	      "      --receiver NAME     this host's name in headers (default: the host name)\n"
@@ -93,14 +96,15 @@ static long number(const char *s, long lo, long hi)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { O_CHECK = 256, O_STDIO, O_MODE, O_DNS, O_DNS_TIMEOUT, O_ZONE, O_ZONE_TIMEOUT, O_RECEIVER,
-	       O_LOG, O_MAXC, O_IDLE, O_REQ };
+	enum { O_CHECK = 256, O_STDIO, O_MODE, O_DNS, O_DNS_TIMEOUT, O_DNS_CACHE, O_ZONE, O_ZONE_TIMEOUT,
+	       O_RECEIVER, O_LOG, O_MAXC, O_IDLE, O_REQ };
 	static const struct option longs[] = {
 		{"config", required_argument, NULL, 'c'}, {"check-config", no_argument, NULL, O_CHECK},
 		{"listen", required_argument, NULL, 'l'}, {"stdio", no_argument, NULL, O_STDIO},
 		{"user", required_argument, NULL, 'u'}, {"pid-file", required_argument, NULL, 'p'},
 		{"socket-mode", required_argument, NULL, O_MODE}, {"dns", required_argument, NULL, O_DNS},
 		{"dns-timeout", required_argument, NULL, O_DNS_TIMEOUT},
+		{"dns-cache-mb", required_argument, NULL, O_DNS_CACHE},
 		{"zone", required_argument, NULL, O_ZONE},
 		{"zone-timeout", required_argument, NULL, O_ZONE_TIMEOUT}, {"receiver", required_argument, NULL, O_RECEIVER},
 		{"log", required_argument, NULL, O_LOG}, {"max-connections", required_argument, NULL, O_MAXC},
@@ -114,6 +118,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 	o->config = SPFKIT_MTA_CONF_DEFAULT_PATH;
 	o->socket_mode = 0666;
+	o->dns_cache_mb = 4;
 	while ((ch = getopt_long(argc, argv, "c:l:u:p:hV", longs, NULL)) != -1) {
 		switch (ch) {
 		case 'c': o->config = optarg; o->config_given = 1; break;
@@ -138,6 +143,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case O_DNS_TIMEOUT:
 			o->dns_timeout_ms = (int)number(optarg, 1, 600000);
 			if (o->dns_timeout_ms < 0)
+				goto bad;
+			break;
+		case O_DNS_CACHE:
+			o->dns_cache_mb = number(optarg, 0, 4096);
+			if (o->dns_cache_mb < 0)
 				goto bad;
 			break;
 		case O_ZONE: o->zone = optarg; break;
@@ -378,37 +388,72 @@ static int write_pid_file(const char *path)
 
 /* ---- DNS ---------------------------------------------------------------- */
 
-static int open_resolver(const struct options *o, struct spfkit_zone **zone,
-			 struct spfkit_resolver **r)
+struct dns {
+	struct spfkit_zone *zone;
+	struct spfkit_resolver *r;     /* the backend */
+	struct spfkit_resolver *layer; /* NULL, or the cache layer over r */
+#ifdef SPFKIT_POLICYD_CARES
+	struct spfkit_cache *cache;
+#endif
+};
+
+static void close_resolver(struct dns *d)
+{
+	spfkit_resolver_free(d->layer);
+	spfkit_resolver_free(d->r);
+#ifdef SPFKIT_POLICYD_CARES
+	spfkit_cache_free(d->cache);
+#endif
+	if (d->zone != NULL)
+		spfkit_zone_free(d->zone);
+}
+
+static int open_zone(const struct options *o, struct dns *d)
 {
 	char err[512] = "";
 	size_t i;
 
-	if (o->zone != NULL) {
-		if (spfkit_zone_new(NULL, zone) != 0 ||
-		    spfkit_zone_load_file(*zone, o->zone, NULL, err, sizeof(err)) != 0) {
-			fprintf(stderr, "spfkit-policyd: zone %s: %s\n", o->zone, err[0] ? err : "cannot load");
-			return -1;
-		}
-		for (i = 0; i < o->n_zone_timeout; i++)
-			if (spfkit_zone_add_timeout(*zone, o->zone_timeout[i], strlen(o->zone_timeout[i])) != 0)
-				return -1;
-		return spfkit_zone_resolver(*zone, r) == 0 ? 0 : -1;
+	if (spfkit_zone_new(NULL, &d->zone) != 0 ||
+	    spfkit_zone_load_file(d->zone, o->zone, NULL, err, sizeof(err)) != 0) {
+		fprintf(stderr, "spfkit-policyd: zone %s: %s\n", o->zone, err[0] ? err : "cannot load");
+		return -1;
 	}
+	for (i = 0; i < o->n_zone_timeout; i++)
+		if (spfkit_zone_add_timeout(d->zone, o->zone_timeout[i], strlen(o->zone_timeout[i])) != 0)
+			return -1;
+	return spfkit_zone_resolver(d->zone, &d->r) == 0 ? 0 : -1;
+}
+
+static int open_resolver(const struct options *o, struct dns *d)
+{
+	if (o->zone != NULL)
+		return open_zone(o, d);
 #ifdef SPFKIT_POLICYD_CARES
 	{
 		struct spfkit_cares_options co;
+		struct spfkit_cache_options cc;
+		char err[512] = "";
 
 		memset(&co, 0, sizeof(co));
 		co.servers = o->dns;
 		co.timeout_ms = o->dns_timeout_ms;
-		if (spfkit_cares_new(&co, NULL, r, err, sizeof(err)) != 0) {
+		if (spfkit_cares_new(&co, NULL, &d->r, err, sizeof(err)) != 0) {
 			fprintf(stderr, "spfkit-policyd: DNS: %s\n", err);
+			return -1;
+		}
+		if (o->dns_cache_mb == 0)
+			return 0;
+		memset(&cc, 0, sizeof(cc));
+		cc.max_bytes = (size_t)o->dns_cache_mb << 20;
+		if (spfkit_cache_new(&cc, NULL, &d->cache) != 0 ||
+		    spfkit_cache_resolver(d->cache, d->r, &d->layer) != 0) {
+			fputs("spfkit-policyd: cannot make the DNS cache\n", stderr);
 			return -1;
 		}
 		return 0;
 	}
 #else
+	(void)d;
 	fputs("spfkit-policyd: built without the c-ares backend; use --zone\n", stderr);
 	return -1;
 #endif
@@ -451,7 +496,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 
 /* ---- main ----------------------------------------------------------------- */
 
-static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit_resolver *r)
+static int run(struct options *o, struct spfkit__mta_config *cfg, struct dns *d)
 {
 	struct event_config *ec = event_config_new();
 	struct event_base *base;
@@ -466,7 +511,7 @@ static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit_
 	base = ec != NULL ? event_base_new_with_config(ec) : NULL;
 	if (ec != NULL)
 		event_config_free(ec);
-	if (base == NULL || spfkit__policyd_new(base, &o->srv, cfg, r, &srv) != 0) {
+	if (base == NULL || spfkit__policyd_new(base, &o->srv, cfg, d->r, d->layer, &srv) != 0) {
 		fputs("spfkit-policyd: cannot start the event loop\n", stderr);
 		spfkit__mta_config_free(cfg);
 		goto out;
@@ -506,8 +551,7 @@ int main(int argc, char **argv)
 {
 	struct options o;
 	struct spfkit__mta_config *cfg = NULL;
-	struct spfkit_zone *zone = NULL;
-	struct spfkit_resolver *r = NULL;
+	struct dns d;
 	int rc;
 
 	memset(&o, 0, sizeof(o));
@@ -528,16 +572,13 @@ int main(int argc, char **argv)
 	if (!o.srv.log_stderr)
 		openlog("spfkit-policyd", LOG_PID, LOG_MAIL);
 	signal(SIGPIPE, SIG_IGN);
-	if (open_resolver(&o, &zone, &r) != 0) {
+	memset(&d, 0, sizeof(d));
+	if (open_resolver(&o, &d) != 0) {
 		spfkit__mta_config_free(cfg);
-		spfkit_resolver_free(r);
-		if (zone != NULL)
-			spfkit_zone_free(zone);
+		close_resolver(&d);
 		return 1;
 	}
-	rc = run(&o, cfg, r);
-	spfkit_resolver_free(r);
-	if (zone != NULL)
-		spfkit_zone_free(zone);
+	rc = run(&o, cfg, &d);
+	close_resolver(&d);
 	return rc;
 }

@@ -894,7 +894,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 
 int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_opts *opts,
 			struct spfkit__mta_config *cfg, struct spfkit_resolver *r,
-			struct spfkit__policyd **out)
+			struct spfkit_resolver *cache, struct spfkit__policyd **out)
 {
 	struct spfkit__policyd *srv = spfkit__zalloc(NULL, sizeof(*srv));
 
@@ -914,9 +914,9 @@ int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_op
 		snprintf(srv->receiver, sizeof(srv->receiver), "%s", opts->receiver);
 	else if (gethostname(srv->receiver, sizeof(srv->receiver) - 1) != 0)
 		snprintf(srv->receiver, sizeof(srv->receiver), "unknown");
-	srv->resolver = r;
+	srv->resolver = cache != NULL ? cache : r;
 	srv->gen = gen_new(srv, cfg);
-	if (srv->gen == NULL || spfkit__dnsloop_new(base, r, &srv->dnsloop) != 0) {
+	if (srv->gen == NULL || spfkit__dnsloop_new(base, r, cache, &srv->dnsloop) != 0) {
 		if (srv->gen != NULL)
 			srv->gen->cfg = NULL; /* the caller keeps cfg on failure */
 		gen_put(srv->gen);

@@ -44,11 +44,13 @@ struct spfkit__policyd;
 
 /*
  * The server takes `cfg` (freed with the server, or replaced on reload)
- * and uses `r`, which must outlive it. 0, SPFKIT_ENOMEM, SPFKIT_EINVAL.
+ * and uses the backend `r` and, if not NULL, the answer cache layer
+ * `cache` made over it (questions then go to the cache); both must
+ * outlive the server. 0, SPFKIT_ENOMEM, SPFKIT_EINVAL.
  */
 int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_opts *opts,
 			struct spfkit__mta_config *cfg, struct spfkit_resolver *r,
-			struct spfkit__policyd **out);
+			struct spfkit_resolver *cache, struct spfkit__policyd **out);
 
 /* Serve clients of a bound, listening socket (it is made non-blocking). */
 int spfkit__policyd_listen_fd(struct spfkit__policyd *srv, int fd, const char *label);
