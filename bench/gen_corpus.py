@@ -1,0 +1,691 @@
+#!/usr/bin/env python3
+"""Generate the evaluation benchmark corpus: a zone file and a query file.
+
+The world is synthetic but shaped like real mail: a handful of providers
+publish include trees (a top record with 3-5 includes, each holding 10-40
+ip4/ip6 ranges, some nested two or three levels deep), and thousands of
+customer domains point at them with include or redirect, next to long
+ip4/ip6 lists, a/mx records, a few ptr and exists users, and a share of
+broken records (syntax errors, include loops, more than 10 DNS-querying
+terms, void lookups, several SPF records).
+
+Output (into --out):
+  bench.zone      RFC 1035 master file, one record per line, absolute
+                  names; TXT data split into character-strings of at most
+                  255 bytes (RFC 1035 §3.3.14), joined again by readers
+                  without separators (RFC 7208 §3.3).
+  queries.txt     one "ip sender helo" per line; "<>" is the empty
+                  MAIL FROM (then postmaster@helo is checked, RFC 7208 §2.4).
+  queries.intent  one word per query line: the outcome the generator
+                  aimed for (pass, fail, ...), so a run can show the mix.
+
+Deterministic: the same --seed and sizes always give the same bytes.
+Names use the example/.test/.invalid TLDs; addresses are synthetic.
+Python 3 standard library only.
+"""
+
+import argparse
+import ipaddress
+import os
+import random
+import sys
+
+# RFC 7208 §4.6.4: at most 10 terms that query DNS per evaluation.
+DNS_TERM_LIMIT = 10
+
+WORDS = (
+    "acme alpha amber apex arrow aster atlas aurora beacon birch blue bolt "
+    "bright brook cedar cinder cobalt comet coral crest delta drift ember "
+    "falcon fern flint forge frost garnet glade granite harbor hazel helix "
+    "indigo iris jade juniper kestrel lark laurel lumen maple meadow mesa "
+    "nimbus north oak onyx orbit pine pixel prairie quartz raven ridge river "
+    "sable sage slate solar spruce summit tide timber topaz vale vertex "
+    "willow zenith"
+).split()
+SHOPS = "shop news mail corp labs store media group works cloud hq".split()
+LOCALS = (
+    "alice bob carol dave erin frank grace heidi ivan judy noreply billing "
+    "info news support orders alerts hello team"
+).split()
+TLDS = ("example", "test", "example", "example")
+
+# Client addresses that no record ever authorises: the allocators below
+# never hand out anything from these ranges.
+OUTSIDE_V4 = [ipaddress.ip_network(n) for n in
+              ("198.18.0.0/15", "192.0.2.0/24", "203.0.113.0/24")]
+OUTSIDE_V6 = ipaddress.ip_network("2001:db8:f000::/36")
+
+
+class Addresses:
+    """Hands out disjoint, aligned address blocks."""
+
+    def __init__(self, rng):
+        self.rng = rng
+        self.v4_next = int(ipaddress.IPv4Address("20.0.0.0"))
+        self.v4_end = int(ipaddress.IPv4Address("100.0.0.0"))
+        self.v6_big = 0x100      # 3fff:0NNN::/32 units (RFC 9637 space)
+        self.v6_small = 0x0100   # 2001:db8:NNNN::/48 units, below 0xf000
+
+    def v4(self, plen):
+        size = 1 << (32 - plen)
+        start = (self.v4_next + size - 1) // size * size
+        if start + size > self.v4_end:
+            sys.exit("gen_corpus: IPv4 pool exhausted")
+        # a random gap so the lists do not look like one counter
+        self.v4_next = start + size + self.rng.randrange(0, 4) * 256
+        return ipaddress.ip_network((start, plen))
+
+    def v6(self, plen):
+        if plen < 48:
+            if self.v6_big >= 0xfff:
+                sys.exit("gen_corpus: IPv6 pool exhausted")
+            base = (0x3fff << 112) | (self.v6_big << 96)
+            self.v6_big += 1
+        else:
+            if self.v6_small >= 0xf000:
+                sys.exit("gen_corpus: IPv6 pool exhausted")
+            base = (0x20010db8 << 96) | (self.v6_small << 80)
+            self.v6_small += 1
+        return ipaddress.ip_network((base, plen))
+
+
+def term(net):
+    """The ip4/ip6 mechanism for a network, without /32 or /128."""
+    kind = "ip4" if net.version == 4 else "ip6"
+    if net.prefixlen == net.max_prefixlen:
+        return "%s:%s" % (kind, net.network_address)
+    return "%s:%s" % (kind, net.with_prefixlen)
+
+
+def host_in(rng, net):
+    """A random address inside net (the network address for /31../32)."""
+    if net.num_addresses <= 2:
+        return net.network_address
+    return net.network_address + rng.randrange(1, net.num_addresses - 1)
+
+
+def outside_ip(rng, v6):
+    if v6:
+        net = OUTSIDE_V6
+    else:
+        net = rng.choice(OUTSIDE_V4)
+    return host_in(rng, net)
+
+
+class Zone:
+    """Collects records; writes them in a stable order."""
+
+    def __init__(self):
+        self.lines = []
+        self.names = set()
+
+    def add(self, name, rtype, data):
+        self.names.add(name.lower())
+        self.lines.append((name, rtype, data))
+
+    def txt(self, name, text):
+        self.add(name, "TXT", text)
+
+    def write(self, path):
+        with open(path, "w", encoding="ascii", newline="\n") as f:
+            f.write("; spfkit benchmark corpus, generated by bench/gen_corpus.py\n")
+            f.write("$TTL 3600\n")
+            for name, rtype, data in self.lines:
+                if rtype == "TXT":
+                    data = txt_rdata(data)
+                f.write("%s. 3600 IN %s %s\n" % (name, rtype, data))
+
+
+def txt_rdata(text):
+    """Quoted character-strings of at most 255 bytes each."""
+    raw = text.encode("ascii")
+    parts = [raw[i:i + 255] for i in range(0, len(raw), 255)] or [b""]
+    out = []
+    for p in parts:
+        s = p.decode("ascii").replace("\\", "\\\\").replace('"', '\\"')
+        out.append('"%s"' % s)
+    return " ".join(out)
+
+
+class Node:
+    """One record of a provider tree."""
+
+    def __init__(self, name, depth):
+        self.name = name
+        self.depth = depth
+        self.nets = []
+        self.children = []
+
+
+class Provider:
+    def __init__(self, name, top, all_q, cost, leaves):
+        self.name = name
+        self.top = top          # name customers include / redirect to
+        self.all_q = all_q      # qualifier of the top record's "all"
+        self.cost = cost        # DNS-querying terms of a full walk, incl. the include itself
+        self.leaves = leaves    # [(node, depth)], last = deepest walked
+
+
+def make_ranges(rng, addrs, count, v6_share):
+    nets = []
+    for _ in range(count):
+        if rng.random() < v6_share:
+            plen = rng.choice((32, 36, 40, 44, 48, 48, 56, 64))
+            nets.append(addrs.v6(plen))
+        else:
+            plen = rng.choice((16, 18, 19, 20, 20, 21, 22, 24, 24, 24, 25, 26, 28, 32))
+            nets.append(addrs.v4(plen))
+    return nets
+
+
+# libspf2 compiles a record into a buffer of about 512 bytes and silently
+# drops the mechanisms past it (an ip4 takes 8 bytes, an ip6 20). Provider
+# records stay under that, so libspf2 does the whole walk it is timed on;
+# the customers' own long lists ("own") go past it on purpose.
+SPF2_COMPILED_BUDGET = 440
+
+
+def fit_compiled(nets, children=0):
+    """Drop ranges from the end until the record fits libspf2's buffer."""
+    def size(ns):
+        return sum(8 if n.version == 4 else 20 for n in ns) + 48 * children
+    while len(nets) > 10 and size(nets) > SPF2_COMPILED_BUDGET:
+        nets.pop()
+    return nets
+
+
+def make_provider(rng, addrs, zone, index):
+    """Half the providers publish deep trees, like the largest mailbox
+    and cloud providers; the rest a flat list or one level of includes,
+    like bulk senders."""
+    base = "%s-%s%d.%s" % (rng.choice(WORDS), rng.choice(("mail", "send", "relay", "mx")),
+                           index, rng.choice(("example", "test")))
+    style = index % 3
+    top = ("_spf.%s", "spf.%s", "_spf.protection.%s")[style] % base
+    shape = index % 4
+    if shape == 2:
+        return make_flat_provider(rng, addrs, zone, base, top)
+    k = rng.randint(3, 5) if shape < 2 else rng.randint(1, 2)
+    nested_budget = 7 - k  # keep a full walk at <= 8 lookups incl. the include
+    all_q = rng.choice(("~", "~", "-", "?"))
+    leaf_all = rng.choice(("~all", "-all", "?all", ""))
+    nodes = []
+    cost = 1 + k
+    for i in range(1, k + 1):
+        if style == 1:
+            name = "spf%d.%s" % (i, base)
+        elif i == 1:
+            name = "_netblocks.%s" % base
+        else:
+            name = "_netblocks%d.%s" % (i, base)
+        node = Node(name, 1)
+        node.nets = make_ranges(rng, addrs, rng.randint(10, 40), 0.3)
+        nodes.append(node)
+        parent = node
+        depth = 1
+        while shape < 2 and nested_budget > 0 and depth < 3 and rng.random() < 0.45:
+            depth += 1
+            child = Node("_n%d.%s" % (depth, parent.name), depth)
+            child.nets = make_ranges(rng, addrs, rng.randint(10, 25), 0.3)
+            parent.children.append(child)
+            nested_budget -= 1
+            cost += 1
+            parent = child
+    for node in nodes:
+        fit_tree(node)
+        emit_node(zone, node, leaf_all)
+    terms = ["include:%s" % n.name for n in nodes]
+    zone.txt(top, "v=spf1 %s %sall" % (" ".join(terms), all_q))
+    leaves = []
+    for node in nodes:
+        walk = node
+        while walk.children:
+            walk = walk.children[-1]
+        leaves.append(walk)
+    return Provider(base, top, all_q, cost, leaves)
+
+
+def fit_tree(node):
+    node.nets = fit_compiled(node.nets, len(node.children))
+    for child in node.children:
+        fit_tree(child)
+
+
+def make_flat_provider(rng, addrs, zone, base, top):
+    """One record, no includes: a full walk costs the include alone."""
+    node = Node(top, 1)
+    node.nets = fit_compiled(make_ranges(rng, addrs, rng.randint(8, 30), 0.25))
+    all_q = rng.choice(("~", "-", "?"))
+    emit_node(zone, node, "%sall" % all_q)
+    return Provider(base, top, all_q, 1, [node])
+
+
+def emit_node(zone, node, leaf_all):
+    for child in node.children:
+        emit_node(zone, child, leaf_all)
+    parts = ["v=spf1"] + [term(n) for n in node.nets]
+    parts += ["include:%s" % c.name for c in node.children]
+    if leaf_all:
+        parts.append(leaf_all)
+    zone.txt(node.name, " ".join(parts))
+
+
+class Domain:
+    def __init__(self, name, kind):
+        self.name = name
+        self.kind = kind
+        self.result = None     # outcome for a client outside every range
+        self.pass_ips = []     # (network, label) an address in it passes
+        self.deep_ips = []     # passing addresses deep in a provider tree
+        self.cost = 0
+
+
+QUAL_RESULT = {"-": "fail", "~": "softfail", "?": "neutral", "+": "pass"}
+
+
+class World:
+    def __init__(self, rng, n_providers, n_domains):
+        self.rng = rng
+        self.addrs = Addresses(rng)
+        self.zone = Zone()
+        self.providers = [make_provider(rng, self.addrs, self.zone, i)
+                          for i in range(n_providers)]
+        self.domains = []
+        self.used = set()
+        self.n_domains = n_domains
+
+    def new_name(self):
+        rng = self.rng
+        while True:
+            shape = rng.randrange(4)
+            if shape == 0:
+                name = "%s%d.%s" % (rng.choice(WORDS), rng.randrange(1000), rng.choice(TLDS))
+            elif shape == 1:
+                name = "%s-%s.%s" % (rng.choice(WORDS), rng.choice(SHOPS), rng.choice(TLDS))
+            elif shape == 2:
+                name = "%s-%s-%d.%s" % (rng.choice(WORDS), rng.choice(WORDS),
+                                        rng.randrange(100), rng.choice(TLDS))
+            else:
+                name = "%s.%s-%s.%s" % (rng.choice(SHOPS), rng.choice(WORDS),
+                                        rng.choice(WORDS), rng.choice(TLDS))
+            if name not in self.used:
+                self.used.add(name)
+                return name
+
+    def add_host(self, name, v6_too=True):
+        """A host with an A (and AAAA) record; returns its networks.
+
+        Hosts named by a/mx get both families, so an IPv6 client never
+        meets a NODATA there: void lookups (RFC 7208 §4.6.4) stay where
+        the corpus puts them on purpose."""
+        nets = [self.addrs.v4(32)]
+        self.zone.add(name, "A", str(nets[0].network_address))
+        if v6_too:
+            nets.append(self.addrs.v6(128))
+            self.zone.add(name, "AAAA", str(nets[-1].network_address))
+        return nets
+
+    def pick_providers(self, count, budget):
+        """count distinct providers whose walks fit in budget lookups."""
+        for _ in range(50):
+            chosen = self.rng.sample(self.providers, count)
+            if sum(p.cost for p in chosen) <= budget:
+                return chosen
+        cheap = sorted(self.providers, key=lambda p: p.cost)
+        return cheap[:count]
+
+    def deep_ips_of(self, provider):
+        """Ranges of the last, deepest record a full walk reaches."""
+        return list(provider.leaves[-1].nets)
+
+
+def build_domains(world):
+    rng = world.rng
+    kinds = (
+        ("prov1", 30), ("prov2", 12), ("redirect", 10), ("own", 12), ("amx", 9),
+        ("neutral", 3), ("nospf", 4), ("broken", 6), ("mxredir", 4),
+        ("ptr", 1), ("exists", 1),
+    )
+    bag = []
+    for kind, weight in kinds:
+        bag += [kind] * weight
+    for _ in range(world.n_domains):
+        kind = rng.choice(bag)
+        d = Domain(world.new_name(), kind)
+        BUILDERS[kind](world, d)
+        world.domains.append(d)
+
+
+def terminal(rng, weights=(("-", 5), ("~", 4))):
+    bag = []
+    for q, w in weights:
+        bag += [q] * w
+    return rng.choice(bag)
+
+
+def maybe_exp(world, d, parts, q):
+    """Some "-all" domains name an explanation (RFC 7208 §6.2)."""
+    if q == "-" and world.rng.random() < 0.08:
+        exp = "why._spf.%s" % d.name
+        world.zone.txt(exp, "%{i} is not one of %{d}'s designated mail servers.")
+        parts.append("exp=%s" % exp)
+
+
+def build_prov1(world, d):
+    rng = world.rng
+    parts = ["v=spf1"]
+    d.cost = 0
+    if rng.random() < 0.3:
+        nets = world.add_host("mail.%s" % d.name)
+        world.zone.add(d.name, "MX", "10 mail.%s." % d.name)
+        parts.append("mx")
+        d.pass_ips += nets
+        d.cost += 1
+    (p,) = world.pick_providers(1, DNS_TERM_LIMIT - d.cost)
+    parts.append("include:%s" % p.top)
+    d.cost += p.cost
+    d.deep_ips = world.deep_ips_of(p)
+    q = terminal(rng)
+    parts.append("%sall" % q)
+    maybe_exp(world, d, parts, q)
+    d.result = QUAL_RESULT[q]
+    world.zone.txt(d.name, " ".join(parts))
+
+
+def build_prov2(world, d):
+    rng = world.rng
+    parts = ["v=spf1"]
+    own = make_ranges(rng, world.addrs, rng.randint(1, 4), 0.25)
+    parts += [term(n) for n in own]
+    d.pass_ips += own
+    chosen = world.pick_providers(2, DNS_TERM_LIMIT)
+    parts += ["include:%s" % p.top for p in chosen]
+    d.cost = sum(p.cost for p in chosen)
+    q = terminal(rng, (("~", 6), ("-", 4)))
+    parts.append("%sall" % q)
+    d.result = QUAL_RESULT[q]
+    if d.cost <= DNS_TERM_LIMIT:
+        d.deep_ips = world.deep_ips_of(chosen[-1])
+    else:
+        d.result = "permerror"  # no pair fits: the walk runs out of lookups
+    world.zone.txt(d.name, " ".join(parts))
+
+
+def build_redirect(world, d):
+    """domain -> redirect=_spf.provider (RFC 7208 §6.1)."""
+    rng = world.rng
+    parts = ["v=spf1"]
+    if rng.random() < 0.4:
+        own = make_ranges(rng, world.addrs, rng.randint(1, 3), 0.2)
+        parts += [term(n) for n in own]
+        d.pass_ips += own
+    (p,) = world.pick_providers(1, DNS_TERM_LIMIT)
+    parts.append("redirect=%s" % p.top)
+    d.cost = p.cost
+    d.deep_ips = world.deep_ips_of(p)
+    d.result = QUAL_RESULT[p.all_q]
+    world.zone.txt(d.name, " ".join(parts))
+
+
+def build_mxredir(world, d):
+    """Brands sending through a parent domain: redirect to a sibling."""
+    rng = world.rng
+    parent = "_spf.%s" % d.name
+    own = make_ranges(rng, world.addrs, rng.randint(20, 60), 0.3)
+    q = terminal(rng)
+    world.zone.txt(parent, "v=spf1 %s %sall" % (" ".join(term(n) for n in own), q))
+    world.zone.txt(d.name, "v=spf1 redirect=%s" % parent)
+    d.pass_ips += own[-5:]
+    d.result = QUAL_RESULT[q]
+    d.cost = 1
+
+
+def build_own(world, d):
+    rng = world.rng
+    own = make_ranges(rng, world.addrs, rng.randint(5, 45), 0.3)
+    q = terminal(rng)
+    parts = ["v=spf1"] + [term(n) for n in own] + ["%sall" % q]
+    maybe_exp(world, d, parts, q)
+    world.zone.txt(d.name, " ".join(parts))
+    d.pass_ips += own
+    d.result = QUAL_RESULT[q]
+
+
+def build_amx(world, d):
+    rng = world.rng
+    shape = rng.randrange(3)
+    q = terminal(rng)
+    if shape == 0:
+        d.pass_ips += world.add_host(d.name)
+        for i in range(rng.randint(1, 3)):
+            host = "mx%d.%s" % (i + 1, d.name)
+            world.zone.add(d.name, "MX", "%d %s." % (10 * (i + 1), host))
+            d.pass_ips += world.add_host(host)
+        rec = "v=spf1 a mx %sall" % q
+    elif shape == 1:
+        for i in range(rng.randint(2, 4)):
+            host = "mx%d.%s" % (i + 1, d.name)
+            world.zone.add(d.name, "MX", "%d %s." % (10, host))
+            d.pass_ips += world.add_host(host)
+        rec = "v=spf1 mx/24 %sall" % q if rng.random() < 0.2 else "v=spf1 mx %sall" % q
+    else:
+        hosts = ["out%d.%s" % (i + 1, d.name) for i in range(rng.randint(2, 4))]
+        for h in hosts:
+            d.pass_ips += world.add_host(h)
+        rec = "v=spf1 %s %sall" % (" ".join("a:%s" % h for h in hosts), q)
+    world.zone.txt(d.name, rec)
+    d.result = QUAL_RESULT[q]
+
+
+def build_neutral(world, d):
+    rng = world.rng
+    own = make_ranges(rng, world.addrs, rng.randint(1, 6), 0.2)
+    parts = ["v=spf1"] + [term(n) for n in own]
+    if rng.random() < 0.5:
+        (p,) = world.pick_providers(1, DNS_TERM_LIMIT)
+        parts.append("include:%s" % p.top)
+        d.deep_ips = world.deep_ips_of(p)
+    parts.append("?all")
+    world.zone.txt(d.name, " ".join(parts))
+    d.pass_ips += own
+    d.result = "neutral"
+
+
+def build_nospf(world, d):
+    """Domains that publish no SPF record (RFC 7208 §4.5: none)."""
+    rng = world.rng
+    shape = rng.randrange(3)
+    if shape == 0:
+        world.zone.txt(d.name, "site-verification=%016x" % rng.getrandbits(64))
+        world.add_host(d.name)
+    elif shape == 1:
+        world.add_host(d.name)
+    else:
+        world.zone.txt(d.name, "v=spf10 this is not spf")
+        world.zone.txt(d.name, "ms=ms%08d" % rng.randrange(10 ** 8))
+    d.result = "none"
+
+
+def build_broken(world, d):
+    rng = world.rng
+    shape = rng.choice(("syntax", "syntax", "loop", "overlimit", "void",
+                        "multi", "include-none", "mx-names"))
+    d.kind = "broken-" + shape
+    d.result = "permerror"
+    z = world.zone
+    if shape == "syntax":
+        bad = rng.choice((
+            "v=spf1 ip4:300.1.2.3 -all",
+            "v=spf1 ip4:192.0.2.0/33 -all",
+            "v=spf1 include -all",
+            "v=spf1 a/33 -all",
+            "v=spf1 mx:%%{z}.%s -all" % d.name,
+            "v=spf1 frobnicate:%s -all" % d.name,
+            "v=spf1 redirect=_a.%s redirect=_b.%s" % (d.name, d.name),
+            "v=spf1 ip6:2001:db8::/129 ~all",
+            "v=spf1 +-all",
+            "v=spf1 exp= -all",
+        ))
+        own = make_ranges(rng, world.addrs, rng.randint(2, 10), 0.2)
+        z.txt(d.name, "v=spf1 %s %s" % (" ".join(term(n) for n in own), bad[7:]))
+    elif shape == "loop":
+        a, b = "_spf.%s" % d.name, "_spf2.%s" % d.name
+        z.txt(d.name, "v=spf1 include:%s -all" % a)
+        z.txt(a, "v=spf1 ip4:%s include:%s ~all" % (world.addrs.v4(28).with_prefixlen, b))
+        z.txt(b, "v=spf1 include:%s ~all" % a)
+    elif shape == "overlimit":
+        chosen = sorted(world.providers, key=lambda p: -p.cost)[:3]
+        z.txt(d.name, "v=spf1 %s -all" % " ".join("include:%s" % p.top for p in chosen))
+    elif shape == "void":
+        # RFC 7208 §4.6.4: a third void lookup is a permerror
+        names = ["a:old%d.%s.invalid" % (i, d.name.split(".")[0]) for i in range(3)]
+        own = make_ranges(rng, world.addrs, 2, 0.0)
+        z.txt(d.name, "v=spf1 %s %s -all" % (" ".join(names), " ".join(term(n) for n in own)))
+    elif shape == "multi":
+        z.txt(d.name, "v=spf1 ip4:%s -all" % world.addrs.v4(24).with_prefixlen)
+        z.txt(d.name, "v=spf1 include:%s ~all" % rng.choice(world.providers).top)
+    elif shape == "include-none":
+        z.txt(d.name, "v=spf1 include:_spf.gone-%s -all" % d.name)
+        z.txt("_spf.gone-%s" % d.name, "this domain has no spf")
+    else:
+        # RFC 7208 §4.6.4: more than 10 MX names is a permerror
+        for i in range(12):
+            host = "mx%02d.%s" % (i, d.name)
+            z.add(d.name, "MX", "%d %s." % (i, host))
+            world.add_host(host, v6_too=False)
+        z.txt(d.name, "v=spf1 mx -all")
+
+
+def build_ptr(world, d):
+    """"ptr" is rare and discouraged (RFC 7208 §5.5); keep a few."""
+    rng = world.rng
+    hosts = []
+    for i in range(rng.randint(1, 3)):
+        host = "smtp%d.%s" % (i + 1, d.name)
+        nets = world.add_host(host, v6_too=False)
+        ip = nets[0].network_address
+        rev = ".".join(reversed(str(ip).split("."))) + ".in-addr.arpa"
+        world.zone.add(rev, "PTR", "%s." % host)
+        hosts += nets
+    q = terminal(rng)
+    world.zone.txt(d.name, "v=spf1 ptr %sall" % q)
+    d.pass_ips += hosts
+    d.result = QUAL_RESULT[q]
+
+
+def build_exists(world, d):
+    """exists with a macro, as per-IP allow lists do (RFC 7208 §5.7, §7)."""
+    rng = world.rng
+    q = terminal(rng)
+    world.zone.txt(d.name, "v=spf1 exists:%%{ir}.%%{v}._allow.%s %sall" % (d.name, q))
+    for _ in range(rng.randint(2, 6)):
+        net = world.addrs.v4(32)
+        rev = ".".join(reversed(str(net.network_address).split(".")))
+        world.zone.add("%s.in-addr._allow.%s" % (rev, d.name), "A", "127.0.0.2")
+        d.pass_ips.append(net)
+    d.result = QUAL_RESULT[q]
+
+
+BUILDERS = {
+    "prov1": build_prov1, "prov2": build_prov2, "redirect": build_redirect,
+    "own": build_own, "amx": build_amx, "neutral": build_neutral,
+    "nospf": build_nospf, "broken": build_broken, "mxredir": build_mxredir,
+    "ptr": build_ptr, "exists": build_exists,
+}
+
+
+def make_queries(world, count):
+    """A mix of outcomes: deep passes, full-walk fails, none, permerror."""
+    rng = world.rng
+    plan = (
+        ("pass-deep", 30), ("pass-shallow", 16), ("walk", 34),
+        ("none", 8), ("permerror", 10), ("rare", 2),
+    )
+    bag = []
+    for what, weight in plan:
+        bag += [what] * weight
+    deep = [d for d in world.domains if d.deep_ips]
+    shallow = [d for d in world.domains if d.pass_ips and not d.kind.startswith("broken")]
+    walk = [d for d in world.domains if d.result in ("fail", "softfail", "neutral")]
+    none = [d for d in world.domains if d.result == "none"]
+    broken = [d for d in world.domains if d.result == "permerror"]
+    rare = [d for d in world.domains if d.kind in ("ptr", "exists")] or shallow
+    pools = {"pass-deep": deep, "pass-shallow": shallow, "walk": walk,
+             "none": none, "permerror": broken}
+    out = []
+    for _ in range(count):
+        what = rng.choice(bag)
+        if not pools.get(what, rare):
+            what = "walk"  # a tiny world may lack a kind
+        if what == "pass-deep":
+            d = rng.choice(deep)
+            ip = host_in(rng, rng.choice(d.deep_ips))
+            out.append(query(rng, d.name, ip, "pass"))
+        elif what == "pass-shallow":
+            d = rng.choice(shallow)
+            ip = host_in(rng, rng.choice(d.pass_ips))
+            out.append(query(rng, d.name, ip, "pass"))
+        elif what == "walk":
+            d = rng.choice(walk)
+            out.append(query(rng, d.name, outside_ip(rng, rng.random() < 0.25), d.result))
+        elif what == "none":
+            if rng.random() < 0.4:
+                name = "%s-nomail%d.%s" % (rng.choice(WORDS), rng.randrange(10000),
+                                           rng.choice(("example", "test", "invalid")))
+            else:
+                name = rng.choice(none).name
+            out.append(query(rng, name, outside_ip(rng, rng.random() < 0.2), "none"))
+        elif what == "permerror":
+            d = rng.choice(broken)
+            out.append(query(rng, d.name, outside_ip(rng, rng.random() < 0.2), "permerror"))
+        else:
+            d = rng.choice(rare)
+            if rng.random() < 0.6:
+                out.append(query(rng, d.name, host_in(rng, rng.choice(d.pass_ips)), "pass"))
+            else:
+                out.append(query(rng, d.name, outside_ip(rng, False), d.result))
+    return out
+
+
+def query(rng, domain, ip, intent):
+    helo = "%s.%s" % (rng.choice(("mail", "smtp", "out", "mx1", "relay")), domain)
+    if rng.random() < 0.02:
+        # empty MAIL FROM: the HELO name's postmaster is checked (RFC 7208 §2.4)
+        return ("%s <> %s" % (ip, domain), intent)
+    local = rng.choice(LOCALS)
+    if rng.random() < 0.2:
+        local += str(rng.randrange(1000))
+    return ("%s %s@%s %s" % (ip, local, domain, helo), intent)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True, help="output directory")
+    ap.add_argument("--seed", type=int, default=7208)
+    ap.add_argument("--queries", type=int, default=10000)
+    ap.add_argument("--domains", type=int, default=3000)
+    ap.add_argument("--providers", type=int, default=8)
+    args = ap.parse_args()
+    if args.queries < 1 or args.domains < 50 or args.providers < 3:
+        sys.exit("gen_corpus: need --queries >= 1, --domains >= 50, --providers >= 3")
+
+    rng = random.Random(args.seed)
+    world = World(rng, args.providers, args.domains)
+    build_domains(world)
+    queries = make_queries(world, args.queries)
+
+    os.makedirs(args.out, exist_ok=True)
+    world.zone.write(os.path.join(args.out, "bench.zone"))
+    with open(os.path.join(args.out, "queries.txt"), "w", encoding="ascii", newline="\n") as f:
+        for line, _ in queries:
+            f.write(line + "\n")
+    with open(os.path.join(args.out, "queries.intent"), "w", encoding="ascii", newline="\n") as f:
+        for _, intent in queries:
+            f.write(intent + "\n")
+    print("corpus: %d providers, %d domains, %d zone records, %d names, %d queries" % (
+        len(world.providers), len(world.domains), len(world.zone.lines),
+        len(world.zone.names), len(queries)))
+
+
+if __name__ == "__main__":
+    main()
