@@ -1,0 +1,584 @@
+/*
+ * `spfkit check`: evaluate SPF for one SMTP client (or a batch of them)
+ * and print what a receiver would record: the result, the explanation,
+ * Received-SPF (RFC 7208 §9.1) and Authentication-Results (RFC 8601).
+ *
+ * Only malformed *arguments* are refused here (a bad IP address, a
+ * missing or unknown option). Odd identities (no local part, a domain
+ * literal HELO, over-long labels) go to the evaluator unchanged, which
+ * judges them by RFC 7208 §4.3 like any receiver would.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define CMD "check"
+/* Received-SPF is below 998 bytes by construction (lib/spf/output.c). */
+#define HEADER_MAX 2048u
+/* A JSON result with a long trace; past it the output says "truncated". */
+#define JSON_MAX (64u * 1024u * 1024u)
+
+struct check_opts {
+	const char *ip, *sender, *helo, *identity, *batch;
+	const char *zone, *dns, *timeout, *tries;
+	const char *receiver, *default_exp;
+	int json, trace, help, no_lookahead;
+};
+
+void cli_check_usage(FILE *f)
+{
+	fputs("Usage: spfkit check --ip IP --sender ADDR --helo NAME [options]\n"
+	      "       spfkit check --batch FILE|- [options]\n"
+	      "\n"
+	      "Evaluate SPF (RFC 7208) for an SMTP client and print the result, the\n"
+	      "explanation, the mechanism that decided, a Received-SPF header field and\n"
+	      "an Authentication-Results header field.\n"
+	      "\n"
+	      "Query:\n"
+	      "  --ip IP               address of the SMTP client (IPv4 or IPv6)\n"
+	      "  --sender ADDR         MAIL FROM address; \"\" or \"<>\" for an empty one\n"
+	      "                        (then postmaster@HELO is checked, RFC 7208 2.4)\n"
+	      "  --helo NAME           HELO/EHLO name\n"
+	      "  --identity mailfrom|helo\n"
+	      "                        identity to check (default mailfrom); with helo,\n"
+	      "                        --sender may be left out\n"
+	      "\n"
+	      "DNS:\n"
+	      "  --zone FILE           answer from this zone file (RFC 1035 master file),\n"
+	      "                        no network\n"
+	      "  --dns HOST[:PORT][,...]\n"
+	      "                        real DNS through these servers (default: the\n"
+	      "                        servers of /etc/resolv.conf)\n"
+	      "  --timeout MS          real DNS: timeout of one try of a query\n"
+	      "  --tries N             real DNS: tries per query\n"
+	      "  --no-lookahead        real DNS: ask one question at a time instead of\n"
+	      "                        asking early for what the record will need next\n"
+	      "                        (same result either way; a zone file is always\n"
+	      "                        read one question at a time)\n"
+	      "\n"
+	      "Receiver:\n"
+	      "  --receiver NAME       this host, for %{r}, Received-SPF receiver= and the\n"
+	      "                        Authentication-Results authserv-id (default: the\n"
+	      "                        host name)\n"
+	      "  --default-explanation TEXT\n"
+	      "                        explanation of a fail whose domain gives none; a\n"
+	      "                        macro-string (RFC 7208 6.2)\n"
+	      "\n"
+	      "Output:\n"
+	      "  --json                one JSON object (with --batch: one per line); bytes\n"
+	      "                        that are not ASCII are written as \\u0080-\\u00ff\n"
+	      "  --trace               show the evaluation as a tree: every DNS question\n"
+	      "                        and answer with its TTL and time taken, every record\n"
+	      "                        and term tried, the lookup and void counters, the\n"
+	      "                        result of each check_host(); in the JSON as \"trace\"\n"
+	      "  --batch FILE|-        read \"ip sender helo\" lines (# comments, blank lines\n"
+	      "                        skipped, sender \"\" or \"<>\" empty) from FILE or stdin;\n"
+	      "                        print \"ip sender helo result [explanation or problem]\"\n"
+	      "                        per line; one context and zone serve the whole batch\n"
+	      "  --help                this text\n"
+	      "\n"
+	      "Exit status:\n"
+	      "  0 pass, 1 fail, 3 softfail, 4 neutral, 5 none, 6 temperror, 7 permerror;\n"
+	      "  2 bad arguments (a bad --dns server list too), an unreadable zone file,\n"
+	      "  or (--batch) a malformed line; 8 no result (out of memory, the DNS\n"
+	      "  resolver could not start). --batch exits 0 when every line was\n"
+	      "  evaluated, whatever the results. Without --zone, DNS temporary failures\n"
+	      "  (timeouts, SERVFAIL) are the result temperror (6), not an error.\n",
+	      f);
+}
+
+enum cli_exit cli_exit_for(enum spfkit_result_code code)
+{
+	switch (code) {
+	case SPFKIT_RESULT_PASS: return CLI_EXIT_PASS;
+	case SPFKIT_RESULT_FAIL: return CLI_EXIT_FAIL;
+	case SPFKIT_RESULT_SOFTFAIL: return CLI_EXIT_SOFTFAIL;
+	case SPFKIT_RESULT_NEUTRAL: return CLI_EXIT_NEUTRAL;
+	case SPFKIT_RESULT_NONE: return CLI_EXIT_NONE;
+	case SPFKIT_RESULT_TEMPERROR: return CLI_EXIT_TEMPERROR;
+	case SPFKIT_RESULT_PERMERROR: return CLI_EXIT_PERMERROR;
+	}
+	return CLI_EXIT_INTERNAL;
+}
+
+/* ---- arguments ----------------------------------------------------------- */
+
+struct opt_spec {
+	const char *name;
+	const char **value; /* options with a value */
+	int *flag;          /* options without one */
+};
+
+/* "--name" or "--name=value"; returns the spec or NULL. */
+static const struct opt_spec *find_opt(const struct opt_spec *specs, size_t n, const char *arg,
+				       const char **inline_value)
+{
+	size_t i;
+
+	*inline_value = NULL;
+	for (i = 0; i < n; i++) {
+		size_t len = strlen(specs[i].name);
+
+		if (strncmp(arg, specs[i].name, len) != 0)
+			continue;
+		if (arg[len] == '\0')
+			return &specs[i];
+		if (arg[len] == '=') {
+			*inline_value = arg + len + 1;
+			return &specs[i];
+		}
+	}
+	return NULL;
+}
+
+/* One argv entry (and its value); returns the next index, or -1 after an error. */
+static int take_opt(const struct opt_spec *specs, size_t n, int argc, char **argv, int i)
+{
+	const char *val;
+	const struct opt_spec *s = find_opt(specs, n, argv[i], &val);
+
+	if (s == NULL) {
+		cli_error(CMD, "unknown option '%.100s' (see spfkit check --help)", argv[i]);
+		return -1;
+	}
+	if (s->flag != NULL) {
+		if (val != NULL) {
+			cli_error(CMD, "option %s takes no value", s->name);
+			return -1;
+		}
+		*s->flag = 1;
+		return i + 1;
+	}
+	if (val == NULL) {
+		if (i + 1 >= argc) {
+			cli_error(CMD, "option %s needs a value", s->name);
+			return -1;
+		}
+		val = argv[++i];
+	}
+	if (*s->value != NULL) {
+		cli_error(CMD, "option %s given twice", s->name);
+		return -1;
+	}
+	*s->value = val;
+	return i + 1;
+}
+
+static int parse_args(int argc, char **argv, struct check_opts *o)
+{
+	const struct opt_spec specs[] = {
+		{ "--ip", &o->ip, NULL },
+		{ "--sender", &o->sender, NULL },
+		{ "--helo", &o->helo, NULL },
+		{ "--identity", &o->identity, NULL },
+		{ "--batch", &o->batch, NULL },
+		{ "--zone", &o->zone, NULL },
+		{ "--dns", &o->dns, NULL },
+		{ "--timeout", &o->timeout, NULL },
+		{ "--tries", &o->tries, NULL },
+		{ "--receiver", &o->receiver, NULL },
+		{ "--default-explanation", &o->default_exp, NULL },
+		{ "--json", NULL, &o->json },
+		{ "--trace", NULL, &o->trace },
+		{ "--no-lookahead", NULL, &o->no_lookahead },
+		{ "--help", NULL, &o->help },
+	};
+	int i = 1;
+
+	memset(o, 0, sizeof(*o));
+	while (i < argc) {
+		if (strncmp(argv[i], "--", 2) != 0) {
+			cli_error(CMD, "unexpected argument '%.100s' (options start with --)", argv[i]);
+			return -1;
+		}
+		i = take_opt(specs, sizeof(specs) / sizeof(specs[0]), argc, argv, i);
+		if (i < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A decimal number in [1, max]; no sign, no spaces, no atoi. */
+static int parse_count(const char *s, unsigned long max, int *out)
+{
+	unsigned long v = 0;
+
+	if (*s == '\0')
+		return -1;
+	for (; *s != '\0'; s++) {
+		if (!spfkit__is_digit((unsigned char)*s))
+			return -1;
+		v = v * 10 + (unsigned long)(*s - '0');
+		if (v > max)
+			return -1;
+	}
+	if (v == 0)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+static int parse_identity(const char *s, enum spfkit_identity *id)
+{
+	if (s == NULL || strcmp(s, "mailfrom") == 0)
+		*id = SPFKIT_IDENTITY_MAILFROM;
+	else if (strcmp(s, "helo") == 0)
+		*id = SPFKIT_IDENTITY_HELO;
+	else
+		return -1;
+	return 0;
+}
+
+/* Which options go together; one error line for the first conflict. */
+static int check_combination(const struct check_opts *o, enum spfkit_identity id)
+{
+	const char *real_dns = o->dns ? "--dns" : o->timeout ? "--timeout" : o->tries ? "--tries" : NULL;
+
+	if (o->zone != NULL && real_dns != NULL) {
+		cli_error(CMD, "%s is for real DNS and cannot be used with --zone", real_dns);
+		return -1;
+	}
+	if (o->batch != NULL) {
+		const char *q = o->ip ? "--ip" : o->sender ? "--sender" : o->helo ? "--helo" : NULL;
+
+		if (q != NULL) {
+			cli_error(CMD, "%s cannot be used with --batch (queries come from the file)", q);
+			return -1;
+		}
+		if (o->trace) {
+			cli_error(CMD, "--trace cannot be used with --batch");
+			return -1;
+		}
+		return 0;
+	}
+	if (o->ip == NULL) {
+		cli_error(CMD, "missing --ip (the SMTP client's address)");
+		return -1;
+	}
+	if (o->sender == NULL && id == SPFKIT_IDENTITY_MAILFROM) {
+		cli_error(CMD, "missing --sender (the MAIL FROM address; \"\" for an empty one)");
+		return -1;
+	}
+	if (o->helo == NULL) {
+		cli_error(CMD, "missing --helo (the HELO/EHLO name)");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the environment shared by every query ------------------------------- */
+
+static void env_close(struct cli_env *env)
+{
+	spfkit_ctx_free(env->ctx);
+	cli_resolver_close(&env->res);
+	env->ctx = NULL;
+}
+
+static const char *default_receiver(struct cli_env *env)
+{
+	if (gethostname(env->hostname, sizeof(env->hostname)) != 0)
+		return "unknown";
+	env->hostname[sizeof(env->hostname) - 1] = '\0'; /* POSIX: may be unterminated */
+	return env->hostname[0] != '\0' ? env->hostname : "unknown";
+}
+
+static int env_open(const struct check_opts *o, struct cli_env *env)
+{
+	struct cli_dns_options dns = { o->zone, o->dns, 0, 0 };
+	struct spfkit_config cfg;
+	char err[512];
+	int rc;
+
+	memset(env, 0, sizeof(*env));
+	if ((o->timeout != NULL && parse_count(o->timeout, 3600000, &dns.timeout_ms) != 0) ||
+	    (o->tries != NULL && parse_count(o->tries, 100, &dns.tries) != 0)) {
+		cli_error(CMD, "%s '%.100s' is not a positive number in range",
+			  o->timeout ? "--timeout" : "--tries", o->timeout ? o->timeout : o->tries);
+		return CLI_EXIT_USAGE;
+	}
+	env->receiver = o->receiver != NULL ? o->receiver : default_receiver(env);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.default_explanation = o->default_exp;
+	cfg.receiver = env->receiver;
+	/* lookahead saves round trips; an in-memory zone has none to save */
+	cfg.no_lookahead = o->zone != NULL || o->no_lookahead;
+	rc = spfkit_ctx_new(&cfg, &env->ctx);
+	if (rc == SPFKIT_EINVAL) {
+		cli_error(CMD, "--default-explanation: not a valid macro-string (RFC 7208 section 7.1)");
+		return CLI_EXIT_USAGE;
+	}
+	if (rc != 0) {
+		cli_error(CMD, "cannot set up: %s", spfkit_strerror(rc));
+		return CLI_EXIT_INTERNAL;
+	}
+	env->limits = cfg.limits;
+	rc = cli_resolver_open(&dns, &env->res, err, sizeof(err));
+	if (rc != 0) {
+		cli_error(CMD, "%s", err);
+		env_close(env);
+		/* a bad zone file or server list is the user's to fix; the rest is ours */
+		return (rc == SPFKIT_ENOMEM || rc == SPFKIT_EDNS) ? CLI_EXIT_INTERNAL : CLI_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* ---- one query ----------------------------------------------------------- */
+
+int cli_query_set(struct cli_query *q, const char *ip, size_t ip_len, const char *sender,
+		  size_t sender_len, const char *helo, size_t helo_len, enum spfkit_identity id)
+{
+	memset(q, 0, sizeof(*q));
+	if (spfkit_ip_parse(ip, ip_len, &q->ip) != 0)
+		return SPFKIT_EINVAL;
+	q->ip_text = ip;
+	q->ip_len = ip_len;
+	/* an empty MAIL FROM: RFC 5321 writes it "<>"; shells pass it as "" */
+	if ((sender_len == 2 && memcmp(sender, "<>", 2) == 0) ||
+	    (sender_len == 2 && memcmp(sender, "\"\"", 2) == 0))
+		sender_len = 0;
+	q->sender = sender;
+	q->sender_len = sender_len;
+	q->helo = helo;
+	q->helo_len = helo_len;
+	q->identity = id;
+	return 0;
+}
+
+int cli_query_run(const struct cli_env *env, const struct cli_query *q, spfkit_trace_fn *trace,
+		  void *trace_arg, struct spfkit_eval **out)
+{
+	struct spfkit_request req;
+
+	memset(&req, 0, sizeof(req));
+	req.ip = q->ip;
+	req.sender = q->sender;
+	req.sender_len = q->sender_len;
+	req.helo = q->helo;
+	req.helo_len = q->helo_len;
+	req.identity = q->identity;
+	req.now = (int64_t)time(NULL);
+	req.trace = trace;
+	req.trace_arg = trace_arg;
+	return spfkit_check(env->ctx, env->res.resolver, &req, out);
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+static void json_headers(struct spfkit__buf *b, int *first, const struct cli_env *env,
+			 const struct spfkit_result *res)
+{
+	char line[HEADER_MAX];
+
+	cli_json_key(b, first, "received_spf");
+	if (spfkit_format_received_spf(res, 1, line, sizeof(line)) >= 0)
+		cli_json_cstr(b, line);
+	else
+		spfkit__buf_puts(b, "null");
+	cli_json_key(b, first, "authentication_results");
+	if (spfkit_format_auth_results(res, env->receiver, 1, line, sizeof(line)) >= 0)
+		cli_json_cstr(b, line);
+	else
+		spfkit__buf_puts(b, "null");
+	cli_json_key(b, first, "smtp_reply");
+	if (spfkit_format_smtp_reply(res, line, sizeof(line)) >= 0)
+		cli_json_cstr(b, line);
+	else
+		spfkit__buf_puts(b, "null");
+}
+
+static void json_query(struct spfkit__buf *b, const struct cli_env *env, const struct cli_query *q)
+{
+	int first = 1;
+
+	spfkit__buf_putc(b, '{');
+	cli_json_key(b, &first, "ip");
+	cli_json_str(b, q->ip_text, q->ip_len);
+	cli_json_key(b, &first, "sender");
+	cli_json_str(b, q->sender, q->sender_len);
+	cli_json_key(b, &first, "helo");
+	cli_json_str(b, q->helo, q->helo_len);
+	cli_json_key(b, &first, "identity");
+	cli_json_cstr(b, q->identity == SPFKIT_IDENTITY_HELO ? "helo" : "mailfrom");
+	cli_json_key(b, &first, "receiver");
+	cli_json_cstr(b, env->receiver);
+	spfkit__buf_putc(b, '}');
+}
+
+void cli_json_result(struct spfkit__buf *b, const struct cli_env *env, const struct cli_query *q,
+		     const struct spfkit_result *res, const struct spfkit__buf *trace_json)
+{
+	int first = 1;
+
+	spfkit__buf_putc(b, '{');
+	cli_json_key(b, &first, "query");
+	json_query(b, env, q);
+	cli_json_key(b, &first, "result");
+	cli_json_cstr(b, spfkit_result_name(res->code));
+	cli_json_key(b, &first, "explanation");
+	cli_json_cstr(b, res->explanation);
+	cli_json_key(b, &first, "mechanism");
+	cli_json_cstr(b, res->mechanism);
+	cli_json_key(b, &first, "domain");
+	cli_json_cstr(b, res->domain);
+	cli_json_key(b, &first, "problem");
+	cli_json_cstr(b, res->problem);
+	cli_json_key(b, &first, "counters");
+	spfkit__buf_printf(b, "{\"dns_terms\":%u,\"void_lookups\":%u,\"queries\":%u}",
+			   res->dns_terms, res->void_lookups, res->queries);
+	json_headers(b, &first, env, res);
+	cli_json_key(b, &first, "exit_status");
+	spfkit__buf_printf(b, "%d", (int)cli_exit_for(res->code));
+	if (trace_json != NULL) {
+		cli_json_key(b, &first, "trace");
+		spfkit__buf_putc(b, '[');
+		spfkit__buf_append(b, trace_json->data != NULL ? trace_json->data : "", trace_json->len);
+		spfkit__buf_putc(b, ']');
+	}
+	spfkit__buf_putc(b, '}');
+}
+
+static void print_line(const char *label, const char *value)
+{
+	fputs(label, stdout);
+	cli_put_safe_str(stdout, value);
+	putc('\n', stdout);
+}
+
+static void print_text(const struct cli_env *env, const struct spfkit_result *res)
+{
+	char line[HEADER_MAX];
+
+	print_line("result: ", spfkit_result_name(res->code));
+	if (res->explanation != NULL)
+		print_line("explanation: ", res->explanation);
+	if (res->mechanism != NULL) {
+		fputs("mechanism: ", stdout);
+		cli_put_safe_str(stdout, res->mechanism);
+		if (res->domain != NULL) {
+			fputs(" (record of ", stdout);
+			cli_put_safe_str(stdout, res->domain);
+			putc(')', stdout);
+		}
+		putc('\n', stdout);
+	}
+	if (res->problem != NULL)
+		print_line("problem: ", res->problem);
+	printf("lookups: %u DNS term%s (limit %u), %u void (limit %u), %u DNS quer%s\n",
+	       res->dns_terms, res->dns_terms == 1 ? "" : "s",
+	       env->limits.dns_terms ? env->limits.dns_terms : SPFKIT_LIMIT_DNS_TERMS,
+	       res->void_lookups,
+	       env->limits.void_lookups ? env->limits.void_lookups : SPFKIT_LIMIT_VOID_LOOKUPS,
+	       res->queries, res->queries == 1 ? "y" : "ies");
+	if (spfkit_format_smtp_reply(res, line, sizeof(line)) >= 0)
+		print_line("smtp reply: ", line);
+	if (spfkit_format_received_spf(res, 1, line, sizeof(line)) >= 0)
+		print_line("", line);
+	if (spfkit_format_auth_results(res, env->receiver, 1, line, sizeof(line)) >= 0)
+		print_line("", line);
+}
+
+/* Print the JSON object; 0, or an exit status when it could not be built. */
+static int print_json(const struct cli_env *env, const struct cli_query *q,
+		      const struct spfkit_result *res, const struct spfkit__buf *trace_json)
+{
+	struct spfkit__buf b;
+	int rc;
+
+	spfkit__buf_init(&b, NULL, JSON_MAX);
+	cli_json_result(&b, env, q, res, trace_json);
+	spfkit__buf_putc(&b, '\n');
+	rc = b.err;
+	if (rc == 0)
+		fwrite(b.data, 1, b.len, stdout);
+	else
+		cli_error(CMD, "cannot write the JSON result: %s", spfkit_strerror(rc));
+	spfkit__buf_free(&b);
+	return rc == 0 ? 0 : CLI_EXIT_INTERNAL;
+}
+
+/* ---- a single check ------------------------------------------------------ */
+
+/* The query of the command line; an invalid --ip is the only bad value. */
+static int single_query(const struct check_opts *o, enum spfkit_identity id, struct cli_query *q)
+{
+	const char *sender = o->sender != NULL ? o->sender : "";
+
+	if (cli_query_set(q, o->ip, strlen(o->ip), sender, strlen(sender), o->helo,
+			  strlen(o->helo), id) != 0) {
+		cli_error(CMD, "--ip '%.100s' is not an IPv4 or IPv6 address", o->ip);
+		return -1;
+	}
+	return 0;
+}
+
+static int run_single(const struct check_opts *o, const struct cli_env *env,
+		      const struct cli_query *q)
+{
+	struct spfkit__buf trace_json;
+	struct cli_trace trace;
+	struct spfkit_eval *ev = NULL;
+	int rc, status;
+
+	spfkit__buf_init(&trace_json, NULL, JSON_MAX);
+	cli_trace_init(&trace, o->json ? NULL : stdout, o->json ? &trace_json : NULL, &env->limits);
+	rc = cli_query_run(env, q, o->trace ? cli_trace_event : NULL, &trace, &ev);
+	if (rc != 0) {
+		cli_error(CMD, "evaluation failed: %s", spfkit_strerror(rc));
+		status = CLI_EXIT_INTERNAL;
+	} else {
+		const struct spfkit_result *res = spfkit_eval_result(ev);
+
+		if (o->trace && !o->json)
+			putc('\n', stdout);
+		status = cli_exit_for(res->code);
+		if (o->json && print_json(env, q, res, o->trace ? &trace_json : NULL) != 0)
+			status = CLI_EXIT_INTERNAL;
+		else if (!o->json)
+			print_text(env, res);
+	}
+	if (trace.err != 0 || trace_json.err != 0)
+		cli_error(CMD, "the trace is incomplete: %s",
+			  spfkit_strerror(trace.err ? trace.err : trace_json.err));
+	spfkit_eval_free(ev);
+	cli_trace_free(&trace);
+	spfkit__buf_free(&trace_json);
+	return status;
+}
+
+int cli_check_main(int argc, char **argv)
+{
+	struct check_opts o;
+	struct cli_query q;
+	struct cli_env env;
+	enum spfkit_identity id;
+	int status;
+
+	if (parse_args(argc, argv, &o) != 0)
+		return CLI_EXIT_USAGE;
+	if (o.help) {
+		cli_check_usage(stdout);
+		return 0;
+	}
+	if (parse_identity(o.identity, &id) != 0) {
+		cli_error(CMD, "--identity must be 'mailfrom' or 'helo', not '%.100s'", o.identity);
+		return CLI_EXIT_USAGE;
+	}
+	if (check_combination(&o, id) != 0)
+		return CLI_EXIT_USAGE;
+	/* arguments first: a bad --ip is reported before any zone is loaded */
+	if (o.batch == NULL && single_query(&o, id, &q) != 0)
+		return CLI_EXIT_USAGE;
+	status = env_open(&o, &env);
+	if (status != 0)
+		return status;
+	if (o.batch != NULL)
+		status = cli_batch_run(&env, o.batch, id, o.json);
+	else
+		status = run_single(&o, &env, &q);
+	env_close(&env);
+	return status;
+}

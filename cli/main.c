@@ -1,0 +1,45 @@
+/*
+ * `spfkit`: the command line front of libspfkit. One sub-command today,
+ * `check`; main() only dispatches and answers --help and --version.
+ */
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+	fputs("Usage: spfkit COMMAND [options]\n"
+	      "       spfkit --help | --version\n"
+	      "\n"
+	      "Commands:\n"
+	      "  check   evaluate SPF (RFC 7208) for an SMTP client, or a batch of them,\n"
+	      "          and print the result with its Received-SPF and\n"
+	      "          Authentication-Results header fields\n"
+	      "\n"
+	      "`spfkit COMMAND --help` describes a command and its exit status.\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		cli_error(NULL, "missing command (see spfkit --help)");
+		return CLI_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		if (argc > 2 && strcmp(argv[2], "check") == 0)
+			cli_check_usage(stdout);
+		else
+			usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("spfkit %s\n", SPFKIT_VERSION_STRING);
+		return 0;
+	}
+	if (strcmp(argv[1], "check") == 0)
+		return cli_check_main(argc - 1, argv + 1);
+	cli_error(NULL, "unknown command '%.100s' (see spfkit --help)", argv[1]);
+	return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,70 @@
+/*
+ * The one place where `spfkit check` decides which resolver answers its
+ * questions: a zone file (offline, --zone) or the real DNS.
+ */
+#include <string.h>
+
+#include <spfkit/cares.h>
+
+#include "cli.h"
+
+static int open_zone(const char *path, struct cli_resolver *out, char *err, size_t errlen)
+{
+	int rc;
+
+	rc = spfkit_zone_new(NULL, &out->zone);
+	if (rc != 0) {
+		snprintf(err, errlen, "%s: %s", path, spfkit_strerror(rc));
+		return rc;
+	}
+	err[0] = '\0';
+	rc = spfkit_zone_load_file(out->zone, path, NULL, err, errlen);
+	if (rc != 0) {
+		/* the loader names file:line; keep a message if it gave none */
+		if (err[0] == '\0')
+			snprintf(err, errlen, "%s: %s", path, spfkit_strerror(rc));
+		cli_resolver_close(out);
+		return rc;
+	}
+	rc = spfkit_zone_resolver(out->zone, &out->resolver);
+	if (rc != 0) {
+		snprintf(err, errlen, "%s: %s", path, spfkit_strerror(rc));
+		cli_resolver_close(out);
+	}
+	return rc;
+}
+
+/* The machine's DNS (/etc/resolv.conf) or the --dns servers, via c-ares. */
+static int open_dns(const struct cli_dns_options *opt, struct cli_resolver *out, char *err,
+		    size_t errlen)
+{
+	struct spfkit_cares_options copt;
+	int rc;
+
+	memset(&copt, 0, sizeof(copt));
+	copt.servers = opt->servers;
+	copt.timeout_ms = opt->timeout_ms;
+	copt.tries = opt->tries;
+	err[0] = '\0';
+	rc = spfkit_cares_new(&copt, NULL, &out->resolver, err, errlen);
+	if (rc != 0 && err[0] == '\0')
+		snprintf(err, errlen, "cannot start the DNS resolver: %s", spfkit_strerror(rc));
+	return rc;
+}
+
+int cli_resolver_open(const struct cli_dns_options *opt, struct cli_resolver *out, char *err,
+		      size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	if (opt->zone_file != NULL)
+		return open_zone(opt->zone_file, out, err, errlen);
+	return open_dns(opt, out, err, errlen);
+}
+
+void cli_resolver_close(struct cli_resolver *r)
+{
+	spfkit_resolver_free(r->resolver);
+	spfkit_zone_free(r->zone);
+	r->resolver = NULL;
+	r->zone = NULL;
+}
