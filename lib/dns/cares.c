@@ -60,7 +60,7 @@ struct cares {
 	struct spfkit_cares_fd *fds; /* sockets c-ares has open */
 	size_t nfds, capfds;
 	struct pollfd *pfds; /* wait()'s poll set, capfds long */
-	int err;             /* sticky: a socket could not be tracked */
+	int err;             /* sticky: our list missed a socket (no memory); wait() fails */
 	spfkit_cares_watch_fn *watch;
 	void *watch_arg;
 	int delivering;
@@ -486,7 +486,7 @@ int spfkit_cares_timeout(struct spfkit_resolver *r)
 
 	if (c == NULL)
 		return -1;
-	if (c->done.head != NULL || c->err)
+	if (c->done.head != NULL)
 		return 0;
 	return ares_wait_ms(c);
 }
@@ -499,9 +499,9 @@ static int process_and_deliver(struct spfkit_resolver *r, int fd, unsigned event
 		return SPFKIT_EINVAL;
 	if (c->delivering)
 		return SPFKIT_ESTATE;
+	/* c->err is not ours to report here: it means our own socket list
+	 * (wait(), spfkit_cares_fds()) missed one; a watcher saw them all. */
 	process(c, fd, events);
-	if (c->err)
-		return c->err;
 	return deliver(c);
 }
 

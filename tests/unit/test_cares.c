@@ -686,6 +686,38 @@ static void malformed_is_tempfail(void **state)
 	assert_string_equal(t->got.detail, "malformed reply: RDATA runs past the end");
 }
 
+/* A port nobody listens on: ICMP says so, long before the timeout. */
+static void closed_port_is_tempfail(void **state)
+{
+	struct t *t = *state;
+	struct sockaddr_in a;
+	socklen_t al = sizeof(a);
+	struct spfkit_cares_options o;
+	char servers[64];
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	int64_t start;
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+	close(fd); /* the port is free again: closed */
+	snprintf(servers, sizeof(servers), "127.0.0.1:%d", ntohs(a.sin_port));
+	memset(&o, 0, sizeof(o));
+	o.servers = servers;
+	o.timeout_ms = 2000;
+	o.tries = 1;
+	spfkit_resolver_free(t->r);
+	assert_int_equal(spfkit_cares_new(&o, &t->alloc, &t->r, NULL, 0), 0);
+	start = now_ms();
+	ask(t, "a.example", SPFKIT_RR_A);
+	assert_int_equal(t->got.calls, 0);
+	wait_answer(t);
+	assert_int_equal(t->got.status, SPFKIT_DNS_TEMPFAIL);
+	assert_true(now_ms() - start < 1500);
+}
+
 /* ---- the contract ----------------------------------------------------- */
 
 static void cancel_before_answer(void **state)
@@ -1095,6 +1127,7 @@ int main(void)
 		T(timeout_is_tempfail_in_time),
 		T(truncated_udp_falls_back_to_tcp),
 		T(malformed_is_tempfail),
+		T(closed_port_is_tempfail),
 		T(cancel_before_answer),
 		T(cancel_then_other_answer),
 		T(destroy_with_pending),
