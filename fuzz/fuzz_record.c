@@ -6,6 +6,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <spfkit/record.h>
@@ -44,6 +45,32 @@ static void expand_terms(const struct spfkit_record *rec)
 	spfkit__buf_free(&b);
 }
 
+/*
+ * What the evaluator relies on: a parsed record holds only visible ASCII
+ * and SP after the version, and its terms lie inside the text, in order,
+ * without SP. A violation aborts, which the fuzzer reports as a crash.
+ */
+static void check_invariants(const struct spfkit_record *rec)
+{
+	size_t i, j, prev_end = 6;
+
+	for (i = 6; i < rec->len; i++)
+		if (rec->text[i] != ' ' && !spfkit__is_vchar((unsigned char)rec->text[i]))
+			abort();
+	for (i = 0; i < rec->count; i++) {
+		const struct spfkit_term *t = &rec->terms[i];
+
+		if (t->offset <= prev_end || t->len == 0 || t->offset + t->len > rec->len)
+			abort();
+		for (j = t->offset; j < t->offset + t->len; j++)
+			if (rec->text[j] == ' ')
+				abort();
+		prev_end = t->offset + t->len;
+	}
+	if (rec->count > SPFKIT_RECORD_MAX_TERMS || rec->dns_terms > rec->count)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct spfkit_record *rec = NULL;
@@ -51,6 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	(void)spfkit_record_is_spf((const char *)data, size);
 	if (spfkit_record_parse((const char *)data, size, NULL, &rec, &err) == 0) {
+		check_invariants(rec);
 		expand_terms(rec);
 		spfkit_record_free(rec);
 	}

@@ -207,38 +207,71 @@ static void parse_all(struct mparse *m)
 	}
 }
 
+/* A string without '%' (the common case, a plain name): check its bytes,
+ * make one piece that points into the source. */
+static int parse_plain(struct mparse *m, struct spfkit__arena *ar)
+{
+	const unsigned char *p = m->c.p;
+
+	while (p < m->c.end && is_literal(*p, m->use))
+		p++;
+	if (p < m->c.end) {
+		m->c.p = p;
+		spfkit__cur_fail(&m->c, SPFKIT_ESYNTAX, bad_byte_why(*p));
+		return m->c.err;
+	}
+	m->pieces = spfkit__arena_alloc(ar, sizeof(*m->pieces));
+	if (m->pieces == NULL)
+		return SPFKIT_ENOMEM;
+	add_literal(m, (const char *)m->c.base, (size_t)(m->c.end - m->c.base));
+	return 0;
+}
+
+/* Pass 1 validates and counts, pass 2 fills an array of exactly that size. */
+static int parse_counted(struct mparse *m, struct spfkit__arena *ar)
+{
+	parse_all(m);
+	if (m->c.err)
+		return m->c.err;
+	if (m->count == 0)
+		return 0;
+	if (m->count > SIZE_MAX / sizeof(*m->pieces))
+		return SPFKIT_ENOMEM;
+	m->pieces = spfkit__arena_alloc(ar, m->count * sizeof(*m->pieces));
+	if (m->pieces == NULL)
+		return SPFKIT_ENOMEM;
+	m->count = 0;
+	m->letters = 0;
+	m->c.p = m->c.base;
+	parse_all(m);
+	return m->c.err;
+}
+
 int spfkit__macro_parse(const char *src, size_t len, enum spfkit__macro_use use,
 			struct spfkit__arena *ar, struct spfkit_macro_string *out, size_t *err_off,
 			const char **why)
 {
 	struct mparse m;
+	int rc;
 
 	if (out == NULL || ar == NULL || (src == NULL && len > 0))
 		return SPFKIT_EINVAL;
 	memset(out, 0, sizeof(*out));
 	memset(&m, 0, sizeof(m));
 	m.use = use;
-	/* Pass 1 validates and counts, pass 2 fills an exact array. */
 	spfkit__cur_init(&m.c, src, len);
-	parse_all(&m);
-	if (m.c.err) {
+	if (len > 0 && memchr(src, '%', len) == NULL)
+		rc = parse_plain(&m, ar);
+	else
+		rc = parse_counted(&m, ar);
+	if (rc == SPFKIT_ESYNTAX) {
 		if (err_off != NULL)
 			*err_off = m.c.err_off;
 		if (why != NULL)
 			*why = m.c.err_why;
-		return m.c.err;
 	}
-	if (m.count > 0) {
-		if (m.count > SIZE_MAX / sizeof(*m.pieces))
-			return SPFKIT_ENOMEM;
-		m.pieces = spfkit__arena_alloc(ar, m.count * sizeof(*m.pieces));
-		if (m.pieces == NULL)
-			return SPFKIT_ENOMEM;
-		m.count = 0;
-		m.letters = 0;
-		spfkit__cur_init(&m.c, src, len);
-		parse_all(&m);
-	}
+	if (rc != 0)
+		return rc;
 	out->pieces = m.pieces;
 	out->count = m.count;
 	out->letters = m.letters;
@@ -260,25 +293,47 @@ int spfkit__macro_ends_in_expand(const struct spfkit_macro_string *ms)
 
 /* ---- expand ----------------------------------------------------------- */
 
-/* Appends to a buffer, counting against SPFKIT_MACRO_MAX_EXPANSION. */
+/*
+ * Appends to a buffer, counting against SPFKIT_MACRO_MAX_EXPANSION. Small
+ * writes (parts, dots) collect in `stage` and reach the buffer in a few
+ * appends instead of one per part.
+ */
 struct emit {
 	struct spfkit__buf *b;
 	size_t start; /* b->len when the expansion began */
 	int err;
+	size_t staged;
+	char stage[256];
 };
+
+static void emit_flush(struct emit *e)
+{
+	if (e->err == 0 && e->staged > 0)
+		e->err = spfkit__buf_append(e->b, e->stage, e->staged);
+	e->staged = 0;
+}
 
 static void emit_raw(struct emit *e, const char *p, size_t n)
 {
 	size_t used;
 
-	if (e->err)
+	if (e->err || n == 0)
 		return;
-	used = e->b->len - e->start; /* never above the cap, see below */
+	used = e->b->len - e->start + e->staged; /* never above the cap, see below */
 	if (n > SPFKIT_MACRO_MAX_EXPANSION - used) {
 		e->err = SPFKIT_E2BIG;
 		return;
 	}
-	e->err = spfkit__buf_append(e->b, p, n);
+	if (n > sizeof(e->stage) - e->staged) {
+		emit_flush(e);
+		if (n > sizeof(e->stage)) {
+			if (e->err == 0)
+				e->err = spfkit__buf_append(e->b, p, n);
+			return;
+		}
+	}
+	memcpy(e->stage + e->staged, p, n);
+	e->staged += n;
 }
 
 static int is_unreserved(unsigned char b)
@@ -400,11 +455,31 @@ static void emit_transformed(struct emit *e, const char *v, size_t n,
 	emit_reversed(e, v, nth_delim(v, n, delims, keep), delims, esc);
 }
 
-static size_t format_ip4(const unsigned char *a, char *buf, size_t size)
+/* Decimal 0..255 without leading zeros; returns the length written. */
+static size_t put_octet(char *buf, unsigned v)
 {
-	int w = snprintf(buf, size, "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
+	size_t n = 0;
 
-	return (w > 0 && (size_t)w < size) ? (size_t)w : 0;
+	if (v >= 100)
+		buf[n++] = (char)('0' + v / 100);
+	if (v >= 10)
+		buf[n++] = (char)('0' + v / 10 % 10);
+	buf[n++] = (char)('0' + v % 10);
+	return n;
+}
+
+/* The dotted quad, by hand: snprintf() costs ten times as much. buf >= 16. */
+static size_t format_ip4(const unsigned char *a, char *buf)
+{
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (i > 0)
+			buf[n++] = '.';
+		n += put_octet(buf + n, a[i]);
+	}
+	return n;
 }
 
 /* %{i} for IPv6: 32 nibbles, most significant first, dot-separated (§7.3). */
@@ -507,7 +582,7 @@ static int letter_value(const struct spfkit__macro_env *env, char letter, char *
 		*v = ip->family == 4 ? "in-addr" : "ip6";
 		*n = ip->family == 4 ? 7 : 3;
 	} else if (ip->family == 4) {
-		*n = format_ip4(ip->addr, tmp, size);
+		*n = format_ip4(ip->addr, tmp);
 	} else {
 		*n = letter == 'i' ? format_nibbles(ip->addr, tmp) : format_ip6(ip->addr, tmp, size);
 	}
@@ -541,7 +616,7 @@ static void cut_to_253(struct spfkit__buf *b, size_t start)
 int spfkit__macro_expand(const struct spfkit_macro_string *ms, const struct spfkit__macro_env *env,
 			 enum spfkit__macro_use use, struct spfkit__buf *out)
 {
-	struct emit e = {out, 0, 0};
+	struct emit e;
 	const struct spfkit_macro_piece *p;
 	char tmp[80]; /* IPv6 nibbles: 63 bytes */
 	const char *v;
@@ -551,7 +626,10 @@ int spfkit__macro_expand(const struct spfkit_macro_string *ms, const struct spfk
 		return SPFKIT_EINVAL;
 	if (out->err)
 		return out->err;
+	e.b = out;
 	e.start = out->len;
+	e.err = 0;
+	e.staged = 0;
 	for (i = 0; i < ms->count && !e.err; i++) {
 		p = &ms->pieces[i];
 		if (p->kind == SPFKIT_PIECE_LITERAL) {
@@ -562,6 +640,7 @@ int spfkit__macro_expand(const struct spfkit_macro_string *ms, const struct spfk
 		if (e.err == 0)
 			emit_transformed(&e, v, n, p);
 	}
+	emit_flush(&e);
 	if (e.err) {
 		if (out->data != NULL) { /* leave out as it was */
 			out->len = e.start;

@@ -65,6 +65,30 @@ struct tparse {
 	const char *section; /* RFC section of the error in c */
 };
 
+/*
+ * Hot-path reads of the cursor, inline: the parser looks at every byte
+ * through these, and the core's spfkit__cur_* are out-of-line calls.
+ * Unlike spfkit__cur_peek() they ignore c->err: after the first error
+ * the parser only unwinds, and every read is still bounded by c->end.
+ */
+static inline int peek(const struct spfkit__cur *c)
+{
+	return c->p < c->end ? *c->p : -1;
+}
+
+static inline int accept(struct spfkit__cur *c, unsigned char ch)
+{
+	if (c->p >= c->end || *c->p != ch)
+		return 0;
+	c->p++;
+	return 1;
+}
+
+static inline int at_end(const struct spfkit__cur *c)
+{
+	return c->p >= c->end;
+}
+
 static void fail_at(struct tparse *tp, const unsigned char *at, const char *why, const char *sec)
 {
 	if (tp->c.err)
@@ -151,7 +175,7 @@ static uint8_t parse_cidr(struct tparse *tp, unsigned max, const char *too_big, 
 	const unsigned char *start = tp->c.p;
 	unsigned value = 0;
 
-	while (spfkit__is_digit(spfkit__cur_peek(&tp->c))) {
+	while (spfkit__is_digit(peek(&tp->c))) {
 		value = value * 10 + (unsigned)(*tp->c.p - '0');
 		if (value > 1000)
 			value = 1000; /* saturate; only "above max" matters */
@@ -169,20 +193,20 @@ static uint8_t parse_cidr(struct tparse *tp, unsigned max, const char *too_big, 
 /* dual-cidr-length = [ ip4-cidr-length ] [ "/" ip6-cidr-length ], to the term's end. */
 static void parse_dual_cidr(struct tparse *tp, const char *sec)
 {
-	if (spfkit__cur_accept(&tp->c, '/')) {
-		if (spfkit__cur_accept(&tp->c, '/')) {
+	if (accept(&tp->c, '/')) {
+		if (accept(&tp->c, '/')) {
 			tp->t->cidr6 = parse_cidr(tp, 128, "ip6-cidr-length above 128", sec);
 		} else {
 			tp->t->cidr4 = parse_cidr(tp, 32, "ip4-cidr-length above 32", sec);
-			if (spfkit__cur_accept(&tp->c, '/')) {
-				if (!spfkit__cur_accept(&tp->c, '/'))
+			if (accept(&tp->c, '/')) {
+				if (!accept(&tp->c, '/'))
 					fail_at(tp, tp->c.p, "ip6-cidr-length needs \"//\"", sec);
 				tp->t->cidr6 =
 					parse_cidr(tp, 128, "ip6-cidr-length above 128", sec);
 			}
 		}
 	}
-	if (!tp->c.err && !spfkit__cur_eof(&tp->c))
+	if (!tp->c.err && !at_end(&tp->c))
 		fail_at(tp, tp->c.p, "unexpected text after cidr-length", sec);
 }
 
@@ -218,13 +242,13 @@ static void parse_ip4(struct tparse *tp, unsigned char out[4], const char *sec)
 	int i;
 
 	for (i = 0; i < 4 && !tp->c.err; i++) {
-		if (i > 0 && !spfkit__cur_accept(&tp->c, '.')) {
+		if (i > 0 && !accept(&tp->c, '.')) {
 			fail_at(tp, tp->c.p, "ip4-network needs four dotted numbers", sec);
 			return;
 		}
 		start = tp->c.p;
 		v = 0;
-		while (spfkit__is_digit(spfkit__cur_peek(&tp->c)) && tp->c.p - start < 4) {
+		while (spfkit__is_digit(peek(&tp->c)) && tp->c.p - start < 4) {
 			v = v * 10 + (unsigned)(*tp->c.p - '0');
 			tp->c.p++;
 		}
@@ -263,7 +287,7 @@ static int ip6_group(struct tparse *tp, unsigned g[8], int n, const char *sec)
 		parse_ip4(tp, v4, sec);
 		g[n] = (unsigned)v4[0] << 8 | v4[1];
 		g[n + 1] = (unsigned)v4[2] << 8 | v4[3];
-		if (!tp->c.err && !spfkit__cur_eof(&tp->c))
+		if (!tp->c.err && !at_end(&tp->c))
 			fail_at(tp, tp->c.p, "text after the dotted quad of an ip6-network", sec);
 		return tp->c.err ? 0 : 2;
 	}
@@ -291,20 +315,20 @@ static void parse_ip6(struct tparse *tp, unsigned char out[16], const char *sec)
 		dc = 0;
 		tp->c.p += 2;
 	}
-	while (!tp->c.err && !spfkit__cur_eof(&tp->c)) {
+	while (!tp->c.err && !at_end(&tp->c)) {
 		added = ip6_group(tp, g, n, sec);
 		n += added;
-		if (added != 1 || spfkit__cur_eof(&tp->c))
+		if (added != 1 || at_end(&tp->c))
 			break;
-		if (!spfkit__cur_accept(&tp->c, ':')) {
+		if (!accept(&tp->c, ':')) {
 			fail_at(tp, tp->c.p, "invalid character in ip6-network", sec);
 			break;
 		}
-		if (spfkit__cur_accept(&tp->c, ':')) {
+		if (accept(&tp->c, ':')) {
 			if (dc >= 0)
 				fail_at(tp, tp->c.p - 2, "second \"::\" in ip6-network", sec);
 			dc = n;
-		} else if (spfkit__cur_eof(&tp->c)) {
+		} else if (at_end(&tp->c)) {
 			fail_at(tp, tp->c.p - 1, "ip6-network ends in a single ':'", sec);
 		}
 	}
@@ -329,17 +353,17 @@ static void parse_ip6(struct tparse *tp, unsigned char out[16], const char *sec)
 
 static void mech_ip4(struct tparse *tp, const char *sec)
 {
-	if (!spfkit__cur_accept(&tp->c, ':')) {
+	if (!accept(&tp->c, ':')) {
 		fail_at(tp, tp->c.p, "ip4 needs \":\" and an address", sec);
 		return;
 	}
 	parse_ip4(tp, tp->t->ip, sec);
-	if (spfkit__cur_accept(&tp->c, '/')) {
-		if (spfkit__cur_peek(&tp->c) == '/')
+	if (accept(&tp->c, '/')) {
+		if (peek(&tp->c) == '/')
 			fail_at(tp, tp->c.p, "ip4 takes no ip6-cidr-length", sec);
 		tp->t->cidr4 = parse_cidr(tp, 32, "ip4-cidr-length above 32", sec);
 	}
-	if (!tp->c.err && !spfkit__cur_eof(&tp->c))
+	if (!tp->c.err && !at_end(&tp->c))
 		fail_at(tp, tp->c.p, "unexpected text after ip4-network", sec);
 }
 
@@ -347,7 +371,7 @@ static void mech_ip6(struct tparse *tp, const char *sec)
 {
 	const unsigned char *term_end = tp->c.end, *slash;
 
-	if (!spfkit__cur_accept(&tp->c, ':')) {
+	if (!accept(&tp->c, ':')) {
 		fail_at(tp, tp->c.p, "ip6 needs \":\" and an address", sec);
 		return;
 	}
@@ -357,12 +381,12 @@ static void mech_ip6(struct tparse *tp, const char *sec)
 	tp->c.end = term_end;
 	if (tp->c.err)
 		return;
-	if (spfkit__cur_accept(&tp->c, '/')) {
-		if (spfkit__cur_peek(&tp->c) == '/')
+	if (accept(&tp->c, '/')) {
+		if (peek(&tp->c) == '/')
 			fail_at(tp, tp->c.p, "ip6 takes a single \"/\" cidr-length", sec);
 		tp->t->cidr6 = parse_cidr(tp, 128, "ip6-cidr-length above 128", sec);
 	}
-	if (!tp->c.err && !spfkit__cur_eof(&tp->c))
+	if (!tp->c.err && !at_end(&tp->c))
 		fail_at(tp, tp->c.p, "unexpected text after ip6-cidr-length", sec);
 }
 
@@ -370,7 +394,7 @@ static void mech_ip6(struct tparse *tp, const char *sec)
 static void mech_a_mx(struct tparse *tp, const char *sec)
 {
 	const unsigned char *s, *cidr;
-	int b = spfkit__cur_peek(&tp->c);
+	int b = peek(&tp->c);
 
 	if (b == ':') {
 		s = ++tp->c.p;
@@ -389,14 +413,14 @@ static void mech_a_mx(struct tparse *tp, const char *sec)
 /* include / exists: ":" domain-spec; ptr: [ ":" domain-spec ] */
 static void mech_domain(struct tparse *tp, int required, const char *sec)
 {
-	if (spfkit__cur_accept(&tp->c, ':')) {
+	if (accept(&tp->c, ':')) {
 		parse_domain_spec(tp, tp->c.p, tp->c.end, sec);
 		return;
 	}
-	if (spfkit__cur_eof(&tp->c) && !required)
+	if (at_end(&tp->c) && !required)
 		return;
 	fail_at(tp, tp->c.p,
-		spfkit__cur_eof(&tp->c) ? "mechanism needs \":\" and a domain-spec"
+		at_end(&tp->c) ? "mechanism needs \":\" and a domain-spec"
 					: "unexpected text after mechanism name",
 		sec);
 }
@@ -405,8 +429,11 @@ static int find_mech(const unsigned char *name, size_t len)
 {
 	size_t i;
 
+	if (len == 0)
+		return -1;
 	for (i = 0; i < sizeof(mechs) / sizeof(mechs[0]); i++)
-		if (spfkit__memcaseeq(name, len, mechs[i].name, mechs[i].len))
+		if (mechs[i].len == len && mechs[i].name[0] == spfkit__lower(*name) &&
+		    spfkit__memcaseeq(name, len, mechs[i].name, len))
 			return (int)i;
 	return -1;
 }
@@ -425,7 +452,7 @@ static void parse_mechanism(struct tparse *tp, const unsigned char *name, size_t
 	t->mech = (uint8_t)kind;
 	switch (kind) {
 	case SPFKIT_MECH_ALL:
-		if (!spfkit__cur_eof(&tp->c))
+		if (!at_end(&tp->c))
 			fail_at(tp, tp->c.p, "all takes no argument", sec);
 		break;
 	case SPFKIT_MECH_INCLUDE:
@@ -513,7 +540,7 @@ static void parse_modifier(struct tparse *tp, const unsigned char *name, size_t 
 static void parse_term(struct tparse *tp)
 {
 	const unsigned char *start = tp->c.p, *name, *alnum_end;
-	int q = spfkit__cur_peek(&tp->c);
+	int q = peek(&tp->c);
 	struct spfkit_term *t = tp->t;
 
 	t->qualifier = '+';
@@ -522,14 +549,14 @@ static void parse_term(struct tparse *tp)
 		tp->c.p++;
 	}
 	name = tp->c.p;
-	while (spfkit__is_alnum(spfkit__cur_peek(&tp->c)))
+	while (spfkit__is_alnum(peek(&tp->c)))
 		tp->c.p++;
 	alnum_end = tp->c.p;
-	while (is_name_char(spfkit__cur_peek(&tp->c)))
+	while (is_name_char(peek(&tp->c)))
 		tp->c.p++;
 	t->name = (const char *)name;
 	/* §4.6.1: a modifier has "=" right after its name */
-	if (spfkit__cur_accept(&tp->c, '=')) {
+	if (accept(&tp->c, '=')) {
 		t->name_len = (size_t)(tp->c.p - 1 - name);
 		if (name != start)
 			fail_at(tp, start, "qualifier before a modifier", "4.6.1");
@@ -554,64 +581,82 @@ static const char *bad_byte_why(unsigned char b, const char **sec)
 	return "control character between terms";
 }
 
+/*
+ * A term that failed may hold a byte no term may hold; if so that byte is
+ * the error, whatever the grammar tripped on (a control byte where a SP
+ * belongs, a UTF-8 BOM in a domain). Every production of §12 rejects such
+ * bytes, so a term that parsed has none and only failures need the scan.
+ */
+static void prefer_byte_error(struct tparse *tp, const unsigned char *s, const unsigned char *e)
+{
+	const char *why, *sec = NULL;
+
+	for (; s < e; s++) {
+		if (spfkit__is_vchar(*s))
+			continue;
+		why = bad_byte_why(*s, &sec);
+		tp->c.err = 0;
+		fail_at(tp, s, why, sec);
+		return;
+	}
+}
+
 /* Split on SP and parse each term into rec->terms (already sized). */
 static void parse_terms(struct tparse *tp)
 {
 	struct spfkit_record *rec = &tp->r->rec;
 	struct spfkit_term *terms = (struct spfkit_term *)rec->terms;
-	const unsigned char *end = tp->c.end, *start, *bad;
-	const char *why, *sec = NULL;
+	const unsigned char *end = tp->c.end, *start, *term_end;
 
 	tp->c.p += 6; /* "v=spf1", checked by the caller */
 	for (;;) {
-		while (spfkit__cur_accept(&tp->c, ' '))
+		while (accept(&tp->c, ' '))
 			;
-		if (spfkit__cur_eof(&tp->c))
+		if (at_end(&tp->c))
 			return;
 		start = tp->c.p;
-		bad = NULL;
-		for (; tp->c.p < end && *tp->c.p != ' '; tp->c.p++)
-			if (bad == NULL && !spfkit__is_vchar(*tp->c.p))
-				bad = tp->c.p;
+		term_end = memchr(start, ' ', (size_t)(end - start));
+		if (term_end == NULL)
+			term_end = end;
 		tp->index = rec->count++;
 		tp->t = &terms[tp->index];
 		tp->t->offset = (size_t)(start - tp->c.base);
-		tp->t->len = (size_t)(tp->c.p - start);
+		tp->t->len = (size_t)(term_end - start);
 		tp->t->cidr4 = 32;
 		tp->t->cidr6 = 128;
-		if (bad != NULL) {
-			why = bad_byte_why(*bad, &sec);
-			fail_at(tp, bad, why, sec);
-			return;
-		}
-		tp->c.end = tp->c.p;
-		tp->c.p = start;
+		tp->c.end = term_end;
 		parse_term(tp);
 		tp->c.end = end;
+		if (tp->c.err == SPFKIT_ESYNTAX)
+			prefer_byte_error(tp, start, term_end);
 		if (tp->c.err)
 			return;
-		tp->c.p = start + tp->t->len;
+		tp->c.p = term_end;
 	}
 }
 
-/* Terms (runs of non-SP after the version) and '%' bytes, to size the arena. */
+/* Terms (runs of non-SP after the version) and '%' bytes, to size the
+ * arena; memchr() keeps this far cheaper than a loop over every byte. */
 static void count_terms(const char *txt, size_t len, size_t *terms, size_t *pct)
 {
-	size_t i;
-	int in_term = 0;
+	const char *p = txt + 6, *end = txt + len, *q;
 
 	*terms = 0;
+	while (p < end) {
+		while (p < end && *p == ' ')
+			p++;
+		if (p == end)
+			break;
+		(*terms)++;
+		q = memchr(p, ' ', (size_t)(end - p));
+		p = q != NULL ? q : end;
+	}
 	*pct = 0;
-	for (i = 6; i < len; i++) {
-		if (txt[i] == ' ') {
-			in_term = 0;
-			continue;
-		}
-		if (!in_term)
-			(*terms)++;
-		in_term = 1;
-		if (txt[i] == '%')
-			(*pct)++;
+	for (p = txt + 6; p < end; p = q + 1) {
+		q = memchr(p, '%', (size_t)(end - p));
+		if (q == NULL)
+			break;
+		(*pct)++;
 	}
 }
 

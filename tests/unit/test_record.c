@@ -419,6 +419,54 @@ static void spaces(void **state)
 	spfkit_record_free(rec);
 }
 
+/*
+ * A bad byte anywhere inside any kind of term is reported as that byte, at
+ * its offset: the parser only looks for such bytes once a term has failed,
+ * so every production must reject them. Try every position of terms of
+ * every shape with every kind of bad byte.
+ */
+static void bad_byte_in_every_position(void **state)
+{
+	static const char *const recs[] = {
+		"v=spf1 +all ~include:_spf.example.com a mx:foo:bar/baz.example.com/24//64",
+		"v=spf1 ptr:example.org exists:%{ir}.%{v}._spf.%{D2r-}.example.com ?ptr",
+		"v=spf1 ip4:192.0.2.0/24 ip6:2001:db8::1.2.3.4/96 ip6:::/0",
+		"v=spf1 redirect=%{d}.x.example exp=e.example. moo.cow-x_y=%%%_%-a:b/c=d e=",
+	};
+	static const unsigned char bytes[] = {0x00, 0x09, 0x0a, 0x0d, 0x1f, 0x7f, 0x80, 0xef, 0xff};
+	char txt[128];
+	struct spfkit_record *rec;
+	struct spfkit_parse_error err;
+	size_t r, pos, k, len;
+	int rc, bad = 0;
+
+	(void)state;
+	for (r = 0; r < sizeof(recs) / sizeof(recs[0]); r++) {
+		len = strlen(recs[r]);
+		rec = must_parse(recs[r]);
+		spfkit_record_free(rec);
+		for (pos = 7; pos < len; pos++) {
+			if (recs[r][pos] == ' ')
+				continue;
+			for (k = 0; k < sizeof(bytes); k++) {
+				memcpy(txt, recs[r], len);
+				txt[pos] = (char)bytes[k];
+				rec = NULL;
+				rc = parse(txt, len, &rec, &err);
+				spfkit_record_free(rec);
+				if (rc == SPFKIT_ESYNTAX && err.offset == pos &&
+				    strcmp(err.rule, bytes[k] >= 0x80 ? "non-ASCII byte"
+								       : "control character between terms") == 0)
+					continue;
+				print_error("%s with byte %02x at %zu: got rc %d at %zu (%s)\n", recs[r],
+					    bytes[k], pos, rc, err.offset, err.rule ? err.rule : "-");
+				bad++;
+			}
+		}
+	}
+	assert_int_equal(bad, 0);
+}
+
 /* ---- mechanisms ------------------------------------------------------ */
 
 static void every_mechanism(void **state)
@@ -931,6 +979,7 @@ int main(void)
 		cmocka_unit_test(version_errors),
 		cmocka_unit_test(byte_errors),
 		cmocka_unit_test(nul_bytes),
+		cmocka_unit_test(bad_byte_in_every_position),
 		cmocka_unit_test(spaces),
 		cmocka_unit_test(every_mechanism),
 		cmocka_unit_test(mechanism_names),
