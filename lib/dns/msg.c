@@ -441,10 +441,10 @@ static const char *follow_cnames(struct rd *p)
 	}
 }
 
-/* Output space from the arena, under the per-reply cap. */
-static unsigned char *out_alloc(struct rd *p, size_t n)
+/* Output space from the arena (16-byte aligned), under the per-reply cap. */
+static void *out_alloc(struct rd *p, size_t n)
 {
-	unsigned char *o;
+	void *o;
 
 	if (p->c.err)
 		return NULL;
@@ -536,7 +536,7 @@ static void select_records(struct rd *p)
 		n += (size_t)wanted(p, &p->an[i]);
 	if (n == 0 || p->c.err)
 		return;
-	rrs = (struct spfkit_dns_rr *)out_alloc(p, n * sizeof(*rrs));
+	rrs = out_alloc(p, n * sizeof(*rrs));
 	if (rrs == NULL)
 		return;
 	for (i = 0, n = 0; i < p->an_n && p->c.err == 0; i++) {
