@@ -285,32 +285,51 @@ long bench_peak_rss_kib(void)
 	return ru.ru_maxrss; /* KiB on Linux */
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
 int bench_time(bench_pass_fn *fn, void *arg, size_t n, double min_seconds, size_t rounds,
 	       struct bench_timing *out)
 {
+	size_t cap = rounds > 0 ? rounds : BENCH_MAX_PASSES;
+	double *pass = spfkit__calloc(NULL, cap, sizeof(*pass));
 	double start = bench_now(), now = start;
-	int rc;
+	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	do {
+	out->per_pass = n;
+	if (pass == NULL)
+		return SPFKIT_ENOMEM;
+	while (out->passes < cap && (rounds > 0 || out->passes == 0 || now - start < min_seconds)) {
+		double t0 = now;
+
 		rc = fn(arg, n);
 		if (rc != 0)
-			return rc;
-		out->rounds++;
-		out->evals += n;
+			break;
 		now = bench_now();
-	} while (rounds > 0 ? out->rounds < rounds : now - start < min_seconds);
-	out->seconds = now - start;
-	return 0;
+		pass[out->passes++] = now - t0;
+	}
+	if (rc == 0) {
+		out->total_seconds = now - start;
+		qsort(pass, out->passes, sizeof(*pass), cmp_double);
+		out->median_pass = pass[out->passes / 2];
+	}
+	spfkit__free(NULL, pass);
+	return rc;
 }
 
 void bench_report(const char *key, const char *label, const struct bench_timing *t)
 {
-	double per_s = t->seconds > 0 ? (double)t->evals / t->seconds : 0;
-	double ns = t->evals > 0 ? t->seconds * 1e9 / (double)t->evals : 0;
+	double per_s = t->median_pass > 0 ? (double)t->per_pass / t->median_pass : 0;
+	double ns = t->per_pass > 0 ? t->median_pass * 1e9 / (double)t->per_pass : 0;
 
-	printf("%-44s %12.0f evaluations/s %9.0f ns/eval  (%zu evaluations, %zu rounds, %.2f s)\n",
-	       label, per_s, ns, t->evals, t->rounds, t->seconds);
+	printf("%-40s %10.0f evaluations/s %8.0f ns/eval  (median of %zu passes over %zu "
+	       "queries, %.2f s)\n",
+	       label, per_s, ns, t->passes, t->per_pass, t->total_seconds);
 	printf("#BENCH %s evals_per_s=%.0f ns_per_eval=%.1f\n", key, per_s, ns);
 }
 

@@ -73,14 +73,20 @@ long bench_peak_rss_kib(void);
 /* One timed pass over queries [0, n); returns 0 or a negative error. */
 typedef int bench_pass_fn(void *arg, size_t n);
 
+/* Each pass is timed on its own and the median pass is reported: a
+ * burst of load from elsewhere on the machine moves a mean, not a
+ * median, and a median favours neither a fast nor a slow contender. */
+#define BENCH_MAX_PASSES 65536u
+
 struct bench_timing {
-	size_t rounds;
-	size_t evals;
-	double seconds;
+	size_t per_pass;      /* evaluations in one pass */
+	size_t passes;
+	double median_pass;   /* seconds */
+	double total_seconds; /* every pass */
 };
 
-/* Whole passes until `min_seconds` have gone by, or exactly `rounds`
- * passes when rounds > 0. */
+/* Whole passes until `min_seconds` have gone by (at most
+ * BENCH_MAX_PASSES), or exactly `rounds` passes when rounds > 0. */
 int bench_time(bench_pass_fn *fn, void *arg, size_t n, double min_seconds, size_t rounds,
 	       struct bench_timing *out);
 void bench_report(const char *key, const char *label, const struct bench_timing *t);

@@ -9,10 +9,14 @@
 # it), compares their results, and counts instructions per evaluation
 # with callgrind when valgrind is installed. About a minute in all.
 #
-# Environment: BENCH_SECONDS (timed seconds per measure, default 3),
-# BENCH_QUERIES (corpus size, default 10000), BENCH_CALLGRIND=0 to skip
-# the instruction counts, BENCH_CG_QUERIES (queries under callgrind,
-# default 2000).
+# The two are timed in alternating runs (spfkit, libspf2, spfkit, ...)
+# and the ratio is the median of the pairs, so load from elsewhere on the
+# machine falls on both alike; callgrind's counts do not depend on load.
+#
+# Environment: BENCH_SECONDS (seconds per timed measure, default 1),
+# BENCH_PAIRS (alternating runs, default 3), BENCH_QUERIES (corpus size,
+# default 10000), BENCH_CALLGRIND=0 to skip the instruction counts,
+# BENCH_CG_QUERIES (queries under callgrind, default 2000).
 set -eu
 
 if [ $# -ne 1 ] || [ ! -f "$1/build.ninja" ]; then
@@ -22,7 +26,8 @@ fi
 BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT="$BUILD/bench-corpus"
-SECONDS_PER=${BENCH_SECONDS:-3}
+SECS=${BENCH_SECONDS:-1}
+PAIRS=${BENCH_PAIRS:-3}
 QUERIES=${BENCH_QUERIES:-10000}
 CG_QUERIES=${BENCH_CG_QUERIES:-2000}
 
@@ -30,11 +35,17 @@ have_target() {
 	grep -q "^build bench/$1:" "$BUILD/build.ninja"
 }
 
-# value of key=... on the "#BENCH name" line of a log
+# value of key=... on the "#BENCH name" lines of logs
 bench_value() {
-	awk -v name="$2" -v key="$3" '$1 == "#BENCH" && $2 == name {
-		for (i = 3; i <= NF; i++) { split($i, kv, "="); if (kv[1] == key) print kv[2] } }' "$1"
+	name=$1 key=$2
+	shift 2
+	awk -v name="$name" -v key="$key" '$1 == "#BENCH" && $2 == name {
+		for (i = 3; i <= NF; i++) { split($i, kv, "="); if (kv[1] == key) print kv[2] } }' "$@"
 }
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+lowest() { sort -g | head -n 1; }
+highest() { sort -g | tail -n 1; }
 
 # Ir of one callgrind run, per evaluation
 callgrind_per_eval() {
@@ -55,27 +66,42 @@ echo "== spfkit evaluation benchmark (build type: $buildtype)"
 [ "$buildtype" = release ] || echo "   note: figures are for buildtype=release; this build is $buildtype"
 
 mkdir -p "$OUT"
+rm -f "$OUT"/spfkit.*.log "$OUT"/libspf2.*.log
 python3 "$SRC/bench/gen_corpus.py" --out "$OUT" --queries "$QUERIES" >"$OUT/corpus.log"
 cat "$OUT/corpus.log"
 ZONE="$OUT/bench.zone"
 QFILE="$OUT/queries.txt"
 
+# Pair 1 also writes the results, compares them, and times spfkit_check().
 echo
 echo "== spfkit"
-"$BUILD/bench/bench_eval" --zone "$ZONE" --queries "$QFILE" --seconds "$SECONDS_PER" \
-	--results-out "$OUT/results-spfkit.txt" --intent "$OUT/queries.intent" >"$OUT/spfkit.log"
-grep -v '^#BENCH' "$OUT/spfkit.log"
-
+"$BUILD/bench/bench_eval" --zone "$ZONE" --queries "$QFILE" --seconds "$SECS" \
+	--results-out "$OUT/results-spfkit.txt" --intent "$OUT/queries.intent" >"$OUT/spfkit.1.log"
+grep -v '^#BENCH' "$OUT/spfkit.1.log"
 if [ "$LIBSPF2" = 1 ]; then
 	echo
 	echo "== libspf2 (hashed in-memory DNS layer)"
-	"$BUILD/bench/bench_libspf2" --zone "$ZONE" --queries "$QFILE" --seconds "$SECONDS_PER" \
-		--compare "$OUT/results-spfkit.txt" >"$OUT/libspf2.log"
-	grep -v '^#BENCH' "$OUT/libspf2.log"
+	"$BUILD/bench/bench_libspf2" --zone "$ZONE" --queries "$QFILE" --seconds "$SECS" \
+		--compare "$OUT/results-spfkit.txt" >"$OUT/libspf2.1.log"
+	grep -v '^#BENCH' "$OUT/libspf2.1.log"
 else
 	echo
 	echo "== libspf2 not found by meson (Debian: libspf2-dev): no comparison"
 fi
+
+i=2
+while [ "$i" -le "$PAIRS" ]; do
+	[ "$i" = 2 ] && { echo; echo "== more alternating runs"; }
+	"$BUILD/bench/bench_eval" --zone "$ZONE" --queries "$QFILE" --seconds "$SECS" \
+		--mode direct >"$OUT/spfkit.$i.log"
+	grep '^spfkit direct' "$OUT/spfkit.$i.log"
+	if [ "$LIBSPF2" = 1 ]; then
+		"$BUILD/bench/bench_libspf2" --zone "$ZONE" --queries "$QFILE" \
+			--seconds "$SECS" >"$OUT/libspf2.$i.log"
+		grep '^libspf2 (' "$OUT/libspf2.$i.log"
+	fi
+	i=$((i + 1))
+done
 
 CG_SPFKIT="" CG_SPF2=""
 if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
@@ -95,7 +121,7 @@ if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
 			echo "callgrind run of bench_libspf2 failed: see $OUT/callgrind.libspf2.log"
 		CG_SPF2=$(callgrind_per_eval "$OUT/callgrind.libspf2" "$CG_QUERIES")
 	fi
-	echo "spfkit top functions (share of instructions):"
+	echo "spfkit top functions (self instructions, share):"
 	callgrind_annotate "$OUT/callgrind.spfkit" 2>/dev/null |
 		awk '/file:function/ { on = 1; getline; next } on && NF && n < 8 {
 			sub(/ \[.*$/, ""); sub(/\?\?\?:/, ""); print "   " $0; n++ }'
@@ -104,20 +130,34 @@ fi
 echo
 echo "== summary"
 sed 's/^corpus: /corpus:          /' "$OUT/corpus.log"
-D=$(bench_value "$OUT/spfkit.log" spfkit_direct evals_per_s)
-DN=$(bench_value "$OUT/spfkit.log" spfkit_direct ns_per_eval)
-C=$(bench_value "$OUT/spfkit.log" spfkit_check evals_per_s)
-CN=$(bench_value "$OUT/spfkit.log" spfkit_check ns_per_eval)
-echo "spfkit direct:   $D evaluations/s, $DN ns/eval (eval_step + zone_lookup)"
-echo "spfkit check:    $C evaluations/s, $CN ns/eval (spfkit_check, zone resolver)"
+D=$(bench_value spfkit_direct evals_per_s "$OUT"/spfkit.*.log | median)
+DN=$(bench_value spfkit_direct ns_per_eval "$OUT"/spfkit.*.log | median)
+C=$(bench_value spfkit_check evals_per_s "$OUT/spfkit.1.log")
+CN=$(bench_value spfkit_check ns_per_eval "$OUT/spfkit.1.log")
+echo "spfkit direct:   $D evaluations/s, $DN ns/eval (eval_step + zone_lookup; median of $PAIRS runs)"
+echo "spfkit check:    $C evaluations/s, $CN ns/eval (spfkit_check, zone resolver; one run)"
 if [ "$LIBSPF2" = 1 ]; then
-	L=$(bench_value "$OUT/libspf2.log" libspf2 evals_per_s)
-	LN=$(bench_value "$OUT/libspf2.log" libspf2 ns_per_eval)
-	echo "libspf2:         $L evaluations/s, $LN ns/eval"
-	awk -v d="$D" -v l="$L" 'BEGIN { if (l > 0) printf "spfkit/libspf2 = %.1fx (target >= 10x)\n", d / l }'
-	awk '/^agreement/ { print }' "$OUT/libspf2.log"
+	L=$(bench_value libspf2 evals_per_s "$OUT"/libspf2.*.log | median)
+	LN=$(bench_value libspf2 ns_per_eval "$OUT"/libspf2.*.log | median)
+	echo "libspf2:         $L evaluations/s, $LN ns/eval (median of $PAIRS runs)"
+	ratios=$(i=1; while [ "$i" -le "$PAIRS" ]; do
+		d=$(bench_value spfkit_direct ns_per_eval "$OUT/spfkit.$i.log")
+		l=$(bench_value libspf2 ns_per_eval "$OUT/libspf2.$i.log")
+		awk -v d="$d" -v l="$l" 'BEGIN { if (d > 0) printf "%.2f\n", l / d }'
+		i=$((i + 1))
+	done)
+	R=$(echo "$ratios" | median)
+	RLO=$(echo "$ratios" | lowest)
+	RHI=$(echo "$ratios" | highest)
+	awk -v r="$R" -v lo="$RLO" -v hi="$RHI" -v n="$PAIRS" 'BEGIN {
+		printf "spfkit/libspf2 = %.1fx (median of %d paired runs, %.1fx to %.1fx; target >= 10x)\n", r, n, lo, hi }'
+	awk '/^agreement/ { print }' "$OUT/libspf2.1.log"
 fi
 if [ -n "$CG_SPFKIT" ]; then
 	echo "instructions/eval (callgrind): spfkit $CG_SPFKIT${CG_SPF2:+, libspf2 $CG_SPF2}"
+	if [ -n "$CG_SPF2" ]; then
+		awk -v s="$CG_SPFKIT" -v l="$CG_SPF2" 'BEGIN { if (s > 0)
+			printf "libspf2/spfkit instructions = %.1fx\n", l / s }'
+	fi
 fi
-cat "$OUT/spfkit.log" "$OUT/libspf2.log" 2>/dev/null | awk '/peak RSS/ { print }'
+cat "$OUT/spfkit.1.log" "$OUT/libspf2.1.log" 2>/dev/null | awk '/peak RSS/ { print }'

@@ -201,9 +201,60 @@ static void test_time_fixed_rounds(void **state)
 
 	(void)state;
 	assert_int_equal(bench_time(pass_count, &seen, 7, 100.0, 3, &t), 0);
-	assert_int_equal(t.rounds, 3);
-	assert_int_equal(t.evals, 21);
+	assert_int_equal(t.passes, 3);
+	assert_int_equal(t.per_pass, 7);
 	assert_int_equal(seen, 21);
+}
+
+static void test_time_at_least_one_pass(void **state)
+{
+	struct bench_timing t;
+	size_t seen = 0;
+
+	(void)state;
+	assert_int_equal(bench_time(pass_count, &seen, 4, 0.0, 0, &t), 0);
+	assert_int_equal(t.passes, 1);
+	assert_int_equal(seen, 4);
+	assert_true(t.median_pass >= 0.0 && t.median_pass <= t.total_seconds);
+}
+
+/* Slow every third pass: the median must not move with them. */
+static int pass_uneven(void *arg, size_t n)
+{
+	size_t *calls = arg;
+	double until = bench_now() + ((*calls)++ % 3 == 2 ? 0.02 : 0.001);
+
+	(void)n;
+	while (bench_now() < until)
+		;
+	return 0;
+}
+
+static void test_time_median_ignores_slow_passes(void **state)
+{
+	struct bench_timing t;
+	size_t calls = 0;
+
+	(void)state;
+	assert_int_equal(bench_time(pass_uneven, &calls, 1, 0.0, 9, &t), 0);
+	assert_int_equal(t.passes, 9);
+	if (!(t.median_pass < 0.01))
+		fail_msg("got median pass %.4f s, want the fast 0.001 s passes", t.median_pass);
+}
+
+static int pass_fails(void *arg, size_t n)
+{
+	(void)arg;
+	(void)n;
+	return SPFKIT_ENOMEM;
+}
+
+static void test_time_stops_on_error(void **state)
+{
+	struct bench_timing t;
+
+	(void)state;
+	assert_int_equal(bench_time(pass_fails, NULL, 4, 1.0, 0, &t), SPFKIT_ENOMEM);
 }
 
 int main(void)
@@ -222,6 +273,9 @@ int main(void)
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_parse_seconds),
 		cmocka_unit_test(test_time_fixed_rounds),
+		cmocka_unit_test(test_time_at_least_one_pass),
+		cmocka_unit_test(test_time_median_ignores_slow_passes),
+		cmocka_unit_test(test_time_stops_on_error),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
