@@ -473,12 +473,13 @@ static void print_text(const struct cli_env *env, const struct spfkit_result *re
 	       res->void_lookups,
 	       env->limits.void_lookups ? env->limits.void_lookups : SPFKIT_LIMIT_VOID_LOOKUPS,
 	       res->queries, res->queries == 1 ? "y" : "ies");
+	/* lib/spf/output.c makes these printable ASCII, escapes included: print as is */
 	if (spfkit_format_smtp_reply(res, line, sizeof(line)) >= 0)
-		print_line("smtp reply: ", line);
+		printf("smtp reply: %s\n", line);
 	if (spfkit_format_received_spf(res, 1, line, sizeof(line)) >= 0)
-		print_line("", line);
+		printf("%s\n", line);
 	if (spfkit_format_auth_results(res, env->receiver, 1, line, sizeof(line)) >= 0)
-		print_line("", line);
+		printf("%s\n", line);
 }
 
 /* Print the JSON object; 0, or an exit status when it could not be built. */
