@@ -326,6 +326,8 @@ static int setup(struct run *r, struct spfkit_ctx **ctx, struct spfkit_zone *zon
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.receiver = RECEIVER;
+	/* An in-memory zone answers at once: lookahead could only add lookups. */
+	cfg.no_lookahead = 1;
 	rc = spfkit_ctx_new(&cfg, ctx);
 	if (rc == 0)
 		rc = spfkit_zone_resolver(zone, &r->resolver);

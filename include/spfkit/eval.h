@@ -129,6 +129,12 @@ struct spfkit_config {
 	 * add work.
 	 */
 	int no_lookahead;
+	/*
+	 * Parsed records kept by the context for all its evaluations (a
+	 * record is parsed once while it stays; least recently used ones go
+	 * first). 0: 4096.
+	 */
+	unsigned record_cache_size;
 };
 
 /* Used when no record gives a usable "exp" (§6.2); a macro-string. */

@@ -64,10 +64,22 @@ void spfkit__cur_fail(struct spfkit__cur *c, int err, const char *why);
 size_t spfkit__cur_off(const struct spfkit__cur *c);
 size_t spfkit__cur_left(const struct spfkit__cur *c);
 int spfkit__cur_eof(const struct spfkit__cur *c);
-/* Next byte or -1 at the end (or after an error). */
-int spfkit__cur_peek(const struct spfkit__cur *c);
+/* Next byte or -1 at the end (or after an error). Inline: parsers call it per byte. */
+static inline int spfkit__cur_peek(const struct spfkit__cur *c)
+{
+	if (c->err || c->p >= c->end)
+		return -1;
+	return *c->p;
+}
+
 /* Consume ch if it is next (1), else 0; no error. */
-int spfkit__cur_accept(struct spfkit__cur *c, unsigned char ch);
+static inline int spfkit__cur_accept(struct spfkit__cur *c, unsigned char ch)
+{
+	if (spfkit__cur_peek(c) != ch)
+		return 0;
+	c->p++;
+	return 1;
+}
 /* Consume ch or fail with SPFKIT_ESYNTAX / why. */
 void spfkit__cur_want(struct spfkit__cur *c, unsigned char ch, const char *why);
 
@@ -108,5 +120,9 @@ static inline int spfkit__is_vchar(int c) { return c >= 0x21 && c <= 0x7e; }
 int spfkit__memcaseeq(const void *a, size_t alen, const void *b, size_t blen);
 /* Case-insensitive hash of a DNS name, final dot ignored (FNV-1a). */
 uint64_t spfkit__name_hash(const char *name, size_t len);
+/* Hash of bytes, eight at a time: for long keys such as record texts. */
+uint64_t spfkit__hash_bytes(const void *p, size_t len);
+/* Cheaper hash of a long key from samples of it; equal keys hash equal. */
+uint64_t spfkit__hash_sample(const void *p, size_t len);
 
 #endif

@@ -35,21 +35,6 @@ int spfkit__cur_eof(const struct spfkit__cur *c)
 	return c->p >= c->end;
 }
 
-int spfkit__cur_peek(const struct spfkit__cur *c)
-{
-	if (c->err || c->p >= c->end)
-		return -1;
-	return *c->p;
-}
-
-int spfkit__cur_accept(struct spfkit__cur *c, unsigned char ch)
-{
-	if (spfkit__cur_peek(c) != ch)
-		return 0;
-	c->p++;
-	return 1;
-}
-
 void spfkit__cur_want(struct spfkit__cur *c, unsigned char ch, const char *why)
 {
 	if (!spfkit__cur_accept(c, ch))

@@ -18,8 +18,9 @@ struct inflight {
 struct check {
 	struct spfkit_eval *ev;
 	struct spfkit_resolver *resolver;
-	struct inflight *slots;
-	size_t nslots;
+	struct inflight *slots; /* callbacks hold slot pointers: never moved */
+	size_t nslots;          /* allocated */
+	size_t used;            /* high-water mark: slots[used..] never touched */
 	size_t outstanding;
 	int rc; /* first error from spfkit_eval_answer() */
 };
@@ -40,10 +41,12 @@ static struct inflight *free_slot(struct check *chk)
 {
 	size_t i;
 
-	for (i = 0; i < chk->nslots; i++)
+	for (i = 0; i < chk->used; i++)
 		if (chk->slots[i].id == 0)
 			return &chk->slots[i];
-	return NULL; /* cannot happen: there are as many slots as questions */
+	if (chk->used == chk->nslots)
+		return NULL; /* cannot happen: there are as many slots as questions */
+	return &chk->slots[chk->used++];
 }
 
 static void send_question(struct check *chk, const struct spfkit_question *q)
@@ -68,7 +71,7 @@ static void cancel_outstanding(struct check *chk)
 {
 	size_t i;
 
-	for (i = 0; i < chk->nslots; i++) {
+	for (i = 0; i < chk->used; i++) {
 		if (chk->slots[i].id == 0)
 			continue;
 		spfkit_resolver_cancel(chk->resolver, chk->slots[i].handle);
@@ -112,7 +115,8 @@ int spfkit_check(const struct spfkit_ctx *ctx, struct spfkit_resolver *resolver,
 	memset(&chk, 0, sizeof(chk));
 	chk.resolver = resolver;
 	chk.nslots = EVAL_MAX_QUERIES;
-	chk.slots = spfkit__calloc(ctx->alloc, chk.nslots, sizeof(*chk.slots));
+	/* Not zeroed: only slots below the high-water mark are ever read. */
+	chk.slots = spfkit__alloc(ctx->alloc, chk.nslots * sizeof(*chk.slots));
 	if (chk.slots == NULL)
 		return SPFKIT_ENOMEM;
 	rc = spfkit_eval_new(ctx, req, &chk.ev);

@@ -57,6 +57,11 @@ int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out)
 	ctx_set_limits(ctx, &cfg->limits);
 	ctx->lookahead = !cfg->no_lookahead;
 	rc = ctx_set_strings(ctx, cfg);
+	if (rc == 0)
+		rc = spfkit__rcache_new(cfg->alloc,
+					cfg->record_cache_size ? cfg->record_cache_size
+							       : SPFKIT_RECORD_CACHE_DEFAULT,
+					&ctx->records);
 	if (rc != 0) {
 		spfkit_ctx_free(ctx);
 		return rc;
@@ -69,6 +74,7 @@ void spfkit_ctx_free(struct spfkit_ctx *ctx)
 {
 	if (ctx == NULL)
 		return;
+	spfkit__rcache_free(ctx->records);
 	spfkit__arena_free(&ctx->arena);
 	spfkit__free(ctx->alloc, ctx);
 }

@@ -6,6 +6,7 @@
 #include <spfkit/record.h>
 
 #include "core.h"
+#include "record_cache.h"
 
 struct spfkit_ctx {
 	const struct spfkit_allocator *alloc;
@@ -15,6 +16,9 @@ struct spfkit_ctx {
 	struct spfkit_macro_string default_exp; /* parsed once, SPFKIT__MACRO_EXPLAIN */
 	struct spfkit_limits limits;
 	int lookahead; /* ask likely questions early (lookahead.c) */
+	struct spfkit__rcache *records; /* thread-safe; shared by evaluations */
 };
+
+#define SPFKIT_RECORD_CACHE_DEFAULT 4096u
 
 #endif

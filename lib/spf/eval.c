@@ -16,13 +16,11 @@ void spfkit__trace(struct spfkit_eval *ev, const struct spfkit_trace_event *e)
 		ev->trace(ev->trace_arg, e);
 }
 
-static void trace_frame(struct spfkit_eval *ev, const struct frame *f, enum spfkit_trace_kind kind,
-			const char *text, size_t len, int matched)
+static void trace_frame_event(struct spfkit_eval *ev, const struct frame *f,
+			      enum spfkit_trace_kind kind, const char *text, size_t len, int matched)
 {
 	struct spfkit_trace_event e;
 
-	if (ev->trace == NULL)
-		return;
 	memset(&e, 0, sizeof(e));
 	e.kind = kind;
 	e.depth = (unsigned)(f - ev->frames);
@@ -34,6 +32,14 @@ static void trace_frame(struct spfkit_eval *ev, const struct frame *f, enum spfk
 	e.dns_terms = ev->dns_terms;
 	e.void_lookups = ev->void_lookups;
 	ev->trace(ev->trace_arg, &e);
+}
+
+/* Tracing is off on the hot path: test before the call. */
+static inline void trace_frame(struct spfkit_eval *ev, const struct frame *f,
+			       enum spfkit_trace_kind kind, const char *text, size_t len, int matched)
+{
+	if (ev->trace != NULL)
+		trace_frame_event(ev, f, kind, text, len, matched);
 }
 
 void spfkit__macro_env(const struct spfkit_eval *ev, const struct frame *f,
@@ -97,11 +103,11 @@ static void frame_next_term(struct frame *f)
 
 static void parse_failed(struct spfkit_eval *ev, struct frame *f, const struct query *q)
 {
-	const struct spfkit_parse_error *pe = &q->pe;
+	const struct spfkit_parse_error *pe = &q->rce->pe;
 
-	if (q->rec_rc != SPFKIT_ESYNTAX) {
+	if (q->rce->rc != SPFKIT_ESYNTAX) {
 		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, "SPF record of %s: %s",
-				   f->domain, spfkit_strerror(q->rec_rc));
+				   f->domain, spfkit_strerror(q->rce->rc));
 		return;
 	}
 	spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
@@ -134,7 +140,7 @@ static int frame_record(struct spfkit_eval *ev, struct frame *f, struct query *q
 		parse_failed(ev, f, q);
 		return STEP_DONE;
 	}
-	f->rec = q->rec;
+	f->rec = q->rce->rec;
 	trace_frame(ev, f, SPFKIT_TRACE_RECORD, f->rec->text, f->rec->len, 0);
 	f->phase = PH_TERMS;
 	f->term = 0;
@@ -151,7 +157,7 @@ static int frame_start(struct spfkit_eval *ev, struct frame *f)
 	int fresh, nomem;
 
 	trace_frame(ev, f, SPFKIT_TRACE_CHECK, NULL, 0, 0);
-	if (!spfkit__domain_valid(f->domain, f->domain_len)) {
+	if (!f->domain_checked && !spfkit__domain_valid(f->domain, f->domain_len)) {
 		/* §4.3: a malformed <domain> is "none"; for redirect, permerror. */
 		if (f->redirected)
 			spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
@@ -191,10 +197,15 @@ static int frame_terms(struct spfkit_eval *ev, struct frame *f)
 			frame_next_term(f);
 			continue;
 		}
-		f->uses = 0;
-		rc = spfkit__eval_mechanism(ev, f, t, &out);
-		if (rc != STEP_DONE)
-			return rc;
+		if (t->mech == SPFKIT_MECH_IP4 && ev->ip.family == 4) {
+			/* the bulk of a provider's record, kept out of the call */
+			out = spfkit__ip4_in(ev->ip4, t) ? MECH_MATCH : MECH_NOMATCH;
+		} else {
+			f->uses = 0;
+			rc = spfkit__eval_mechanism(ev, f, t, &out);
+			if (rc != STEP_DONE)
+				return rc;
+		}
 		if (out == MECH_PUSHED)
 			return STEP_DONE;
 		if (out != MECH_ERROR)
@@ -241,6 +252,7 @@ static int frame_redirect(struct spfkit_eval *ev, struct frame *f)
 	/* The redirect's result is this check_host()'s result: reuse the frame. */
 	f->domain = target;
 	f->domain_len = len;
+	f->domain_checked = 0;
 	f->rec = NULL;
 	f->redirected = 1;
 	f->phase = PH_START;

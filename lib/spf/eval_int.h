@@ -15,6 +15,9 @@
 #ifndef SPFKIT_EVAL_INT_H
 #define SPFKIT_EVAL_INT_H
 
+#include <arpa/inet.h>
+#include <string.h>
+
 #include <spfkit/eval.h>
 #include <spfkit/record.h>
 
@@ -57,11 +60,9 @@ struct query {
 	struct spfkit_dns_answer ans; /* deep copy, valid when state == Q_DONE */
 	/* TXT answers of QF_RECORD questions: */
 	uint8_t rec_state;
-	int rec_rc;
-	size_t rec_count;               /* SPF records found */
-	struct spfkit_record *rec;      /* REC_OK; freed with the evaluation */
+	size_t rec_count;                   /* SPF records found */
+	struct spfkit__rcache_entry *rce;   /* parsed or failed; released with the evaluation */
 	const struct spfkit_dns_rr *rec_rr; /* the record's RR (REC_OK, REC_INVALID) */
-	struct spfkit_parse_error pe;
 };
 
 enum frame_phase {
@@ -79,6 +80,7 @@ struct frame {
 	uint8_t phase;
 	uint8_t redirected;   /* reached through redirect: none becomes permerror (§6.1) */
 	uint8_t term_charged; /* the current term was counted against the 10 */
+	uint8_t domain_checked; /* domain already passed spfkit__domain_valid() */
 	size_t term;          /* index of the current term */
 	unsigned uses, counted; /* replay bookkeeping, see above */
 	const char *target;     /* the current term's expanded target, once known */
@@ -117,6 +119,7 @@ struct spfkit_eval {
 	struct spfkit__buf scratch; /* macro expansions */
 	/* the request, normalised (§4.3) */
 	struct spfkit_ip ip;
+	uint32_t ip4; /* ip.addr[0..3] as a word, network order, when ip.family == 4 */
 	char client_ip[48];
 	const char *sender, *local, *sender_domain, *helo;
 	size_t sender_len, local_len, sender_domain_len, helo_len;
@@ -157,6 +160,17 @@ int spfkit__answer_void(const struct spfkit_dns_answer *a);
  * (then frame->result is permerror with the problem set). */
 int spfkit__charge_dns_term(struct spfkit_eval *ev, struct frame *f);
 int spfkit__charge_void(struct spfkit_eval *ev, struct frame *f, const struct spfkit_dns_answer *a);
+
+/* ip4 terms are most of a provider's record: compare as one 32-bit word
+ * (client and network both in network order). */
+static inline int spfkit__ip4_in(uint32_t client, const struct spfkit_term *t)
+{
+	uint32_t net, mask;
+
+	memcpy(&net, t->ip, 4);
+	mask = t->cidr4 == 0 ? 0 : htonl(0xffffffffu << (32 - t->cidr4));
+	return ((client ^ net) & mask) == 0;
+}
 
 /* mech.c */
 int spfkit__eval_mechanism(struct spfkit_eval *ev, struct frame *f, const struct spfkit_term *t,

@@ -51,7 +51,7 @@ static uint16_t address_type(const struct spfkit_eval *ev)
 /* The DNS-querying terms of a record, in order, as far as the term limit reaches. */
 static int speculate_record(struct spfkit_eval *ev, const struct query *q)
 {
-	const struct spfkit_record *rec = q->rec;
+	const struct spfkit_record *rec = q->rce->rec;
 	unsigned dns_terms = 0;
 	size_t i;
 	int rc = 0;

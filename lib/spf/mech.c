@@ -2,6 +2,7 @@
  * The mechanisms of RFC 7208 §5, each as straight-line code over need():
  * see eval_int.h for how a term replays until its answers are in.
  */
+#include <arpa/inet.h>
 #include <string.h>
 
 #include "domain.h"
@@ -71,6 +72,14 @@ int spfkit__expand_target(struct spfkit_eval *ev, struct frame *f,
 	int rc;
 
 	*failed = 0;
+	/* Most domain-specs are plain names: no environment, no expansion.
+	 * Past 253 octets the slow path applies the §7.3 cut. */
+	if (use == SPFKIT__MACRO_DOMAIN && ms->letters == 0 && ms->count == 1 &&
+	    ms->pieces[0].kind == SPFKIT_PIECE_LITERAL && ms->pieces[0].len <= SPFKIT_DOMAIN_MAX_LEN) {
+		*out_len = spfkit__domain_trim(ms->pieces[0].text, ms->pieces[0].len);
+		*out = spfkit__arena_strndup(&ev->arena, ms->pieces[0].text, *out_len);
+		return *out == NULL ? STEP_NOMEM : STEP_DONE;
+	}
 	spfkit__macro_env(ev, f, &env);
 	if (ms->letters & LETTER_BIT('p')) {
 		rc = spfkit__validate_ptr(ev, f, &v);
@@ -289,6 +298,7 @@ static int mech_include(struct spfkit_eval *ev, struct frame *f, enum mech_outco
 	memset(child, 0, sizeof(*child));
 	child->domain = f->target;
 	child->domain_len = f->target_len;
+	child->domain_checked = 1; /* mech_with_dns() did */
 	child->phase = PH_START;
 	*res = MECH_PUSHED;
 	return STEP_DONE;
@@ -313,7 +323,8 @@ static int mech_with_dns(struct spfkit_eval *ev, struct frame *f, const struct s
 	}
 	/* A target that cannot be a DNS name matches nothing (suite:
 	 * invalid-domain-*); for include it is a "none", so permerror. */
-	if (t->mech != SPFKIT_MECH_PTR && !spfkit__domain_valid(f->target, f->target_len)) {
+	if (t->mech != SPFKIT_MECH_PTR && t->has_domain &&
+	    !spfkit__domain_valid(f->target, f->target_len)) {
 		if (t->mech != SPFKIT_MECH_INCLUDE)
 			return STEP_DONE;
 		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
@@ -338,7 +349,7 @@ int spfkit__eval_mechanism(struct spfkit_eval *ev, struct frame *f, const struct
 		*out = MECH_MATCH;
 		return STEP_DONE;
 	case SPFKIT_MECH_IP4:
-		*out = spfkit__ip_match(&ev->ip, 4, t->ip, t->cidr4) ? MECH_MATCH : MECH_NOMATCH;
+		*out = ev->ip.family == 4 && spfkit__ip4_in(ev->ip4, t) ? MECH_MATCH : MECH_NOMATCH;
 		return STEP_DONE;
 	case SPFKIT_MECH_IP6:
 		*out = spfkit__ip_match(&ev->ip, 6, t->ip, t->cidr6) ? MECH_MATCH : MECH_NOMATCH;

@@ -179,11 +179,10 @@ int spfkit__query_record(struct spfkit_eval *ev, struct query *q)
 		q->rec_state = q->rec_count == 0 ? REC_NONE : REC_MULTIPLE;
 		return 0;
 	}
-	q->rec_rc = spfkit_record_parse((const char *)q->rec_rr->data, q->rec_rr->len,
-					ev->ctx->alloc, &q->rec, &q->pe);
-	if (q->rec_rc == SPFKIT_ENOMEM)
+	if (spfkit__rcache_get(ev->ctx->records, (const char *)q->rec_rr->data, q->rec_rr->len,
+			       &q->rce) != 0)
 		return SPFKIT_ENOMEM;
-	q->rec_state = q->rec_rc == 0 ? REC_OK : REC_INVALID;
+	q->rec_state = q->rce->rc == 0 ? REC_OK : REC_INVALID;
 	return 0;
 }
 

@@ -95,6 +95,7 @@ static int eval_setup(struct spfkit_eval *ev, const struct spfkit_request *req)
 	int rc;
 
 	ev->ip = req->ip;
+	memcpy(&ev->ip4, ev->ip.addr, 4);
 	spfkit_ip_format(&ev->ip, ev->client_ip, sizeof(ev->client_ip));
 	ev->identity = req->identity;
 	ev->now = req->now;
@@ -152,7 +153,7 @@ void spfkit_eval_free(struct spfkit_eval *ev)
 	if (ev == NULL)
 		return;
 	for (i = 0; i < ev->nqueries; i++)
-		spfkit_record_free(ev->queries[i].rec);
+		spfkit__rcache_release(ev->ctx->records, ev->queries[i].rce);
 	spfkit__free(ev->ctx->alloc, ev->queries);
 	spfkit__buf_free(&ev->scratch);
 	spfkit__arena_free(&ev->arena);

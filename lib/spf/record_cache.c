@@ -1,0 +1,226 @@
+/* The parsed-record cache of a context (record_cache.h). */
+#include <pthread.h>
+#include <string.h>
+
+#include "record_cache.h"
+
+struct spfkit__rcache {
+	const struct spfkit_allocator *alloc;
+	pthread_mutex_t lock;
+	struct spfkit__rcache_entry **buckets;
+	size_t nbuckets; /* a power of two */
+	size_t count, max;
+	struct spfkit__rcache_entry *head, *tail; /* LRU */
+	size_t hits, misses;
+};
+
+int spfkit__rcache_new(const struct spfkit_allocator *a, size_t max_entries,
+		       struct spfkit__rcache **out)
+{
+	struct spfkit__rcache *c = spfkit__zalloc(a, sizeof(*c));
+	size_t n = 64;
+
+	*out = NULL;
+	if (c == NULL)
+		return SPFKIT_ENOMEM;
+	while (n < max_entries && n < ((size_t)1 << 24))
+		n <<= 1;
+	c->alloc = a;
+	c->max = max_entries;
+	c->nbuckets = n;
+	c->buckets = spfkit__calloc(a, n, sizeof(*c->buckets));
+	if (c->buckets == NULL || pthread_mutex_init(&c->lock, NULL) != 0) {
+		spfkit__free(a, c->buckets);
+		spfkit__free(a, c);
+		return SPFKIT_ENOMEM;
+	}
+	*out = c;
+	return 0;
+}
+
+static void entry_free(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
+{
+	spfkit_record_free(e->rec);
+	spfkit__free(c->alloc, e->text);
+	spfkit__free(c->alloc, e);
+}
+
+void spfkit__rcache_free(struct spfkit__rcache *c)
+{
+	struct spfkit__rcache_entry *e, *next;
+
+	if (c == NULL)
+		return;
+	for (e = c->head; e != NULL; e = next) {
+		next = e->next;
+		entry_free(c, e);
+	}
+	pthread_mutex_destroy(&c->lock);
+	spfkit__free(c->alloc, c->buckets);
+	spfkit__free(c->alloc, c);
+}
+
+static void lru_unlink(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
+{
+	if (e->prev != NULL)
+		e->prev->next = e->next;
+	else
+		c->head = e->next;
+	if (e->next != NULL)
+		e->next->prev = e->prev;
+	else
+		c->tail = e->prev;
+	e->prev = e->next = NULL;
+}
+
+static void lru_push(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
+{
+	e->prev = NULL;
+	e->next = c->head;
+	if (c->head != NULL)
+		c->head->prev = e;
+	c->head = e;
+	if (c->tail == NULL)
+		c->tail = e;
+}
+
+static struct spfkit__rcache_entry **bucket_of(struct spfkit__rcache *c, uint64_t hash)
+{
+	return &c->buckets[hash & (c->nbuckets - 1)];
+}
+
+static struct spfkit__rcache_entry *find(struct spfkit__rcache *c, uint64_t hash, const char *text,
+					 size_t len)
+{
+	struct spfkit__rcache_entry *e;
+
+	for (e = *bucket_of(c, hash); e != NULL; e = e->chain)
+		if (e->hash == hash && e->len == len && memcmp(e->text, text, len) == 0)
+			return e;
+	return NULL;
+}
+
+static void unhash(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
+{
+	struct spfkit__rcache_entry **pp = bucket_of(c, e->hash);
+
+	while (*pp != e)
+		pp = &(*pp)->chain;
+	*pp = e->chain;
+}
+
+/* Make room: drop least recently used entries nobody holds. */
+static void evict(struct spfkit__rcache *c)
+{
+	struct spfkit__rcache_entry *e = c->tail, *prev;
+
+	while (c->count >= c->max && e != NULL) {
+		prev = e->prev;
+		if (atomic_load(&e->refs) == 0) {
+			unhash(c, e);
+			lru_unlink(c, e);
+			entry_free(c, e);
+			c->count--;
+		}
+		e = prev;
+	}
+}
+
+/* Look up under the lock; take a reference on a hit. */
+static struct spfkit__rcache_entry *acquire(struct spfkit__rcache *c, uint64_t hash,
+					    const char *text, size_t len)
+{
+	struct spfkit__rcache_entry *e;
+
+	e = find(c, hash, text, len);
+	if (e == NULL)
+		return NULL;
+	atomic_fetch_add(&e->refs, 1);
+	lru_unlink(c, e);
+	lru_push(c, e);
+	return e;
+}
+
+static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64_t hash,
+						const char *text, size_t len)
+{
+	struct spfkit__rcache_entry *e = spfkit__zalloc(c->alloc, sizeof(*e));
+
+	if (e == NULL)
+		return NULL;
+	e->text = spfkit__strndup(c->alloc, text, len);
+	if (e->text == NULL) {
+		spfkit__free(c->alloc, e);
+		return NULL;
+	}
+	e->hash = hash;
+	e->len = len;
+	e->rc = spfkit_record_parse(text, len, c->alloc, &e->rec, &e->pe);
+	if (e->rc == SPFKIT_ENOMEM) {
+		entry_free(c, e);
+		return NULL;
+	}
+	atomic_init(&e->refs, 1);
+	return e;
+}
+
+int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
+		       struct spfkit__rcache_entry **out)
+{
+	uint64_t hash = spfkit__hash_sample(text, len);
+	struct spfkit__rcache_entry *e, *mine;
+
+	pthread_mutex_lock(&c->lock);
+	e = acquire(c, hash, text, len);
+	if (e != NULL)
+		c->hits++;
+	else
+		c->misses++;
+	pthread_mutex_unlock(&c->lock);
+	if (e != NULL) {
+		*out = e;
+		return 0;
+	}
+	/* Parse outside the lock; another thread may insert the same meanwhile. */
+	mine = parse_entry(c, hash, text, len);
+	if (mine == NULL)
+		return SPFKIT_ENOMEM;
+	pthread_mutex_lock(&c->lock);
+	e = acquire(c, hash, text, len);
+	if (e == NULL) {
+		evict(c);
+		if (c->count < c->max) {
+			mine->chain = *bucket_of(c, hash);
+			*bucket_of(c, hash) = mine;
+			lru_push(c, mine);
+			mine->cached = 1;
+			c->count++;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (e != NULL) {
+		entry_free(c, mine);
+		mine = e;
+	}
+	*out = mine;
+	return 0;
+}
+
+void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
+{
+	if (e == NULL)
+		return;
+	/* A cached entry is freed by eviction, under the lock; a private one
+	 * (the cache was full) by its last holder. */
+	if (atomic_fetch_sub(&e->refs, 1) == 1 && !e->cached)
+		entry_free(c, e);
+}
+
+void spfkit__rcache_stats(struct spfkit__rcache *c, size_t *hits, size_t *misses, size_t *entries)
+{
+	pthread_mutex_lock(&c->lock);
+	*hits = c->hits;
+	*misses = c->misses;
+	*entries = c->count;
+	pthread_mutex_unlock(&c->lock);
+}

@@ -1,0 +1,50 @@
+/*
+ * Parsed records shared by every evaluation of a context: a record is
+ * parsed once and reused while it stays in the cache (parse errors are
+ * kept too). Keyed by the exact record text. Thread-safe: one mutex
+ * around lookups; entries are reference-counted so an entry an
+ * evaluation holds is never evicted under it. Internal API.
+ */
+#ifndef SPFKIT_RECORD_CACHE_H
+#define SPFKIT_RECORD_CACHE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include <spfkit/record.h>
+
+#include "core.h"
+
+struct spfkit__rcache_entry {
+	uint64_t hash;
+	char *text; /* the key, NUL-terminated copy */
+	size_t len;
+	struct spfkit_record *rec; /* NULL when the parse failed */
+	int rc;                    /* the parse's return code */
+	struct spfkit_parse_error pe;
+	atomic_uint refs;          /* evaluations holding it */
+	int cached;                /* 0: the cache was full of held entries; freed on release */
+	struct spfkit__rcache_entry *chain;      /* hash bucket */
+	struct spfkit__rcache_entry *prev, *next; /* LRU, most recent first */
+};
+
+struct spfkit__rcache;
+
+int spfkit__rcache_new(const struct spfkit_allocator *a, size_t max_entries,
+		       struct spfkit__rcache **out);
+/* Every entry must have been released. NULL is a no-op. */
+void spfkit__rcache_free(struct spfkit__rcache *c);
+
+/*
+ * The entry for this record text, parsed now if it is not cached, with a
+ * reference the caller gives back with spfkit__rcache_release().
+ * 0 or SPFKIT_ENOMEM. The entry's rc tells whether the record is valid.
+ */
+int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
+		       struct spfkit__rcache_entry **out);
+void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entry *e);
+
+/* hits, misses and entries, for benchmarks and tests */
+void spfkit__rcache_stats(struct spfkit__rcache *c, size_t *hits, size_t *misses, size_t *entries);
+
+#endif
