@@ -31,6 +31,10 @@ static int ctx_set_strings(struct spfkit_ctx *ctx, const struct spfkit_config *c
 	ctx->receiver = spfkit__arena_strndup(&ctx->arena, recv, ctx->receiver_len);
 	if (ctx->receiver == NULL)
 		return SPFKIT_ENOMEM;
+	/* Parsed macro-strings point into their source: keep our own copy. */
+	exp = spfkit__arena_strndup(&ctx->arena, exp, strlen(exp));
+	if (exp == NULL)
+		return SPFKIT_ENOMEM;
 	rc = spfkit__macro_parse(exp, strlen(exp), SPFKIT__MACRO_EXPLAIN, &ctx->arena,
 				 &ctx->default_exp, &err_off, &why);
 	if (rc == SPFKIT_ESYNTAX)

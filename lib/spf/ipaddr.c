@@ -33,14 +33,93 @@ int spfkit_ip_parse(const char *text, size_t len, struct spfkit_ip *out)
 	return 0;
 }
 
+static size_t put_decimal(char *out, unsigned v)
+{
+	char tmp[3];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	for (i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
+	return n;
+}
+
+static size_t put_hex16(char *out, unsigned v)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0;
+	int shift;
+
+	for (shift = 12; shift > 0 && (v >> shift) == 0; shift -= 4)
+		;
+	for (; shift >= 0; shift -= 4)
+		out[n++] = hex[(v >> shift) & 0xf];
+	return n;
+}
+
+/* RFC 5952 §4.2: the longest run of two or more zero groups (the first
+ * of equal runs) becomes "::". */
+static void longest_zero_run(const unsigned char *a, int *start, int *len)
+{
+	int i, run = 0;
+
+	*start = -1;
+	*len = 0;
+	for (i = 0; i < 8; i++) {
+		run = (a[2 * i] | a[2 * i + 1]) == 0 ? run + 1 : 0;
+		if (run > *len && run >= 2) {
+			*len = run;
+			*start = i - run + 1;
+		}
+	}
+}
+
+static size_t format_v6(const unsigned char *a, char *out)
+{
+	int i, zstart, zlen;
+	size_t n = 0;
+
+	longest_zero_run(a, &zstart, &zlen);
+	for (i = 0; i < 8; i++) {
+		if (i == zstart) {
+			out[n++] = ':';
+			if (i == 0)
+				out[n++] = ':';
+			i += zlen - 1;
+			continue;
+		}
+		n += put_hex16(out + n, (unsigned)(a[2 * i] << 8 | a[2 * i + 1]));
+		if (i < 7)
+			out[n++] = ':';
+	}
+	return n;
+}
+
+/* Our own text form: inet_ntop costs a sprintf per group, on every evaluation. */
 const char *spfkit_ip_format(const struct spfkit_ip *ip, char *buf, size_t size)
 {
-	int af = ip->family == 6 ? AF_INET6 : AF_INET;
+	char tmp[48];
+	size_t n = 0;
+	int i;
 
 	if (size == 0)
 		return buf;
-	if (inet_ntop(af, ip->addr, buf, (socklen_t)size) == NULL)
-		buf[0] = '\0';
+	if (ip->family == 4) {
+		for (i = 0; i < 4; i++) {
+			n += put_decimal(tmp + n, ip->addr[i]);
+			tmp[n++] = '.';
+		}
+		n--;
+	} else {
+		n = format_v6(ip->addr, tmp);
+	}
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, tmp, n);
+	buf[n] = '\0';
 	return buf;
 }
 

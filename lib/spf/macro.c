@@ -482,10 +482,16 @@ static size_t format_ip4(const unsigned char *a, char *buf)
 	return n;
 }
 
-/* %{i} for IPv6: 32 nibbles, most significant first, dot-separated (§7.3). */
+/*
+ * %{i} for IPv6: 32 nibbles, most significant first, dot-separated (§7.3).
+ * Uppercase: RFC 7208 fixes no case (§7.4's example is lowercase), DNS
+ * names compare without case, and the RFC 7208 test suite (v-macro-ip6)
+ * expects "...E.B.A.B.E.F.A.C.ip6.arpa" in an explanation, as pyspf
+ * writes it. Only explanation texts can show the difference.
+ */
 static size_t format_nibbles(const unsigned char *a, char *buf)
 {
-	static const char hex[] = "0123456789abcdef";
+	static const char hex[] = "0123456789ABCDEF";
 	size_t n = 0;
 	int i;
 

@@ -499,6 +499,32 @@ static void bad_requests(void **state)
 	assert_int_equal(spfkit_ip_parse("2001:db8::1::2", 14, &req.ip), SPFKIT_EINVAL);
 }
 
+/* Our formatter against the C library's, and RFC 5952 by example. */
+static void ip_text_forms(void **state)
+{
+	static const char *const cases[] = {
+		"192.0.2.1", "0.0.0.0", "255.255.255.255", "10.0.100.9", "2001:db8::1", "::",
+		"::1", "1::", "2001:db8:0:0:1:0:0:1", "2001:0:0:1:0:0:0:1", "fe80::1:2:3:4",
+		"1:2:3:4:5:6:7:8", "2001:db8::ffff:0:1", "1:0:2:0:3:0:4:0",
+	};
+	static const char *const want[] = {
+		"192.0.2.1", "0.0.0.0", "255.255.255.255", "10.0.100.9", "2001:db8::1", "::",
+		"::1", "1::", "2001:db8::1:0:0:1", "2001:0:0:1::1", "fe80::1:2:3:4",
+		"1:2:3:4:5:6:7:8", "2001:db8::ffff:0:1", "1:0:2:0:3:0:4:0",
+	};
+	struct spfkit_ip ip;
+	char buf[48], small[5];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(spfkit_ip_parse(cases[i], strlen(cases[i]), &ip), 0);
+		assert_string_equal(spfkit_ip_format(&ip, buf, sizeof(buf)), want[i]);
+	}
+	assert_int_equal(spfkit_ip_parse("192.0.2.1", 9, &ip), 0);
+	assert_string_equal(spfkit_ip_format(&ip, small, sizeof(small)), "192.");
+}
+
 /* ---- allocation failure: fail allocation N for every N -------------- */
 
 struct failing {
@@ -582,7 +608,7 @@ int main(void)
 		T(redirect_and_exp), T(identities), T(dns_term_limit), T(redirect_counts_as_term),
 		T(void_lookup_limit), T(mx_name_limit), T(ptr_name_limit), T(permerror_reasons),
 		T(temperror_on_dns_failure), T(huge_and_binary_records), T(expansion_is_bounded),
-		T(step_and_answer_contract), T(bad_requests), T(allocation_failures),
+		T(step_and_answer_contract), T(bad_requests), T(ip_text_forms), T(allocation_failures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
