@@ -1,0 +1,385 @@
+#!/usr/bin/env python3
+"""A real Postfix in front of spfkit-policyd, end to end, on loopback only.
+
+Usage: test_postfix_e2e.py /path/to/spfkit-policyd /path/to/dnsd
+
+Installs Debian's postfix (non-interactive) when it is missing, then runs
+a private Postfix instance from a temporary configuration directory with
+its SMTP server on a 127.0.0.1 port, twice: with `check_policy_service`
+pointing at our daemon (inet), and with the `spawn` form from master.cf,
+exactly as policyd-spf is run. DNS is tests/dnsd on 127.0.0.1. The client
+is Python's smtplib; XCLIENT (allowed for 127.0.0.0/8 only) makes Postfix
+see the SMTP client address each case needs. Delivered mail goes to a
+small SMTP sink of this script, where the headers are checked.
+
+Checks, in both forms: a forged MAIL FROM is refused with 550 5.7.23 and
+the record's explanation; an authorised sender is accepted and the
+delivered message carries Received-SPF: pass; a DNS timeout gives
+451 4.7.24; a null sender is judged by HELO. Everything started is
+stopped and the temporary directory removed. Exit 77 (skipped) when not
+root or when postfix cannot be installed.
+"""
+import os
+import shutil
+import signal
+import smtplib
+import socket
+import socketserver
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+POLICYD, DNSD = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+SKIP = 77
+
+ZONE = """$TTL 300
+example.com.       TXT "v=spf1 ip4:192.0.2.0/24 -all exp=why.example.com"
+why.example.com.   TXT "%{i} is not one of %{d}'s designated mail servers"
+mx.example.com.    TXT "v=spf1 a -all"
+mx.example.com.    A   192.0.2.10
+slow.example.      TXT "v=spf1 -all"
+"""
+
+CONF = """# policyd-spf.conf, as policyd-spf reads it
+debugLevel = 1
+TestOnly = 1
+HELO_reject = Fail
+Mail_From_reject = Fail
+PermError_reject = False
+TempError_Defer = True
+TempError_Action = 451
+Lookup_Time = 3
+skip_addresses = 127.0.0.0/8,::ffff:127.0.0.0/104,::1
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def ensure_postfix():
+    if shutil.which("postfix") or os.path.exists("/usr/sbin/postfix"):
+        return True
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        return False
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    sel = subprocess.run(["debconf-set-selections"], env=env, capture_output=True,
+                         input=b"postfix postfix/main_mailer_type select No configuration\n")
+    del sel
+    r = subprocess.run(["apt-get", "install", "-y", "-q", "postfix"], env=env,
+                       capture_output=True)
+    if r.returncode != 0:
+        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True)
+        r = subprocess.run(["apt-get", "install", "-y", "-q", "postfix"], env=env,
+                           capture_output=True)
+    return r.returncode == 0
+
+
+# ---- the delivery sink: a minimal SMTP server keeping each message ---------
+
+class Sink(socketserver.ThreadingTCPServer):
+    allow_reuse_address = True
+    daemon_threads = True
+
+    def __init__(self):
+        self.messages = []
+        super().__init__(("127.0.0.1", 0), SinkHandler)
+
+
+class SinkHandler(socketserver.StreamRequestHandler):
+    def reply(self, text):
+        self.wfile.write(text.encode() + b"\r\n")
+
+    def handle(self):
+        self.reply("220 sink.test ESMTP")
+        while True:
+            line = self.rfile.readline()
+            if not line:
+                return
+            cmd = line.decode(errors="replace").strip().upper()
+            if cmd.startswith("EHLO"):
+                self.wfile.write(b"250-sink.test\r\n250 8BITMIME\r\n")
+            elif cmd.startswith("DATA"):
+                self.reply("354 go on")
+                data = b""
+                while not data.endswith(b"\r\n.\r\n"):
+                    chunk = self.rfile.readline()
+                    if not chunk:
+                        return
+                    data += chunk
+                self.server.messages.append(data.decode(errors="replace"))
+                self.reply("250 kept")
+            elif cmd.startswith("QUIT"):
+                self.reply("221 bye")
+                return
+            else:
+                self.reply("250 ok")
+
+
+# ---- one Postfix instance -----------------------------------------------------
+
+MASTER_CF = """\
+127.0.0.1:{smtp} inet n - n - - smtpd
+pickup    unix  n  -  n  60   1  pickup
+cleanup   unix  n  -  n  -    0  cleanup
+qmgr      unix  n  -  n  300  1  qmgr
+rewrite   unix  -  -  n  -    -  trivial-rewrite
+bounce    unix  -  -  n  -    0  bounce
+defer     unix  -  -  n  -    0  bounce
+trace     unix  -  -  n  -    0  bounce
+verify    unix  -  -  n  -    1  verify
+flush     unix  n  -  n  1000? 0 flush
+proxymap  unix  -  -  n  -    -  proxymap
+smtp      unix  -  -  n  -    -  smtp
+relay     unix  -  -  n  -    -  smtp
+showq     unix  n  -  n  -    -  showq
+error     unix  -  -  n  -    -  error
+retry     unix  -  -  n  -    -  error
+discard   unix  -  -  n  -    -  discard
+local     unix  -  n  n  -    -  local
+anvil     unix  -  -  n  -    1  anvil
+scache    unix  -  -  n  -    1  scache
+postlog   unix-dgram n - n - 1 postlogd
+policyd-spf unix - n n - 0 spawn
+  user=nobody argv={policyd} --dns 127.0.0.1:{dns} --log stderr {conf}
+"""
+
+MAIN_CF = """\
+compatibility_level = 3.6
+queue_directory = {dir}/queue
+data_directory = {dir}/data
+mail_owner = postfix
+myhostname = mx.receiver.test
+mydomain = receiver.test
+mydestination =
+relay_domains = receiver.test
+relayhost = [127.0.0.1]:{sink}
+inet_interfaces = 127.0.0.1
+inet_protocols = ipv4
+mynetworks = 127.0.0.0/8
+smtpd_authorized_xclient_hosts = 127.0.0.0/8
+smtpd_peername_lookup = no
+smtp_dns_support_level = disabled
+alias_maps =
+alias_database =
+local_recipient_maps =
+maillog_file = {dir}/maillog
+maillog_file_prefixes = {dir}
+smtpd_recipient_restrictions =
+    reject_unauth_destination
+    check_policy_service {policy}
+policyd-spf_time_limit = 3600
+smtpd_policy_service_timeout = 60
+"""
+
+
+class Postfix:
+    def __init__(self, root, policy, dns_port, sink_port, conf):
+        self.dir = os.path.join(root, "postfix-" + policy.split(":")[0])
+        os.makedirs(os.path.join(self.dir, "queue"))
+        os.makedirs(os.path.join(self.dir, "data"))
+        os.chmod(self.dir, 0o755)
+        shutil.chown(os.path.join(self.dir, "data"), "postfix")
+        self.smtp = free_port()
+        with open(os.path.join(self.dir, "main.cf"), "w") as f:
+            f.write(MAIN_CF.format(dir=self.dir, sink=sink_port, policy=policy))
+        with open(os.path.join(self.dir, "master.cf"), "w") as f:
+            f.write(MASTER_CF.format(smtp=self.smtp, policyd=POLICYD, dns=dns_port, conf=conf))
+        r = subprocess.run(["postfix", "-c", self.dir, "start"], capture_output=True)
+        if r.returncode != 0:
+            raise AssertionError("postfix start: %s" % r.stderr.decode())
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.smtp), 1).close()
+                return
+            except OSError:
+                time.sleep(0.2)
+        raise AssertionError("postfix did not listen on 127.0.0.1:%d" % self.smtp)
+
+    def log(self):
+        try:
+            with open(os.path.join(self.dir, "maillog")) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def stop(self):
+        subprocess.run(["postfix", "-c", self.dir, "stop"], capture_output=True)
+        # master waits for its children; give it a moment, then make sure
+        deadline = time.time() + 15
+        pid_file = os.path.join(self.dir, "queue", "pid", "master.pid")
+        while time.time() < deadline and os.path.exists(pid_file):
+            time.sleep(0.2)
+        if os.path.exists(pid_file):
+            subprocess.run(["postfix", "-c", self.dir, "abort"], capture_output=True)
+
+
+def session(port, client_ip, helo, sender, rcpt="bob@receiver.test", body=True):
+    """One SMTP transaction. Returns (code, text) of RCPT, or of DATA when sent."""
+    s = smtplib.SMTP("127.0.0.1", port, timeout=60)
+    try:
+        s.ehlo("tester.localhost")
+        code, msg = s.docmd("XCLIENT", "ADDR=%s NAME=[UNAVAILABLE]" % client_ip)
+        if code != 220:
+            raise AssertionError("XCLIENT refused: %d %s" % (code, msg))
+        s.ehlo_resp = s.helo_resp = None
+        s.ehlo(helo)
+        code, msg = s.mail(sender)
+        if code != 250:
+            return code, msg.decode()
+        code, msg = s.rcpt(rcpt)
+        if code != 250 or not body:
+            return code, msg.decode()
+        code, msg = s.data(b"Subject: spfkit e2e\r\nFrom: %s\r\n\r\nhello\r\n" % sender.encode())
+        return code, msg.decode()
+    finally:
+        try:
+            s.quit()
+        except smtplib.SMTPException:
+            pass
+
+
+def expect(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def wait_message(sink, needle, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for m in sink.messages:
+            if needle in m:
+                return m
+        time.sleep(0.2)
+    raise AssertionError("no delivered message with %r; got %r" % (needle, sink.messages))
+
+
+def run_cases(pf, sink, form):
+    results = []
+
+    def case(name, fn):
+        try:
+            fn()
+            results.append((True, "%s: %s" % (form, name)))
+        except Exception as e:  # keep going: report every case
+            results.append((False, "%s: %s: %s" % (form, name, e)))
+
+    def forged():
+        code, msg = session(pf.smtp, "198.51.100.7", "client.unknown.test", "alice@example.com")
+        expect(code == 550, "got %d %s, want 550" % (code, msg))
+        expect("5.7.23" in msg, "no 5.7.23 in %r" % msg)
+        expect("198.51.100.7 is not one of example.com's designated mail servers" in msg,
+               "no explanation in %r" % msg)
+
+    def authorised():
+        tag = "alice-%s@example.com" % form
+        code, msg = session(pf.smtp, "192.0.2.10", "mx.example.com", tag)
+        expect(code == 250, "got %d %s, want 250" % (code, msg))
+        m = wait_message(sink, tag)
+        expect("Received-SPF: pass" in m, "no Received-SPF: pass header in %r" % m[:600])
+        expect("identity=mailfrom" in m, "Received-SPF is not for MAIL FROM")
+
+    def timeout():
+        code, msg = session(pf.smtp, "192.0.2.10", "client.unknown.test", "x@slow.example",
+                            body=False)
+        expect(code == 451, "got %d %s, want 451" % (code, msg))
+        expect("4.7.24" in msg, "no 4.7.24 in %r" % msg)
+
+    def null_sender_pass():
+        code, msg = session(pf.smtp, "192.0.2.10", "mx.example.com", "", body=False)
+        expect(code == 250, "null sender, HELO pass: got %d %s, want 250" % (code, msg))
+
+    def null_sender_forged_helo():
+        code, msg = session(pf.smtp, "198.51.100.7", "mx.example.com", "", body=False)
+        expect(code == 550, "null sender, forged HELO: got %d %s, want 550" % (code, msg))
+        expect("s=helo" in msg, "not judged by HELO: %r" % msg)
+
+    case("forged MAIL FROM refused with 550 5.7.23 and the explanation", forged)
+    case("authorised sender delivered with Received-SPF", authorised)
+    case("DNS timeout gives 451 4.7.24", timeout)
+    case("null sender with a passing HELO accepted", null_sender_pass)
+    case("null sender with a forged HELO refused", null_sender_forged_helo)
+    return results
+
+
+def main():
+    if os.geteuid() != 0:
+        print("skipped: needs root to run a private Postfix")
+        return SKIP
+    if not ensure_postfix():
+        print("skipped: postfix is missing and could not be installed")
+        return SKIP
+    root = tempfile.mkdtemp(prefix="spfkit-e2e-")
+    os.chmod(root, 0o755)  # the spawned service runs as nobody and reads conf
+    procs, instances, results = [], [], []
+    sink = Sink()
+    threading.Thread(target=sink.serve_forever, daemon=True).start()
+    try:
+        zone = os.path.join(root, "zone")
+        conf = os.path.join(root, "policyd-spf.conf")
+        with open(zone, "w") as f:
+            f.write(ZONE)
+        with open(conf, "w") as f:
+            f.write(CONF)
+        os.chmod(conf, 0o644)
+        port_file = os.path.join(root, "dns.port")
+        dnsd = subprocess.Popen([DNSD, "--zone", zone, "--port", "0", "--port-file", port_file,
+                                 "--timeout", "slow.example"], stdout=subprocess.DEVNULL)
+        procs.append(dnsd)
+        deadline = time.time() + 10
+        while not os.path.exists(port_file) and time.time() < deadline:
+            time.sleep(0.05)
+        with open(port_file) as f:
+            dns_port = int(f.read().strip())
+
+        # daemon form: our service on an inet socket
+        ppolicy = free_port()
+        daemon = subprocess.Popen([POLICYD, "--dns", "127.0.0.1:%d" % dns_port, "--log", "stderr",
+                                   "--listen", "inet:127.0.0.1:%d" % ppolicy, conf],
+                                  stderr=subprocess.DEVNULL)
+        procs.append(daemon)
+        time.sleep(0.3)
+        pf = Postfix(root, "inet:127.0.0.1:%d" % ppolicy, dns_port, sink.server_address[1], conf)
+        instances.append(pf)
+        results += run_cases(pf, sink, "daemon")
+        pf.stop()
+
+        # spawn form: Postfix runs the binary per connection, as policyd-spf
+        pf = Postfix(root, "unix:private/policyd-spf", dns_port, sink.server_address[1], conf)
+        instances.append(pf)
+        results += run_cases(pf, sink, "spawn")
+        pf.stop()
+    except Exception as e:
+        results.append((False, "setup: %s" % e))
+    finally:
+        for pf in instances:
+            pf.stop()
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        sink.shutdown()
+        sink.server_close()
+        failed = [r for r in results if not r[0]]
+        if failed:
+            for pf in instances:
+                print("---- %s/maillog (tail)\n%s" % (pf.dir, pf.log()[-3000:]))
+        shutil.rmtree(root, ignore_errors=True)
+    for ok, text in results:
+        print("%s %s" % ("ok  " if ok else "FAIL", text))
+    passed = sum(1 for r in results if r[0])
+    print("%d passed, %d failed" % (passed, len(results) - passed))
+    return 0 if results and passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
