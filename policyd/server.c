@@ -109,15 +109,12 @@ static int debug_level(const struct spfkit__policyd *srv)
 	return srv->gen->cfg->debug_level;
 }
 
-void spfkit__policyd_log(struct spfkit__policyd *srv, int prio, const char *fmt, ...)
+static void vlog(const struct spfkit__policyd *srv, int level, int prio, const char *fmt,
+		 va_list ap)
 {
-	va_list ap;
-	int level = debug_level(srv);
-
 	/* debugLevel -1: silent; 0: errors and warnings; 1+: also decisions */
 	if (level < 0 || (level == 0 && prio > LOG_WARNING))
 		return;
-	va_start(ap, fmt);
 	if (srv->opts.log_stderr) {
 		fprintf(stderr, "spfkit-policyd[%ld]: ", (long)getpid());
 		vfprintf(stderr, fmt, ap);
@@ -125,6 +122,29 @@ void spfkit__policyd_log(struct spfkit__policyd *srv, int prio, const char *fmt,
 	} else {
 		vsyslog(prio, fmt, ap);
 	}
+}
+
+static void log_cfg(const struct spfkit__policyd *srv,
+				    const struct spfkit__mta_config *cfg, int prio, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void log_cfg(const struct spfkit__policyd *srv,
+				    const struct spfkit__mta_config *cfg, int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(srv, cfg->debug_level, prio, fmt, ap);
+	va_end(ap);
+}
+
+void spfkit__policyd_log(struct spfkit__policyd *srv, int prio, const char *fmt, ...)
+{
+	va_list ap;
+	int level = debug_level(srv);
+
+	va_start(ap, fmt);
+	vlog(srv, level, prio, fmt, ap);
 	va_end(ap);
 }
 
@@ -150,6 +170,11 @@ static struct gen *gen_new(struct spfkit__policyd *srv, struct spfkit__mta_confi
 	}
 	g->cfg = cfg;
 	g->refs = 1;
+	/* say so rather than let a whitelist silently not work */
+	if (cfg->helo_whitelist.count || cfg->domain_whitelist.count || cfg->domain_whitelist_ptr.count)
+		log_cfg(srv, cfg, LOG_WARNING,
+					"HELO_Whitelist, Domain_Whitelist and Domain_Whitelist_PTR are "
+					"not implemented yet and are ignored; use Whitelist (IP networks)");
 	return g;
 }
 
