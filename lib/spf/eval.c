@@ -166,6 +166,7 @@ static int frame_start(struct spfkit_eval *ev, struct frame *f)
 			frame_finish(ev, f, SPFKIT_RESULT_NONE);
 		return STEP_DONE;
 	}
+	f->domain_checked = 1; /* this phase replays until the TXT answer is in */
 	f->uses = 0;
 	q = spfkit__need(ev, f, SPFKIT_RR_TXT, f->domain, f->domain_len, QF_RECORD, &fresh, &nomem);
 	if (q == NULL)

@@ -85,6 +85,7 @@ struct frame {
 	unsigned uses, counted; /* replay bookkeeping, see above */
 	const char *target;     /* the current term's expanded target, once known */
 	size_t target_len;
+	uint8_t target_valid;   /* spfkit__domain_valid(target), worked out with it */
 	enum spfkit_result_code result;
 	const struct spfkit_term *decided; /* the mechanism that gave the result */
 	const char *problem;
@@ -128,7 +129,9 @@ struct spfkit_eval {
 	spfkit_trace_fn *trace;
 	void *trace_arg;
 	/* questions */
-	struct query *queries;
+	/* Each query lives in the arena and never moves (callers keep pointers
+	 * to it across later questions); only this array of pointers grows. */
+	struct query **queries;
 	size_t nqueries, cap_queries;
 	size_t next_emit; /* first query not yet handed out */
 	int progress;     /* an answer arrived since the last run */

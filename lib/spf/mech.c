@@ -112,10 +112,13 @@ static int term_target(struct spfkit_eval *ev, struct frame *f, const struct spf
 	if (!t->has_domain) {
 		f->target = f->domain;
 		f->target_len = f->domain_len;
+		f->target_valid = 1; /* checked when the frame started */
 		return STEP_DONE;
 	}
 	rc = spfkit__expand_target(ev, f, &t->domain, SPFKIT__MACRO_DOMAIN, &f->target,
 				   &f->target_len, &failed);
+	if (rc == STEP_DONE && !failed)
+		f->target_valid = (uint8_t)spfkit__domain_valid(f->target, f->target_len);
 	if (rc == STEP_DONE && failed) {
 		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
 				   "macro expansion of '%.*s%s' is too long",
@@ -323,8 +326,7 @@ static int mech_with_dns(struct spfkit_eval *ev, struct frame *f, const struct s
 	}
 	/* A target that cannot be a DNS name matches nothing (suite:
 	 * invalid-domain-*); for include it is a "none", so permerror. */
-	if (t->mech != SPFKIT_MECH_PTR && t->has_domain &&
-	    !spfkit__domain_valid(f->target, f->target_len)) {
+	if (t->mech != SPFKIT_MECH_PTR && !f->target_valid) {
 		if (t->mech != SPFKIT_MECH_INCLUDE)
 			return STEP_DONE;
 		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,

@@ -25,7 +25,7 @@ static struct query *query_find(struct spfkit_eval *ev, uint16_t type, const cha
 	size_t i;
 
 	for (i = 0; i < ev->nqueries; i++) {
-		struct query *q = &ev->queries[i];
+		struct query *q = ev->queries[i];
 
 		if (q->hash == hash && q->type == type &&
 		    spfkit__memcaseeq(q->name, q->name_len, name, len))
@@ -41,14 +41,17 @@ static struct query *query_add(struct spfkit_eval *ev, uint16_t type, const char
 
 	if (ev->nqueries == ev->cap_queries) {
 		size_t cap = ev->cap_queries ? ev->cap_queries * 2 : 16;
-		struct query *grown = spfkit__realloc(ev->ctx->alloc, ev->queries, cap * sizeof(*q));
+		struct query **grown = spfkit__realloc(ev->ctx->alloc, ev->queries,
+						       cap * sizeof(*grown));
 
 		if (grown == NULL)
 			return NULL;
 		ev->queries = grown;
 		ev->cap_queries = cap;
 	}
-	q = &ev->queries[ev->nqueries];
+	q = spfkit__arena_alloc(&ev->arena, sizeof(*q));
+	if (q == NULL)
+		return NULL;
 	memset(q, 0, sizeof(*q));
 	q->name = spfkit__arena_strndup(&ev->arena, name, len);
 	if (q->name == NULL)
@@ -57,7 +60,7 @@ static struct query *query_add(struct spfkit_eval *ev, uint16_t type, const char
 	q->hash = hash;
 	q->type = type;
 	q->state = Q_NEW;
-	ev->nqueries++;
+	ev->queries[ev->nqueries++] = q;
 	return q;
 }
 
@@ -105,11 +108,11 @@ int spfkit__emit(struct spfkit_eval *ev, struct spfkit_question *out)
 	struct spfkit_trace_event e;
 	struct query *q;
 
-	while (ev->next_emit < ev->nqueries && ev->queries[ev->next_emit].state != Q_NEW)
+	while (ev->next_emit < ev->nqueries && ev->queries[ev->next_emit]->state != Q_NEW)
 		ev->next_emit++;
 	if (ev->next_emit == ev->nqueries)
 		return 0;
-	q = &ev->queries[ev->next_emit];
+	q = ev->queries[ev->next_emit];
 	q->state = Q_SENT;
 	out->id = (uint32_t)ev->next_emit + 1;
 	out->type = q->type;
@@ -205,9 +208,9 @@ int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfki
 	struct query *q;
 	int rc = 0;
 
-	if (id == 0 || id > ev->nqueries || ev->queries[id - 1].state != Q_SENT)
+	if (id == 0 || id > ev->nqueries || ev->queries[id - 1]->state != Q_SENT)
 		return SPFKIT_ENOTFOUND;
-	q = &ev->queries[id - 1];
+	q = ev->queries[id - 1];
 	memset(&q->ans, 0, sizeof(q->ans));
 	q->ans.ttl = a->ttl;
 	q->ans.status = a->status;

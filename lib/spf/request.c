@@ -153,7 +153,7 @@ void spfkit_eval_free(struct spfkit_eval *ev)
 	if (ev == NULL)
 		return;
 	for (i = 0; i < ev->nqueries; i++)
-		spfkit__rcache_release(ev->ctx->records, ev->queries[i].rce);
+		spfkit__rcache_release(ev->ctx->records, ev->queries[i]->rce);
 	spfkit__free(ev->ctx->alloc, ev->queries);
 	spfkit__buf_free(&ev->scratch);
 	spfkit__arena_free(&ev->arena);

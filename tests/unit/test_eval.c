@@ -381,6 +381,35 @@ static void ptr_name_limit(void **state)
 	assert_result(check(fx, "192.0.2.1", "a@ptr10.example"), SPFKIT_RESULT_FAIL);
 }
 
+/* The question table grows while a term holds answers from it (MX hosts
+ * after the MX answer; lookahead filing more): nothing may move. ASan
+ * catches a use after free here. */
+static void question_table_growth(void **state)
+{
+	struct fixture *fx = *state;
+	char host[64], rec[1024];
+	size_t n = 0;
+	int i;
+
+	n += (size_t)snprintf(rec, sizeof(rec), "v=spf1");
+	for (i = 0; i < 8; i++)
+		n += (size_t)snprintf(rec + n, sizeof(rec) - n, " a:a%d.grow.example", i);
+	snprintf(rec + n, sizeof(rec) - n, " mx -all");
+	txt(fx, "grow.example", rec);
+	for (i = 0; i < 10; i++) {
+		snprintf(host, sizeof(host), "m%d.grow.example", i);
+		name_rr(fx, "grow.example", SPFKIT_RR_MX, host, (uint16_t)i);
+		addr(fx, host, i == 9 ? "192.0.2.9" : "198.51.100.1");
+	}
+	for (i = 0; i < 8; i++) {
+		snprintf(host, sizeof(host), "a%d.grow.example", i);
+		addr(fx, host, "198.51.100.2");
+	}
+	assert_result(check(fx, "192.0.2.9", "a@grow.example"), SPFKIT_RESULT_PASS);
+	assert_string_equal(fx->res->mechanism, "mx");
+	assert_true(fx->res->queries > 16);
+}
+
 /* ---- permerror reasons ---------------------------------------------- */
 
 static void permerror_reasons(void **state)
@@ -606,7 +635,7 @@ int main(void)
 		T(all_and_qualifiers), T(ip4_ip6_cidr), T(a_with_dual_cidr), T(mx_hosts),
 		T(ptr_validated_names), T(exists_and_macros), T(include_results_map),
 		T(redirect_and_exp), T(identities), T(dns_term_limit), T(redirect_counts_as_term),
-		T(void_lookup_limit), T(mx_name_limit), T(ptr_name_limit), T(permerror_reasons),
+		T(void_lookup_limit), T(mx_name_limit), T(ptr_name_limit), T(question_table_growth), T(permerror_reasons),
 		T(temperror_on_dns_failure), T(huge_and_binary_records), T(expansion_is_bounded),
 		T(step_and_answer_contract), T(bad_requests), T(ip_text_forms), T(allocation_failures),
 	};
