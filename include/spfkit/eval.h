@@ -179,6 +179,12 @@ struct spfkit_result {
 	unsigned dns_terms;
 	unsigned void_lookups;
 	unsigned queries; /* DNS questions asked */
+	/*
+	 * The longest chain of DNS answers this result depended on, each
+	 * question needing the answer before it: the fewest sequential round
+	 * trips any resolver could have taken (what lookahead aims for).
+	 */
+	unsigned depth;
 };
 
 enum spfkit_step {

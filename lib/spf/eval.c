@@ -93,6 +93,7 @@ void spfkit__frame_fail(struct spfkit_eval *ev, struct frame *f, enum spfkit_res
 
 static void frame_next_term(struct frame *f)
 {
+	f->term_level = f->rec_level;
 	f->term++;
 	f->uses = 0;
 	f->counted = 0;
@@ -141,6 +142,8 @@ static int frame_record(struct spfkit_eval *ev, struct frame *f, struct query *q
 		return STEP_DONE;
 	}
 	f->rec = q->rce->rec;
+	f->rec_level = q->level;
+	f->term_level = q->level;
 	trace_frame(ev, f, SPFKIT_TRACE_RECORD, f->rec->text, f->rec->len, 0);
 	f->phase = PH_TERMS;
 	f->term = 0;
@@ -168,6 +171,7 @@ static int frame_start(struct spfkit_eval *ev, struct frame *f)
 	}
 	f->domain_checked = 1; /* this phase replays until the TXT answer is in */
 	f->uses = 0;
+	f->term_level = f->base_level;
 	q = spfkit__need(ev, f, SPFKIT_RR_TXT, f->domain, f->domain_len, QF_RECORD, &fresh, &nomem);
 	if (q == NULL)
 		return nomem ? STEP_NOMEM : STEP_PENDING;
@@ -202,7 +206,8 @@ static int frame_terms(struct spfkit_eval *ev, struct frame *f)
 			/* the bulk of a provider's record, kept out of the call */
 			out = spfkit__ip4_in(ev->ip4, t) ? MECH_MATCH : MECH_NOMATCH;
 		} else {
-			f->uses = 0;
+			f->uses = 0; /* the term (re)starts: see eval_int.h */
+			f->term_level = f->rec_level;
 			rc = spfkit__eval_mechanism(ev, f, t, &out);
 			if (rc != STEP_DONE)
 				return rc;
@@ -241,6 +246,7 @@ static int frame_redirect(struct spfkit_eval *ev, struct frame *f)
 	if (spfkit__charge_dns_term(ev, f))
 		return STEP_DONE;
 	f->uses = 0;
+	f->term_level = f->rec_level;
 	rc = spfkit__expand_target(ev, f, &t->domain, SPFKIT__MACRO_DOMAIN, &target, &len, &failed);
 	if (rc != STEP_DONE)
 		return rc;
@@ -253,6 +259,7 @@ static int frame_redirect(struct spfkit_eval *ev, struct frame *f)
 	/* The redirect's result is this check_host()'s result: reuse the frame. */
 	f->domain = target;
 	f->domain_len = len;
+	f->base_level = f->term_level;
 	f->domain_checked = 0;
 	f->rec = NULL;
 	f->redirected = 1;

@@ -55,6 +55,7 @@ struct query {
 	uint16_t type;
 	uint8_t state;
 	uint8_t flags; /* QF_* */
+	uint16_t level; /* answers needed before this question could be asked, + 1 */
 	char *name;    /* NUL-terminated, no final dot */
 	size_t name_len;
 	struct spfkit_dns_answer ans; /* deep copy, valid when state == Q_DONE */
@@ -83,6 +84,10 @@ struct frame {
 	uint8_t domain_checked; /* domain already passed spfkit__domain_valid() */
 	size_t term;          /* index of the current term */
 	unsigned uses, counted; /* replay bookkeeping, see above */
+	/* dependency depth (spfkit_result.depth): levels of the answers used */
+	uint16_t base_level; /* what led to this frame (0 at the top) */
+	uint16_t rec_level;  /* the record's TXT answer */
+	uint16_t term_level; /* the deepest answer the current term has used */
 	const char *target;     /* the current term's expanded target, once known */
 	size_t target_len;
 	uint8_t target_valid;   /* spfkit__domain_valid(target), worked out with it */
@@ -152,7 +157,7 @@ const struct query *spfkit__need(struct spfkit_eval *ev, struct frame *f, uint16
 				 const char *name, size_t len, unsigned flags, int *fresh, int *nomem);
 /* File a question (or find the one filed), OR-ing flags in; NULL on ENOMEM or when full. */
 struct query *spfkit__file(struct spfkit_eval *ev, uint16_t type, const char *name, size_t len,
-			   unsigned flags);
+			   unsigned flags, unsigned level);
 /* Select and parse the SPF record of a QF_RECORD TXT answer, once. 0 or SPFKIT_ENOMEM. */
 int spfkit__query_record(struct spfkit_eval *ev, struct query *q);
 int spfkit__emit(struct spfkit_eval *ev, struct spfkit_question *q);

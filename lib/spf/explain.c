@@ -59,6 +59,7 @@ int spfkit__explain(struct spfkit_eval *ev, struct frame *f)
 
 	memset(&ms, 0, sizeof(ms));
 	f->uses = 0;
+	f->term_level = f->rec_level;
 	if (f->rec != NULL && f->rec->exp >= 0) {
 		rc = exp_text(ev, f, &ms);
 		if (rc != STEP_DONE)

@@ -33,11 +33,11 @@ static int literal_target(const struct spfkit_term *t, const struct query *owner
 }
 
 static int speculate(struct spfkit_eval *ev, uint16_t type, const char *name, size_t len,
-		     unsigned flags)
+		     unsigned flags, unsigned level)
 {
 	if (ev->speculative >= EVAL_MAX_SPECULATIVE)
 		return 0;
-	if (spfkit__file(ev, type, name, len, flags) == NULL)
+	if (spfkit__file(ev, type, name, len, flags, level) == NULL)
 		return ev->nqueries >= EVAL_MAX_QUERIES ? 0 : SPFKIT_ENOMEM;
 	ev->speculative++;
 	return 0;
@@ -72,12 +72,12 @@ static int speculate_record(struct spfkit_eval *ev, const struct query *q)
 		if (!literal_target(t, q, &name, &len))
 			continue;
 		if (redirect || t->mech == SPFKIT_MECH_INCLUDE)
-			rc = speculate(ev, SPFKIT_RR_TXT, name, len, QF_RECORD);
+			rc = speculate(ev, SPFKIT_RR_TXT, name, len, QF_RECORD, q->level + 1u);
 		else if (t->mech == SPFKIT_MECH_MX)
-			rc = speculate(ev, SPFKIT_RR_MX, name, len, QF_MX);
+			rc = speculate(ev, SPFKIT_RR_MX, name, len, QF_MX, q->level + 1u);
 		else
 			rc = speculate(ev, t->mech == SPFKIT_MECH_EXISTS ? SPFKIT_RR_A : address_type(ev),
-				       name, len, 0);
+				       name, len, 0, q->level + 1u);
 	}
 	return rc;
 }
@@ -94,7 +94,8 @@ static int speculate_mx_hosts(struct spfkit_eval *ev, const struct query *q)
 		if (!spfkit__domain_valid((const char *)rr->data, rr->len))
 			continue;
 		n++;
-		rc = speculate(ev, address_type(ev), (const char *)rr->data, rr->len, 0);
+		rc = speculate(ev, address_type(ev), (const char *)rr->data, rr->len, 0,
+			       q->level + 1u);
 	}
 	return rc;
 }

@@ -302,6 +302,7 @@ static int mech_include(struct spfkit_eval *ev, struct frame *f, enum mech_outco
 	child->domain = f->target;
 	child->domain_len = f->target_len;
 	child->domain_checked = 1; /* mech_with_dns() did */
+	child->base_level = f->term_level;
 	child->phase = PH_START;
 	*res = MECH_PUSHED;
 	return STEP_DONE;

@@ -65,7 +65,7 @@ static struct query *query_add(struct spfkit_eval *ev, uint16_t type, const char
 }
 
 struct query *spfkit__file(struct spfkit_eval *ev, uint16_t type, const char *name, size_t len,
-			   unsigned flags)
+			   unsigned flags, unsigned level)
 {
 	uint64_t hash;
 	struct query *q;
@@ -73,8 +73,11 @@ struct query *spfkit__file(struct spfkit_eval *ev, uint16_t type, const char *na
 	len = spfkit__domain_trim(name, len);
 	hash = spfkit__name_hash(name, len);
 	q = query_find(ev, type, name, len, hash);
-	if (q == NULL && ev->nqueries < EVAL_MAX_QUERIES)
+	if (q == NULL && ev->nqueries < EVAL_MAX_QUERIES) {
 		q = query_add(ev, type, name, len, hash);
+		if (q != NULL)
+			q->level = (uint16_t)(level > 0xffff ? 0xffff : level);
+	}
 	if (q != NULL)
 		q->flags |= (uint8_t)flags;
 	return q;
@@ -87,7 +90,7 @@ const struct query *spfkit__need(struct spfkit_eval *ev, struct frame *f, uint16
 
 	*nomem = 0;
 	*fresh = 0;
-	q = spfkit__file(ev, type, name, len, flags);
+	q = spfkit__file(ev, type, name, len, flags, (unsigned)f->term_level + 1);
 	if (q == NULL) {
 		if (ev->nqueries >= EVAL_MAX_QUERIES)
 			return &query_cap_reached;
@@ -97,6 +100,10 @@ const struct query *spfkit__need(struct spfkit_eval *ev, struct frame *f, uint16
 	if (q->state != Q_DONE)
 		return NULL;
 	f->uses++;
+	if (q->level > f->term_level)
+		f->term_level = q->level;
+	if (q->level > ev->result.depth)
+		ev->result.depth = q->level;
 	*fresh = f->uses > f->counted;
 	if (*fresh)
 		f->counted = f->uses;

@@ -45,7 +45,7 @@ static int identical(const struct spfkit_result *a, const struct spfkit_result *
 	if (a->code == b->code && same_text(a->explanation, b->explanation) &&
 	    same_text(a->mechanism, b->mechanism) && same_text(a->problem, b->problem) &&
 	    same_text(a->domain, b->domain) && a->dns_terms == b->dns_terms &&
-	    a->void_lookups == b->void_lookups)
+	    a->void_lookups == b->void_lookups && a->depth == b->depth)
 		return 1;
 	snprintf(why, size, "lookahead differs: %s/%u/%u vs strict %s/%u/%u",
 		 spfkit_result_name(b->code), b->dns_terms, b->void_lookups,

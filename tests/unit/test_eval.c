@@ -210,6 +210,7 @@ static void mx_hosts(void **state)
 	txt(fx, "nullmx.example", "v=spf1 mx ?all");
 	name_rr(fx, "nullmx.example", SPFKIT_RR_MX, ".", 0);
 	assert_result(check(fx, "192.0.2.20", "a@mx.example"), SPFKIT_RESULT_PASS);
+	assert_int_equal(fx->res->depth, 3); /* TXT, MX, then the hosts' A */
 	assert_result(check(fx, "192.0.2.30", "a@mx.example"), SPFKIT_RESULT_FAIL);
 	assert_result(check(fx, "192.0.2.30", "a@nomx.example"), SPFKIT_RESULT_FAIL);
 	assert_result(check(fx, "192.0.2.30", "a@nullmx.example"), SPFKIT_RESULT_NEUTRAL);
@@ -251,6 +252,7 @@ static void include_results_map(void **state)
 	assert_int_equal(spfkit_zone_add_timeout(fx->zone, "slow.example", 12), 0);
 	assert_result(check(fx, "192.0.2.5", "a@inc.example"), SPFKIT_RESULT_PASS);
 	assert_string_equal(fx->res->mechanism, "include:prov.example");
+	assert_int_equal(fx->res->depth, 2); /* TXT inc.example, then TXT prov.example */
 	/* the included softfail is only "no match" (§5.2) */
 	assert_result(check(fx, "192.0.2.200", "a@inc.example"), SPFKIT_RESULT_FAIL);
 	assert_result(check(fx, "192.0.2.5", "a@none.example"), SPFKIT_RESULT_PERMERROR);
