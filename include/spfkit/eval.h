@@ -135,7 +135,16 @@ struct spfkit_config {
 	 * first). 0: 4096.
 	 */
 	unsigned record_cache_size;
+	/*
+	 * spfkit_check(): the whole evaluation's time limit in ms; past it
+	 * the questions still open are answered "temporary failure", so the
+	 * result is temperror (RFC 7208 §4.6.4: "at least 20 seconds").
+	 * 0: SPFKIT_TIME_BUDGET_MS. Event-loop callers apply their own.
+	 */
+	unsigned time_budget_ms;
 };
+
+#define SPFKIT_TIME_BUDGET_MS 20000u
 
 /* Used when no record gives a usable "exp" (§6.2); a macro-string. */
 #define SPFKIT_DEFAULT_EXPLANATION \

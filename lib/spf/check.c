@@ -6,6 +6,7 @@
  * cancelled, as the resolver contract allows.
  */
 #include <string.h>
+#include <time.h>
 
 #include "eval_int.h"
 
@@ -23,7 +24,20 @@ struct check {
 	size_t used;            /* high-water mark: slots[used..] never touched */
 	size_t outstanding;
 	int rc; /* first error from spfkit_eval_answer() */
+	int64_t deadline_ms; /* CLOCK_MONOTONIC */
+	int expired;         /* the time budget is spent: every question fails */
 };
+
+static const struct spfkit_dns_answer out_of_time = {
+	.status = SPFKIT_DNS_TEMPFAIL, .detail = "evaluation time budget exceeded"};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static void on_answer(void *arg, const struct spfkit_dns_answer *answer)
 {
@@ -55,8 +69,8 @@ static void send_question(struct check *chk, const struct spfkit_question *q)
 		.status = SPFKIT_DNS_TEMPFAIL, .detail = "the resolver refused the question"};
 	struct inflight *slot = free_slot(chk);
 
-	if (slot == NULL) {
-		spfkit_eval_answer(chk->ev, q->id, &refused);
+	if (slot == NULL || chk->expired) {
+		spfkit_eval_answer(chk->ev, q->id, chk->expired ? &out_of_time : &refused);
 		return;
 	}
 	slot->chk = chk;
@@ -67,7 +81,8 @@ static void send_question(struct check *chk, const struct spfkit_question *q)
 		on_answer(slot, &refused); /* a failed submit never calls back */
 }
 
-static void cancel_outstanding(struct check *chk)
+/* Cancel what is still open; with `fail`, answer it "out of time" too. */
+static void cancel_outstanding(struct check *chk, int fail)
 {
 	size_t i;
 
@@ -75,9 +90,26 @@ static void cancel_outstanding(struct check *chk)
 		if (chk->slots[i].id == 0)
 			continue;
 		spfkit_resolver_cancel(chk->resolver, chk->slots[i].handle);
+		if (fail)
+			spfkit_eval_answer(chk->ev, chk->slots[i].id, &out_of_time);
 		chk->slots[i].id = 0;
 	}
 	chk->outstanding = 0;
+}
+
+/* Wait for answers until the budget runs out (RFC 7208 §4.6.4). */
+static int wait_answers(struct check *chk)
+{
+	int64_t left = chk->deadline_ms - now_ms();
+	int rc;
+
+	if (left <= 0) {
+		chk->expired = 1;
+		cancel_outstanding(chk, 1);
+		return 0;
+	}
+	rc = spfkit_resolver_wait(chk->resolver, left > 0x7fffffff ? 0x7fffffff : (int)left);
+	return rc < 0 ? rc : 0;
 }
 
 static int drive(struct check *chk)
@@ -95,7 +127,7 @@ static int drive(struct check *chk)
 		}
 		if (chk->outstanding == 0)
 			return SPFKIT_ESTATE; /* waiting for nothing: a bug, not a hang */
-		rc = spfkit_resolver_wait(chk->resolver, -1);
+		rc = wait_answers(chk);
 		if (rc < 0)
 			return rc;
 		if (chk->rc != 0)
@@ -114,6 +146,7 @@ int spfkit_check(const struct spfkit_ctx *ctx, struct spfkit_resolver *resolver,
 	*out = NULL;
 	memset(&chk, 0, sizeof(chk));
 	chk.resolver = resolver;
+	chk.deadline_ms = now_ms() + ctx->time_budget_ms;
 	chk.nslots = EVAL_MAX_QUERIES;
 	/* Not zeroed: only slots below the high-water mark are ever read. */
 	chk.slots = spfkit__alloc(ctx->alloc, chk.nslots * sizeof(*chk.slots));
@@ -122,7 +155,7 @@ int spfkit_check(const struct spfkit_ctx *ctx, struct spfkit_resolver *resolver,
 	rc = spfkit_eval_new(ctx, req, &chk.ev);
 	if (rc == 0)
 		rc = drive(&chk);
-	cancel_outstanding(&chk);
+	cancel_outstanding(&chk, 0);
 	spfkit__free(ctx->alloc, chk.slots);
 	if (rc != SPFKIT_STEP_DONE) {
 		spfkit_eval_free(chk.ev);

@@ -60,6 +60,7 @@ int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out)
 	spfkit__arena_init(&ctx->arena, cfg->alloc, 1024, 0);
 	ctx_set_limits(ctx, &cfg->limits);
 	ctx->lookahead = !cfg->no_lookahead;
+	ctx->time_budget_ms = limit_or_default(cfg->time_budget_ms, SPFKIT_TIME_BUDGET_MS);
 	rc = ctx_set_strings(ctx, cfg);
 	if (rc == 0)
 		rc = spfkit__rcache_new(cfg->alloc,

@@ -17,6 +17,7 @@ struct spfkit_ctx {
 	struct spfkit_limits limits;
 	int lookahead; /* ask likely questions early (lookahead.c) */
 	struct spfkit__rcache *records; /* thread-safe; shared by evaluations */
+	unsigned time_budget_ms;        /* spfkit_check() */
 };
 
 #define SPFKIT_RECORD_CACHE_DEFAULT 4096u

@@ -16,6 +16,16 @@ void spfkit__trace(struct spfkit_eval *ev, const struct spfkit_trace_event *e)
 		ev->trace(ev->trace_arg, e);
 }
 
+static enum spfkit_result_code qualifier_result(const struct spfkit_term *t)
+{
+	switch (t->qualifier) {
+	case '-': return SPFKIT_RESULT_FAIL;
+	case '~': return SPFKIT_RESULT_SOFTFAIL;
+	case '?': return SPFKIT_RESULT_NEUTRAL;
+	default: return SPFKIT_RESULT_PASS;
+	}
+}
+
 static void trace_frame_event(struct spfkit_eval *ev, const struct frame *f,
 			      enum spfkit_trace_kind kind, const char *text, size_t len, int matched)
 {
@@ -29,6 +39,8 @@ static void trace_frame_event(struct spfkit_eval *ev, const struct frame *f,
 	e.text_len = len;
 	e.matched = matched;
 	e.result = f->result;
+	if (kind == SPFKIT_TRACE_TERM && matched && f->rec != NULL && f->term < f->rec->count)
+		e.result = qualifier_result(&f->rec->terms[f->term]);
 	e.dns_terms = ev->dns_terms;
 	e.void_lookups = ev->void_lookups;
 	ev->trace(ev->trace_arg, &e);
@@ -111,6 +123,13 @@ static void parse_failed(struct spfkit_eval *ev, struct frame *f, const struct q
 				   f->domain, spfkit_strerror(q->rce->rc));
 		return;
 	}
+	if (pe->term_len == 0) {
+		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+				   "SPF record of %s, at offset %zu: %s (RFC 7208 section %s)", f->domain,
+				   pe->offset, pe->rule ? pe->rule : "syntax error",
+				   pe->section ? pe->section : "4.6");
+		return;
+	}
 	spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
 			   "SPF record of %s, term '%.*s' at offset %zu: %s (RFC 7208 section %s)",
 			   f->domain, (int)(pe->term_len > 64 ? 64 : pe->term_len),
@@ -159,7 +178,10 @@ static int frame_start(struct spfkit_eval *ev, struct frame *f)
 	const struct query *q;
 	int fresh, nomem;
 
-	trace_frame(ev, f, SPFKIT_TRACE_CHECK, NULL, 0, 0);
+	if (!f->announced) {
+		f->announced = 1; /* once, not on every replay */
+		trace_frame(ev, f, SPFKIT_TRACE_CHECK, NULL, 0, 0);
+	}
 	if (!f->domain_checked && !spfkit__domain_valid(f->domain, f->domain_len)) {
 		/* §4.3: a malformed <domain> is "none"; for redirect, permerror. */
 		if (f->redirected)
@@ -177,16 +199,6 @@ static int frame_start(struct spfkit_eval *ev, struct frame *f)
 		return nomem ? STEP_NOMEM : STEP_PENDING;
 	/* the table owns its queries; only the shared cap entry is const */
 	return frame_record(ev, f, (struct query *)(uintptr_t)q);
-}
-
-static enum spfkit_result_code qualifier_result(const struct spfkit_term *t)
-{
-	switch (t->qualifier) {
-	case '-': return SPFKIT_RESULT_FAIL;
-	case '~': return SPFKIT_RESULT_SOFTFAIL;
-	case '?': return SPFKIT_RESULT_NEUTRAL;
-	default: return SPFKIT_RESULT_PASS;
-	}
 }
 
 /* §4.6.2: mechanisms in order; the first match decides. */
@@ -261,6 +273,7 @@ static int frame_redirect(struct spfkit_eval *ev, struct frame *f)
 	f->domain_len = len;
 	f->base_level = f->term_level;
 	f->domain_checked = 0;
+	f->announced = 0;
 	f->rec = NULL;
 	f->redirected = 1;
 	f->phase = PH_START;

@@ -130,6 +130,7 @@ int spfkit__emit(struct spfkit_eval *ev, struct spfkit_question *out)
 		memset(&e, 0, sizeof(e));
 		e.kind = SPFKIT_TRACE_QUERY;
 		e.depth = ev->depth ? ev->depth - 1 : 0;
+		e.domain = ev->depth ? ev->frames[ev->depth - 1].domain : NULL;
 		e.name = q->name;
 		e.qtype = q->type;
 		e.query_id = out->id;
@@ -203,6 +204,7 @@ static void trace_answer(struct spfkit_eval *ev, uint32_t id, const struct query
 	memset(&e, 0, sizeof(e));
 	e.kind = SPFKIT_TRACE_ANSWER;
 	e.depth = ev->depth ? ev->depth - 1 : 0;
+	e.domain = ev->depth ? ev->frames[ev->depth - 1].domain : NULL;
 	e.name = q->name;
 	e.qtype = q->type;
 	e.query_id = id;

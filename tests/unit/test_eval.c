@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -479,6 +480,60 @@ static void expansion_is_bounded(void **state)
 	assert_problem_has(fx, "too long");
 }
 
+/* ---- the time budget of spfkit_check() (§4.6.4) --------------------- */
+
+/* A resolver whose server never answers: wait() only lets time pass. */
+static int silent_submit(void *impl, const char *name, size_t len, uint16_t type,
+			 spfkit_dns_cb *cb, void *arg, uint64_t *handle)
+{
+	(void)impl; (void)name; (void)len; (void)type; (void)cb; (void)arg;
+	*handle = 1;
+	return 0;
+}
+
+static void silent_cancel(void *impl, uint64_t handle) { (void)impl; (void)handle; }
+
+static int silent_wait(void *impl, int timeout_ms)
+{
+	struct timespec ts = {0, 20 * 1000000L};
+
+	(void)impl;
+	if (timeout_ms >= 0 && timeout_ms < 20)
+		ts.tv_nsec = (long)timeout_ms * 1000000L;
+	nanosleep(&ts, NULL);
+	return 0;
+}
+
+static void silent_destroy(void *impl) { (void)impl; }
+
+static void time_budget_gives_temperror(void **state)
+{
+	static const struct spfkit_resolver_ops ops = {silent_submit, silent_cancel, silent_wait,
+						       silent_destroy};
+	struct spfkit_resolver silent = {&ops, NULL};
+	struct spfkit_config cfg = {.alloc = &test_alloc, .time_budget_ms = 100};
+	struct spfkit_request req = {.sender = "a@slow.example", .sender_len = 14, .helo = "h.example", .helo_len = 9};
+	struct spfkit_ctx *ctx;
+	struct spfkit_eval *ev = NULL;
+	struct timespec t0, t1;
+	long ms;
+
+	(void)state;
+	assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(spfkit_ip_parse("192.0.2.1", 9, &req.ip), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(spfkit_check(ctx, &silent, &req, &ev), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	assert_int_equal(spfkit_eval_result(ev)->code, SPFKIT_RESULT_TEMPERROR);
+	assert_non_null(strstr(spfkit_eval_result(ev)->problem, "time budget"));
+	/* the budget, give or take the clocks' millisecond rounding; no hang */
+	if (ms < 95 || ms > 2000)
+		fail_msg("returned after %ld ms with a 100 ms budget", ms);
+	spfkit_eval_free(ev);
+	spfkit_ctx_free(ctx);
+}
+
 /* ---- the sans-I/O contract ------------------------------------------ */
 
 static void step_and_answer_contract(void **state)
@@ -639,7 +694,7 @@ int main(void)
 		T(redirect_and_exp), T(identities), T(dns_term_limit), T(redirect_counts_as_term),
 		T(void_lookup_limit), T(mx_name_limit), T(ptr_name_limit), T(question_table_growth), T(permerror_reasons),
 		T(temperror_on_dns_failure), T(huge_and_binary_records), T(expansion_is_bounded),
-		T(step_and_answer_contract), T(bad_requests), T(ip_text_forms), T(allocation_failures),
+		T(time_budget_gives_temperror), T(step_and_answer_contract), T(bad_requests), T(ip_text_forms), T(allocation_failures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
