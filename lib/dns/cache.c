@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cache_int.h"
+#include "list.h"
 
 /*
  * One cached answer, in one allocation:
@@ -16,7 +17,7 @@
  */
 struct entry {
 	struct entry *hnext;      /* hash chain */
-	struct entry *prev, *next; /* LRU list, head = most recently used */
+	struct spfkit__link lru;  /* LRU order, head = most recently used */
 	uint64_t hash;
 	uint64_t expires;         /* cache clock, ms */
 	size_t size;
@@ -31,7 +32,7 @@ struct spfkit_cache {
 	pthread_mutex_t mu;
 	struct entry **table;
 	size_t mask;
-	struct entry *head, *tail;
+	struct spfkit__list lru;
 	size_t max_bytes;
 	uint32_t max_ttl, max_neg_ttl;
 	spfkit_cache_clock_fn *clock;
@@ -144,27 +145,9 @@ static struct entry *find(struct spfkit_cache *c, const struct key *k)
 	return NULL;
 }
 
-static void lru_unlink(struct spfkit_cache *c, struct entry *e)
+static struct entry *entry_of(struct spfkit__link *n)
 {
-	if (e->prev != NULL)
-		e->prev->next = e->next;
-	else
-		c->head = e->next;
-	if (e->next != NULL)
-		e->next->prev = e->prev;
-	else
-		c->tail = e->prev;
-}
-
-static void lru_push(struct spfkit_cache *c, struct entry *e)
-{
-	e->prev = NULL;
-	e->next = c->head;
-	if (c->head != NULL)
-		c->head->prev = e;
-	else
-		c->tail = e;
-	c->head = e;
+	return n != NULL ? SPFKIT_CONTAINER_OF(n, struct entry, lru) : NULL;
 }
 
 static void drop(struct spfkit_cache *c, struct entry *e)
@@ -174,7 +157,7 @@ static void drop(struct spfkit_cache *c, struct entry *e)
 	while (*pp != e)
 		pp = &(*pp)->hnext;
 	*pp = e->hnext;
-	lru_unlink(c, e);
+	spfkit__list_unlink(&c->lru, &e->lru);
 	c->st.entries--;
 	c->st.bytes -= e->size;
 	spfkit__free(c->alloc, e);
@@ -184,13 +167,13 @@ static void insert(struct spfkit_cache *c, struct entry *e)
 {
 	struct entry **s = slot(c, e->hash);
 
-	while (c->tail != NULL && c->st.bytes > c->max_bytes - e->size) {
-		drop(c, c->tail);
+	while (c->lru.tail != NULL && c->st.bytes > c->max_bytes - e->size) {
+		drop(c, entry_of(c->lru.tail));
 		c->st.evictions++;
 	}
 	e->hnext = *s;
 	*s = e;
-	lru_push(c, e);
+	spfkit__list_push_front(&c->lru, &e->lru);
 	c->st.entries++;
 	c->st.bytes += e->size;
 	c->st.inserts++;
@@ -242,8 +225,8 @@ int spfkit__cache_get(struct spfkit_cache *c, const char *name, size_t len, uint
 		return 0;
 	}
 	c->st.hits++;
-	lru_unlink(c, e);
-	lru_push(c, e);
+	spfkit__list_unlink(&c->lru, &e->lru);
+	spfkit__list_push_front(&c->lru, &e->lru);
 	*out = copy_out(e, now, a);
 	pthread_mutex_unlock(&c->mu);
 	return *out != NULL ? 1 : SPFKIT_ENOMEM;
@@ -368,8 +351,8 @@ void spfkit_cache_clear(struct spfkit_cache *c)
 	if (c == NULL)
 		return;
 	pthread_mutex_lock(&c->mu);
-	while (c->head != NULL)
-		drop(c, c->head);
+	while (c->lru.head != NULL)
+		drop(c, entry_of(c->lru.head));
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -393,7 +376,7 @@ void spfkit_cache_stats(struct spfkit_cache *c, struct spfkit_cache_stats *out)
 /* ---- the resolver layer ----------------------------------------------- */
 
 struct item {
-	struct item *prev, *next;
+	struct spfkit__link link; /* in the layer's hits or fwd queue */
 	struct layer *owner;
 	uint64_t handle;
 	uint64_t inner_handle;
@@ -405,16 +388,12 @@ struct item {
 	char name[];
 };
 
-struct ilist {
-	struct item *head, *tail;
-};
-
 struct layer {
 	struct spfkit_resolver pub; /* handed out; destroy() frees all of it */
 	struct spfkit_cache *cache;
 	struct spfkit_resolver *inner;
 	const struct spfkit_allocator *alloc;
-	struct ilist hits, fwd;
+	struct spfkit__list hits, fwd; /* of struct item, in order */
 	uint64_t next_handle;
 	spfkit_cache_ready_fn *ready;
 	void *ready_arg;
@@ -423,34 +402,26 @@ struct layer {
 
 static const struct spfkit_resolver_ops layer_ops;
 
-static void i_append(struct ilist *l, struct item *it)
+static struct item *item_of(struct spfkit__link *n)
 {
-	it->next = NULL;
-	it->prev = l->tail;
-	if (l->tail != NULL)
-		l->tail->next = it;
-	else
-		l->head = it;
-	l->tail = it;
+	return n != NULL ? SPFKIT_CONTAINER_OF(n, struct item, link) : NULL;
 }
 
-static void i_unlink(struct ilist *l, struct item *it)
+static void i_append(struct spfkit__list *l, struct item *it)
 {
-	if (it->prev != NULL)
-		it->prev->next = it->next;
-	else
-		l->head = it->next;
-	if (it->next != NULL)
-		it->next->prev = it->prev;
-	else
-		l->tail = it->prev;
+	spfkit__list_push_back(l, &it->link);
 }
 
-static struct item *i_find(const struct ilist *l, uint64_t handle)
+static void i_unlink(struct spfkit__list *l, struct item *it)
+{
+	spfkit__list_unlink(l, &it->link);
+}
+
+static struct item *i_find(const struct spfkit__list *l, uint64_t handle)
 {
 	struct item *it;
 
-	for (it = l->head; it != NULL; it = it->next)
+	for (it = item_of(l->head); it != NULL; it = item_of(it->link.next))
 		if (it->handle == handle)
 			return it;
 	return NULL;
@@ -553,7 +524,7 @@ static int deliver_hits(struct layer *ly)
 
 	ly->delivering = 1;
 	while (ly->hits.head != NULL) {
-		it = ly->hits.head;
+		it = item_of(ly->hits.head);
 		i_unlink(&ly->hits, it);
 		it->cb(it->arg, it->hit);
 		i_free(ly, it);
@@ -580,12 +551,12 @@ static void layer_destroy(void *impl)
 	struct item *it;
 
 	while (ly->hits.head != NULL) {
-		it = ly->hits.head;
+		it = item_of(ly->hits.head);
 		i_unlink(&ly->hits, it);
 		i_free(ly, it);
 	}
 	while (ly->fwd.head != NULL) {
-		it = ly->fwd.head;
+		it = item_of(ly->fwd.head);
 		ly->inner->ops->cancel(ly->inner->impl, it->inner_handle);
 		i_unlink(&ly->fwd, it);
 		i_free(ly, it);
@@ -659,7 +630,7 @@ size_t spfkit_cache_queued(const struct spfkit_resolver *r)
 
 	if (ly == NULL)
 		return 0;
-	for (it = ly->hits.head; it != NULL; it = it->next)
+	for (it = item_of(ly->hits.head); it != NULL; it = item_of(it->link.next))
 		n++;
 	return n;
 }

@@ -10,7 +10,7 @@ struct spfkit__rcache {
 	struct spfkit__rcache_entry **buckets;
 	size_t nbuckets; /* a power of two */
 	size_t count, max;
-	struct spfkit__rcache_entry *head, *tail; /* LRU */
+	struct spfkit__list lru;
 	size_t hits, misses;
 };
 
@@ -38,6 +38,11 @@ int spfkit__rcache_new(const struct spfkit_allocator *a, size_t max_entries,
 	return 0;
 }
 
+static struct spfkit__rcache_entry *entry_of(struct spfkit__link *n)
+{
+	return n != NULL ? SPFKIT_CONTAINER_OF(n, struct spfkit__rcache_entry, lru) : NULL;
+}
+
 static void entry_free(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
 {
 	spfkit_record_free(e->rec);
@@ -51,37 +56,13 @@ void spfkit__rcache_free(struct spfkit__rcache *c)
 
 	if (c == NULL)
 		return;
-	for (e = c->head; e != NULL; e = next) {
-		next = e->next;
+	for (e = entry_of(c->lru.head); e != NULL; e = next) {
+		next = entry_of(e->lru.next);
 		entry_free(c, e);
 	}
 	pthread_mutex_destroy(&c->lock);
 	spfkit__free(c->alloc, c->buckets);
 	spfkit__free(c->alloc, c);
-}
-
-static void lru_unlink(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
-{
-	if (e->prev != NULL)
-		e->prev->next = e->next;
-	else
-		c->head = e->next;
-	if (e->next != NULL)
-		e->next->prev = e->prev;
-	else
-		c->tail = e->prev;
-	e->prev = e->next = NULL;
-}
-
-static void lru_push(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
-{
-	e->prev = NULL;
-	e->next = c->head;
-	if (c->head != NULL)
-		c->head->prev = e;
-	c->head = e;
-	if (c->tail == NULL)
-		c->tail = e;
 }
 
 static struct spfkit__rcache_entry **bucket_of(struct spfkit__rcache *c, uint64_t hash)
@@ -112,13 +93,13 @@ static void unhash(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
 /* Make room: drop least recently used entries nobody holds. */
 static void evict(struct spfkit__rcache *c)
 {
-	struct spfkit__rcache_entry *e = c->tail, *prev;
+	struct spfkit__rcache_entry *e = entry_of(c->lru.tail), *prev;
 
 	while (c->count >= c->max && e != NULL) {
-		prev = e->prev;
+		prev = entry_of(e->lru.prev);
 		if (atomic_load(&e->refs) == 0) {
 			unhash(c, e);
-			lru_unlink(c, e);
+			spfkit__list_unlink(&c->lru, &e->lru);
 			entry_free(c, e);
 			c->count--;
 		}
@@ -136,8 +117,8 @@ static struct spfkit__rcache_entry *acquire(struct spfkit__rcache *c, uint64_t h
 	if (e == NULL)
 		return NULL;
 	atomic_fetch_add(&e->refs, 1);
-	lru_unlink(c, e);
-	lru_push(c, e);
+	spfkit__list_unlink(&c->lru, &e->lru);
+	spfkit__list_push_front(&c->lru, &e->lru);
 	return e;
 }
 
@@ -192,7 +173,7 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 		if (c->count < c->max) {
 			mine->chain = *bucket_of(c, hash);
 			*bucket_of(c, hash) = mine;
-			lru_push(c, mine);
+			spfkit__list_push_front(&c->lru, &mine->lru);
 			mine->cached = 1;
 			c->count++;
 		}

@@ -14,6 +14,7 @@
 #include <spfkit/record.h>
 
 #include "core.h"
+#include "list.h"
 
 struct spfkit__rcache_entry {
 	uint64_t hash;
@@ -25,7 +26,7 @@ struct spfkit__rcache_entry {
 	atomic_uint refs;          /* evaluations holding it */
 	int cached;                /* 0: the cache was full of held entries; freed on release */
 	struct spfkit__rcache_entry *chain;      /* hash bucket */
-	struct spfkit__rcache_entry *prev, *next; /* LRU, most recent first */
+	struct spfkit__link lru;                  /* most recent first */
 };
 
 struct spfkit__rcache;

@@ -21,22 +21,6 @@ struct counts {
 	unsigned long long queries[2];
 };
 
-static int evaluate(const struct spfkit_ctx *ctx, struct spfkit_resolver *r,
-		    const struct suite_case *c, struct spfkit_eval **ev)
-{
-	struct spfkit_request req;
-
-	memset(&req, 0, sizeof(req));
-	if (spfkit_ip_parse(c->host, strlen(c->host), &req.ip) != 0)
-		return SPFKIT_EINVAL;
-	req.sender = c->mailfrom;
-	req.sender_len = c->mailfrom_len;
-	req.helo = c->helo;
-	req.helo_len = c->helo_len;
-	req.now = 1700000000;
-	return spfkit_check(ctx, r, &req, ev);
-}
-
 static void run_case(struct spfkit_ctx *const ctx[2], struct spfkit_resolver *r, struct dnsd *d,
 		     const struct suite_scenario *sc, const struct suite_case *c, struct counts *n)
 {
@@ -47,7 +31,7 @@ static void run_case(struct spfkit_ctx *const ctx[2], struct spfkit_resolver *r,
 	for (i = 0; i < 2 && ok; i++) {
 		struct spfkit_eval *ev = NULL;
 		uint64_t before = dnsd_queries(d);
-		int rc = evaluate(ctx[i], r, c, &ev);
+		int rc = suite_evaluate(ctx[i], r, c, &ev);
 
 		if (rc != 0)
 			snprintf(why, sizeof(why), "spfkit_check: %s", spfkit_strerror(rc));

@@ -313,3 +313,19 @@ int suite_case_ok(const struct suite_case *c, const struct spfkit_result *got, c
 	}
 	return 1;
 }
+
+int suite_evaluate(const struct spfkit_ctx *ctx, struct spfkit_resolver *r,
+		   const struct suite_case *c, struct spfkit_eval **ev)
+{
+	struct spfkit_request req;
+
+	memset(&req, 0, sizeof(req));
+	if (spfkit_ip_parse(c->host, strlen(c->host), &req.ip) != 0)
+		return SPFKIT_EINVAL;
+	req.sender = c->mailfrom;
+	req.sender_len = c->mailfrom_len;
+	req.helo = c->helo;
+	req.helo_len = c->helo_len;
+	req.now = 1700000000; /* %{t}: fixed, so results never depend on the clock */
+	return spfkit_check(ctx, r, &req, ev);
+}

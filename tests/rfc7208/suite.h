@@ -57,4 +57,8 @@ int suite_fill_zone(const struct suite_scenario *sc, struct spfkit_zone *zone);
 int suite_case_ok(const struct suite_case *c, const struct spfkit_result *got, char *why,
 		  size_t size);
 
+/* Evaluate a case's MAIL FROM identity with spfkit_check(). */
+int suite_evaluate(const struct spfkit_ctx *ctx, struct spfkit_resolver *r,
+		   const struct suite_case *c, struct spfkit_eval **ev);
+
 #endif
