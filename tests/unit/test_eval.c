@@ -480,6 +480,53 @@ static void expansion_is_bounded(void **state)
 	assert_problem_has(fx, "too long");
 }
 
+/* Non-ASCII identities are evaluated (DNS can carry the bytes), never
+ * crash; a non-ASCII byte in a record is a precise permerror. */
+static void non_ascii_input(void **state)
+{
+	struct fixture *fx = *state;
+
+	txt(fx, "b\xc3\xbc" "cher.example", "v=spf1 ip4:192.0.2.1 -all");
+	txt(fx, "utf8.example", "v=spf1 a:m\xc3\xa4" "il.utf8.example -all");
+	assert_result(check(fx, "192.0.2.1", "j\xc3\xbc" "rgen@b\xc3\xbc" "cher.example"), SPFKIT_RESULT_PASS);
+	assert_result(check(fx, "192.0.2.2", "x@\xff\xfe" ".example"), SPFKIT_RESULT_NONE);
+	assert_result(check_id(fx, "192.0.2.1", "", "h\xc3\xa9" "lo.example", SPFKIT_IDENTITY_HELO),
+		      SPFKIT_RESULT_NONE);
+	assert_result(check(fx, "192.0.2.1", "a@utf8.example"), SPFKIT_RESULT_PERMERROR);
+	assert_problem_has(fx, "offset 10: non-ASCII byte");
+}
+
+/* A 64 KiB TXT answer of many strings and records, from a hostile server,
+ * through the sans-I/O calls: one record is found, the rest ignored. */
+static void answer_of_64k(void **state)
+{
+	struct fixture *fx = *state;
+	enum { N = 260, LEN = 250 };
+	static unsigned char junk[N][LEN];
+	static struct spfkit_dns_rr rrs[N];
+	const char rec[] = "v=spf1 ip4:192.0.2.0/24 -all";
+	struct spfkit_dns_answer ans = {.status = SPFKIT_DNS_OK, .rrs = rrs, .count = N};
+	struct spfkit_request req = {.sender = "a@big.example", .sender_len = 13, .helo = "h.example", .helo_len = 9};
+	struct spfkit_question q;
+	struct spfkit_eval *ev;
+	size_t i;
+
+	for (i = 0; i < N; i++) {
+		memset(junk[i], 'a' + (int)(i % 26), LEN);
+		junk[i][0] = (unsigned char)i; /* NUL and control bytes too */
+		rrs[i] = (struct spfkit_dns_rr){.type = SPFKIT_RR_TXT, .ttl = 60, .data = junk[i], .len = LEN};
+	}
+	rrs[N / 2].data = (const unsigned char *)rec;
+	rrs[N / 2].len = sizeof(rec) - 1;
+	assert_int_equal(spfkit_ip_parse("192.0.2.7", 9, &req.ip), 0);
+	assert_int_equal(spfkit_eval_new(fx->ctx, &req, &ev), 0);
+	assert_int_equal(spfkit_eval_step(ev, &q), SPFKIT_STEP_QUERY);
+	assert_int_equal(spfkit_eval_answer(ev, q.id, &ans), 0);
+	assert_int_equal(spfkit_eval_step(ev, &q), SPFKIT_STEP_DONE);
+	assert_int_equal(spfkit_eval_result(ev)->code, SPFKIT_RESULT_PASS);
+	spfkit_eval_free(ev);
+}
+
 /* ---- the time budget of spfkit_check() (§4.6.4) --------------------- */
 
 /* A resolver whose server never answers: wait() only lets time pass. */
@@ -693,7 +740,7 @@ int main(void)
 		T(ptr_validated_names), T(exists_and_macros), T(include_results_map),
 		T(redirect_and_exp), T(identities), T(dns_term_limit), T(redirect_counts_as_term),
 		T(void_lookup_limit), T(mx_name_limit), T(ptr_name_limit), T(question_table_growth), T(permerror_reasons),
-		T(temperror_on_dns_failure), T(huge_and_binary_records), T(expansion_is_bounded),
+		T(temperror_on_dns_failure), T(huge_and_binary_records), T(expansion_is_bounded), T(non_ascii_input), T(answer_of_64k),
 		T(time_budget_gives_temperror), T(step_and_answer_contract), T(bad_requests), T(ip_text_forms), T(allocation_failures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
