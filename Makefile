@@ -13,7 +13,7 @@ BENCH_DEPS = libspf2-dev valgrind
 SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
-.PHONY: all deps build demo test test-build test-asan bench clean
+.PHONY: all deps build demo test bench fuzz clean
 
 all: build
 
@@ -49,5 +49,11 @@ bench: deps
 	ninja -C $(BENCH_BUILD)
 	@sh bench/run.sh $(BENCH_BUILD)
 
+# Real fuzzing with libFuzzer (clang): FUZZ_SECONDS per target (default 60);
+# `make test` only replays the seed corpora.
+fuzz: deps
+	@sh tools/install-deps.sh clang
+	@sh tools/fuzz.sh
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(BENCH_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(BENCH_BUILD) fuzz/out

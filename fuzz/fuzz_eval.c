@@ -1,0 +1,101 @@
+/*
+ * The whole evaluator, differentially: the input is one query line
+ * "ip sender helo" and then a zone file. The zone is loaded, the query
+ * evaluated strict and with lookahead, and the two results must be
+ * identical; anything else aborts. Under ASan/UBSan this also finds
+ * crashes, leaks and undefined behaviour anywhere on the way.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <spfkit/spfkit.h>
+
+static int same_text(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+static void must_match(const struct spfkit_result *a, const struct spfkit_result *b)
+{
+	if (a->code != b->code || !same_text(a->explanation, b->explanation) ||
+	    !same_text(a->mechanism, b->mechanism) || !same_text(a->problem, b->problem) ||
+	    a->dns_terms != b->dns_terms || a->void_lookups != b->void_lookups ||
+	    a->depth != b->depth)
+		abort();
+}
+
+/* Split the first line into three words; 0 when it is not such a line. */
+static int parse_query(const char *p, size_t len, const char *w[3], size_t wl[3], size_t *rest)
+{
+	size_t i = 0, k;
+
+	for (k = 0; k < 3; k++) {
+		while (i < len && p[i] == ' ')
+			i++;
+		w[k] = p + i;
+		while (i < len && p[i] != ' ' && p[i] != '\n')
+			i++;
+		wl[k] = (size_t)(p + i - w[k]);
+	}
+	while (i < len && p[i] != '\n')
+		i++;
+	*rest = i < len ? i + 1 : len;
+	return wl[0] > 0;
+}
+
+static void evaluate(struct spfkit_zone *zone, const struct spfkit_request *req)
+{
+	struct spfkit_config cfg = {.default_explanation = "%{i} %{s} %{h}"};
+	struct spfkit_ctx *ctx[2] = {NULL, NULL};
+	struct spfkit_eval *ev[2] = {NULL, NULL};
+	struct spfkit_resolver *r = NULL;
+	int i, ok = 1;
+
+	for (i = 0; i < 2; i++) {
+		cfg.no_lookahead = i == 0;
+		if (spfkit_ctx_new(&cfg, &ctx[i]) != 0)
+			ok = 0;
+	}
+	if (ok && spfkit_zone_resolver(zone, &r) == 0) {
+		for (i = 0; i < 2 && ok; i++)
+			ok = spfkit_check(ctx[i], r, req, &ev[i]) == 0;
+		if (ok)
+			must_match(spfkit_eval_result(ev[0]), spfkit_eval_result(ev[1]));
+	}
+	spfkit_eval_free(ev[0]);
+	spfkit_eval_free(ev[1]);
+	spfkit_resolver_free(r);
+	spfkit_ctx_free(ctx[0]);
+	spfkit_ctx_free(ctx[1]);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *p = (const char *)data, *w[3];
+	struct spfkit_request req;
+	struct spfkit_zone *zone = NULL;
+	size_t wl[3], rest;
+	char err[256];
+
+	if (size > 65536 || !parse_query(p, size, w, wl, &rest))
+		return 0;
+	memset(&req, 0, sizeof(req));
+	if (spfkit_ip_parse(w[0], wl[0], &req.ip) != 0)
+		return 0;
+	req.sender = w[1];
+	req.sender_len = wl[1] == 2 && memcmp(w[1], "<>", 2) == 0 ? 0 : wl[1];
+	req.helo = w[2];
+	req.helo_len = wl[2];
+	req.now = 1700000000;
+	if (spfkit_zone_new(NULL, &zone) != 0)
+		return 0;
+	/* a zone that fails part-way keeps what loaded: evaluate that too */
+	(void)spfkit_zone_load_text(zone, p + rest, size - rest, "fuzz", "example.com", err,
+				    sizeof(err));
+	evaluate(zone, &req);
+	spfkit_zone_free(zone);
+	return 0;
+}
