@@ -7,7 +7,11 @@
 # --buildtype=release for figures worth quoting), generates the corpus
 # into BUILD_DIR/bench-corpus, times spfkit (and libspf2 when meson found
 # it), compares their results, and counts instructions per evaluation
-# with callgrind when valgrind is installed. About a minute in all.
+# with callgrind when valgrind is installed. Then the latency figures
+# (bench_latency): a sample of the queries through c-ares against
+# tests/dnsd on 127.0.0.1 with a delay on every answer, strict and with
+# lookahead, and evaluations per second with a warm answer cache. About
+# two minutes in all.
 #
 # The two are timed in alternating runs (spfkit, libspf2, spfkit, ...)
 # and the ratio is the median of the pairs, so load from elsewhere on the
@@ -16,7 +20,11 @@
 # Environment: BENCH_SECONDS (seconds per timed measure, default 1),
 # BENCH_PAIRS (alternating runs, default 3), BENCH_QUERIES (corpus size,
 # default 10000), BENCH_CALLGRIND=0 to skip the instruction counts,
-# BENCH_CG_QUERIES (queries under callgrind, default 2000).
+# BENCH_CG_QUERIES (queries under callgrind, default 2000),
+# BENCH_LATENCY=0 to skip the latency figures, BENCH_LAT_SAMPLE (queries
+# evaluated over loopback DNS, default 400: about 40 s), BENCH_LAT_DELAY
+# (ms per answer, default 10), BENCH_LAT_WORST (evaluations furthest above
+# their minimum shown with their questions, default 3).
 set -eu
 
 if [ $# -ne 1 ] || [ ! -f "$1/build.ninja" ]; then
@@ -30,6 +38,9 @@ SECS=${BENCH_SECONDS:-1}
 PAIRS=${BENCH_PAIRS:-3}
 QUERIES=${BENCH_QUERIES:-10000}
 CG_QUERIES=${BENCH_CG_QUERIES:-2000}
+LAT_SAMPLE=${BENCH_LAT_SAMPLE:-400}
+LAT_DELAY=${BENCH_LAT_DELAY:-10}
+LAT_WORST=${BENCH_LAT_WORST:-3}
 
 have_target() {
 	grep -q "^build bench/$1:" "$BUILD/build.ninja"
@@ -54,8 +65,11 @@ callgrind_per_eval() {
 
 LIBSPF2=0
 have_target bench_libspf2 && LIBSPF2=1
+LATENCY=0
+[ "${BENCH_LATENCY:-1}" != 0 ] && have_target bench_latency && LATENCY=1
 targets=bench/bench_eval
 [ "$LIBSPF2" = 1 ] && targets="$targets bench/bench_libspf2"
+[ "$LATENCY" = 1 ] && targets="$targets bench/bench_latency"
 # shellcheck disable=SC2086 # targets is a list on purpose
 ninja -C "$BUILD" $targets >/dev/null
 
@@ -66,7 +80,7 @@ echo "== spfkit evaluation benchmark (build type: $buildtype)"
 [ "$buildtype" = release ] || echo "   note: figures are for buildtype=release; this build is $buildtype"
 
 mkdir -p "$OUT"
-rm -f "$OUT"/spfkit.*.log "$OUT"/libspf2.*.log
+rm -f "$OUT"/spfkit.*.log "$OUT"/libspf2.*.log "$OUT"/latency.log
 python3 "$SRC/bench/gen_corpus.py" --out "$OUT" --queries "$QUERIES" >"$OUT/corpus.log"
 cat "$OUT/corpus.log"
 ZONE="$OUT/bench.zone"
@@ -127,6 +141,15 @@ if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
 			sub(/ \[.*$/, ""); sub(/\?\?\?:/, ""); print "   " $0; n++ }'
 fi
 
+if [ "$LATENCY" = 1 ]; then
+	echo
+	echo "== latency over loopback DNS (c-ares against tests/dnsd, $LAT_DELAY ms per answer)"
+	"$BUILD/bench/bench_latency" --zone "$ZONE" --queries "$QFILE" --sample "$LAT_SAMPLE" \
+		--delay-ms "$LAT_DELAY" --worst "$LAT_WORST" --seconds "$SECS" >"$OUT/latency.log" ||
+		echo "bench_latency failed: see $OUT/latency.log"
+	grep -v '^#BENCH' "$OUT/latency.log" || true
+fi
+
 echo
 echo "== summary"
 sed 's/^corpus: /corpus:          /' "$OUT/corpus.log"
@@ -161,3 +184,17 @@ if [ -n "$CG_SPFKIT" ]; then
 	fi
 fi
 cat "$OUT/spfkit.1.log" "$OUT/libspf2.1.log" 2>/dev/null | awk '/peak RSS/ { print }'
+if [ -s "$OUT/latency.log" ] && grep -q '^#BENCH latency ' "$OUT/latency.log"; then
+	lat() { bench_value latency "$1" "$OUT/latency.log"; }
+	echo "latency @$(lat delay_ms)ms/answer: strict $(lat strict_rt) RT, lookahead $(lat lookahead_rt) RT," \
+		"minimum $(lat min_rt) RT (lookahead/min = $(lat ratio)x; target <= 1.2x;" \
+		"$(lat sample) queries, cold)"
+	echo "questions/eval:  strict $(lat strict_q), lookahead $(lat lookahead_q) (dnsd received" \
+		"$(lat strict_served) and $(lat lookahead_served)); result disagreements $(lat disagree) (must be 0), depth disagreements $(lat depth_disagree)"
+fi
+if [ -s "$OUT/latency.log" ] && grep -q '^#BENCH warm_lookahead_cache ' "$OUT/latency.log"; then
+	warm() { bench_value "$1" "$2" "$OUT/latency.log"; }
+	echo "warm cache:      $(warm warm_strict evals_per_s) evaluations/s strict" \
+		"($(warm warm_strict_cache served) questions reached dnsd)," \
+		"$(warm warm_lookahead evals_per_s) with lookahead ($(warm warm_lookahead_cache served))"
+fi
