@@ -7,6 +7,7 @@ struct spfkit__arena_chunk {
 	struct spfkit__arena_chunk *next;
 	size_t size;
 	size_t used;
+	int borrowed; /* the caller's memory: never freed */
 	_Alignas(16) unsigned char data[];
 };
 
@@ -18,6 +19,21 @@ void spfkit__arena_init(struct spfkit__arena *ar, const struct spfkit_allocator 
 	ar->used = 0;
 	ar->max = max;
 	ar->chunk = chunk ? chunk : 4096;
+}
+
+void spfkit__arena_init_with(struct spfkit__arena *ar, const struct spfkit_allocator *a,
+			     size_t chunk, size_t max, void *first, size_t first_size)
+{
+	struct spfkit__arena_chunk *ch = first;
+
+	spfkit__arena_init(ar, a, chunk, max);
+	if (first == NULL || first_size < sizeof(*ch) + 64)
+		return;
+	ch->next = NULL;
+	ch->size = first_size - sizeof(*ch);
+	ch->used = 0;
+	ch->borrowed = 1;
+	ar->head = ch;
 }
 
 static struct spfkit__arena_chunk *arena_new_chunk(struct spfkit__arena *ar, size_t size)
@@ -33,6 +49,7 @@ static struct spfkit__arena_chunk *arena_new_chunk(struct spfkit__arena *ar, siz
 		return NULL;
 	ch->size = size;
 	ch->used = 0;
+	ch->borrowed = 0;
 	ch->next = ar->head;
 	ar->head = ch;
 	return ch;
@@ -84,7 +101,8 @@ void spfkit__arena_reset(struct spfkit__arena *ar)
 	/* The newest chunk is the head; keep the last (oldest) one. */
 	while (ch->next != NULL) {
 		next = ch->next;
-		spfkit__free(ar->alloc, ch);
+		if (!ch->borrowed)
+			spfkit__free(ar->alloc, ch);
 		ch = next;
 	}
 	ch->used = 0;
@@ -98,7 +116,8 @@ void spfkit__arena_free(struct spfkit__arena *ar)
 
 	while (ch != NULL) {
 		next = ch->next;
-		spfkit__free(ar->alloc, ch);
+		if (!ch->borrowed)
+			spfkit__free(ar->alloc, ch);
 		ch = next;
 	}
 	ar->head = NULL;

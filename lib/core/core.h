@@ -96,6 +96,10 @@ struct spfkit__arena {
 
 void spfkit__arena_init(struct spfkit__arena *ar, const struct spfkit_allocator *a, size_t chunk,
 			size_t max);
+/* Same, with a first chunk in the caller's memory (16-byte aligned, at
+ * least 64 bytes), used before anything is allocated and never freed. */
+void spfkit__arena_init_with(struct spfkit__arena *ar, const struct spfkit_allocator *a,
+			     size_t chunk, size_t max, void *first, size_t first_size);
 /* 16-byte aligned; NULL on failure or past the cap. */
 void *spfkit__arena_alloc(struct spfkit__arena *ar, size_t size);
 char *spfkit__arena_strndup(struct spfkit__arena *ar, const char *s, size_t len);

@@ -32,6 +32,10 @@
 #define EVAL_MAX_DEPTH 16
 /* questions of one evaluation; the RFC limits keep a valid one near 150 */
 #define EVAL_MAX_QUERIES 512
+/* questions and arena bytes that need no allocation of their own */
+#define EVAL_FIRST_QUERIES 32
+#define EVAL_FIRST_CHUNK 6144
+
 /* memory of one evaluation (answers, names, records) */
 #define EVAL_MAX_MEMORY (32u << 20)
 
@@ -137,8 +141,9 @@ struct spfkit_eval {
 	/* questions */
 	/* Each query lives in the arena and never moves (callers keep pointers
 	 * to it across later questions); only this array of pointers grows. */
-	struct query **queries;
+	struct query **queries; /* queries_first until it outgrows it */
 	size_t nqueries, cap_queries;
+	struct query *queries_first[EVAL_FIRST_QUERIES];
 	size_t next_emit; /* first query not yet handed out */
 	int progress;     /* an answer arrived since the last run */
 	/* frames */

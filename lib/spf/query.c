@@ -40,12 +40,14 @@ static struct query *query_add(struct spfkit_eval *ev, uint16_t type, const char
 	struct query *q;
 
 	if (ev->nqueries == ev->cap_queries) {
-		size_t cap = ev->cap_queries ? ev->cap_queries * 2 : 16;
-		struct query **grown = spfkit__realloc(ev->ctx->alloc, ev->queries,
-						       cap * sizeof(*grown));
+		size_t cap = ev->cap_queries * 2;
+		struct query **grown = spfkit__alloc(ev->ctx->alloc, cap * sizeof(*grown));
 
 		if (grown == NULL)
 			return NULL;
+		memcpy(grown, ev->queries, ev->nqueries * sizeof(*grown));
+		if (ev->queries != ev->queries_first)
+			spfkit__free(ev->ctx->alloc, ev->queries);
 		ev->queries = grown;
 		ev->cap_queries = cap;
 	}

@@ -9,6 +9,8 @@
 
 #define EVAL_MAX_IDENTITY 4096 /* bytes of a sender or HELO name we accept */
 #define EVAL_ARENA_CHUNK 4096
+/* the evaluation rounded up to the arena's alignment */
+#define EVAL_SIZE ((sizeof(struct spfkit_eval) + 15) & ~(size_t)15)
 
 static const char postmaster[] = "postmaster";
 
@@ -131,11 +133,16 @@ int spfkit_eval_new(const struct spfkit_ctx *ctx, const struct spfkit_request *r
 	*out = NULL;
 	if (ctx == NULL || req == NULL || check_request(req) != 0)
 		return SPFKIT_EINVAL;
-	ev = spfkit__zalloc(ctx->alloc, sizeof(*ev));
+	/* One allocation: the evaluation, then its arena's first chunk. */
+	ev = spfkit__alloc(ctx->alloc, EVAL_SIZE + EVAL_FIRST_CHUNK);
 	if (ev == NULL)
 		return SPFKIT_ENOMEM;
+	memset(ev, 0, sizeof(*ev));
 	ev->ctx = ctx;
-	spfkit__arena_init(&ev->arena, ctx->alloc, EVAL_ARENA_CHUNK, EVAL_MAX_MEMORY);
+	ev->queries = ev->queries_first;
+	ev->cap_queries = EVAL_FIRST_QUERIES;
+	spfkit__arena_init_with(&ev->arena, ctx->alloc, EVAL_ARENA_CHUNK, EVAL_MAX_MEMORY,
+				(char *)ev + EVAL_SIZE, EVAL_FIRST_CHUNK);
 	spfkit__buf_init(&ev->scratch, ctx->alloc, SPFKIT_MACRO_MAX_EXPANSION);
 	rc = eval_setup(ev, req);
 	if (rc != 0) {
@@ -154,7 +161,8 @@ void spfkit_eval_free(struct spfkit_eval *ev)
 		return;
 	for (i = 0; i < ev->nqueries; i++)
 		spfkit__rcache_release(ev->ctx->records, ev->queries[i]->rce);
-	spfkit__free(ev->ctx->alloc, ev->queries);
+	if (ev->queries != ev->queries_first)
+		spfkit__free(ev->ctx->alloc, ev->queries);
 	spfkit__buf_free(&ev->scratch);
 	spfkit__arena_free(&ev->arena);
 	spfkit__free(ev->ctx->alloc, ev);

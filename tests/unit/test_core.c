@@ -61,6 +61,23 @@ static void arena_cap_and_strings(void **state)
 	spfkit__arena_free(&ar);
 }
 
+static void arena_borrowed_first_chunk(void **state)
+{
+	_Alignas(16) unsigned char first[256];
+	struct spfkit__arena ar;
+	unsigned char *p, *q;
+
+	(void)state;
+	spfkit__arena_init_with(&ar, NULL, 64, 0, first, sizeof(first));
+	p = spfkit__arena_alloc(&ar, 32);
+	assert_true(p >= first && p < first + sizeof(first)); /* from the caller's memory */
+	q = spfkit__arena_alloc(&ar, 1000);                   /* too big: a chunk of its own */
+	assert_non_null(q);
+	assert_false(q >= first && q < first + sizeof(first));
+	spfkit__arena_reset(&ar);
+	spfkit__arena_free(&ar); /* frees the allocated chunk only (ASan would see a bad free) */
+}
+
 static void ascii_case_and_hash(void **state)
 {
 	(void)state;
@@ -77,6 +94,7 @@ int main(void)
 		cmocka_unit_test(buf_caps_and_sticks),
 		cmocka_unit_test(cur_first_error_wins),
 		cmocka_unit_test(arena_cap_and_strings),
+		cmocka_unit_test(arena_borrowed_first_chunk),
 		cmocka_unit_test(ascii_case_and_hash),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
