@@ -189,11 +189,16 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 
 void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
 {
+	int cached;
+
 	if (e == NULL)
 		return;
 	/* A cached entry is freed by eviction, under the lock; a private one
-	 * (the cache was full) by its last holder. */
-	if (atomic_fetch_sub(&e->refs, 1) == 1 && !e->cached)
+	 * (the cache was full) by its last holder. Read `cached` while our
+	 * reference still keeps the entry alive: once it is dropped, another
+	 * thread may evict and free it at once. */
+	cached = e->cached;
+	if (atomic_fetch_sub(&e->refs, 1) == 1 && !cached)
 		entry_free(c, e);
 }
 

@@ -6,7 +6,9 @@
  * so each test also fails on a leak.
  */
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,7 +23,7 @@
 
 /* Counts live blocks; teardown checks that every evaluation, zone and
  * context gave back all it took. */
-static long live_blocks;
+static atomic_long live_blocks; /* threads allocate too */
 
 static void *t_alloc(void *u, size_t n)
 {
@@ -81,7 +83,7 @@ static int teardown(void **state)
 	spfkit_ctx_free(fx->ctx);
 	spfkit_zone_free(fx->zone);
 	free(fx);
-	assert_int_equal(live_blocks, 0);
+	assert_int_equal(atomic_load(&live_blocks), 0);
 	return 0;
 }
 
@@ -527,6 +529,78 @@ static void answer_of_64k(void **state)
 	spfkit_eval_free(ev);
 }
 
+/* ---- one context, many threads ------------------------------------- */
+
+struct worker {
+	struct fixture *fx;
+	struct spfkit_ctx *ctx;
+	int failures;
+};
+
+static const char *const thread_senders[] = {"a@t0.example", "a@t1.example", "a@t2.example",
+					     "a@t3.example", "a@t4.example", "a@t5.example"};
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	struct spfkit_resolver *r = NULL;
+	int i;
+
+	if (spfkit_zone_resolver(w->fx->zone, &r) != 0) {
+		w->failures++;
+		return NULL;
+	}
+	for (i = 0; i < 3000; i++) {
+		const char *sender = thread_senders[i % 6];
+		struct spfkit_request req = {.sender = sender, .sender_len = strlen(sender),
+					     .helo = "h.example", .helo_len = 9};
+		struct spfkit_eval *ev = NULL;
+
+		spfkit_ip_parse(i % 2 ? "192.0.2.1" : "192.0.2.2", 9, &req.ip);
+		if (spfkit_check(w->ctx, r, &req, &ev) != 0 ||
+		    spfkit_eval_result(ev)->code != (i % 2 ? SPFKIT_RESULT_PASS : SPFKIT_RESULT_FAIL))
+			w->failures++;
+		spfkit_eval_free(ev);
+	}
+	spfkit_resolver_free(r);
+	return NULL;
+}
+
+/* The parsed-record cache is shared: 4 threads, a cache of 2 records for
+ * 12 distinct ones, so entries are evicted while others hold them. */
+static void threads_share_a_context(void **state)
+{
+	struct fixture *fx = *state;
+	struct spfkit_config cfg = {.alloc = &test_alloc, .record_cache_size = 2};
+	struct worker w[4];
+	pthread_t tid[4];
+	char name[32], rec[64];
+	int i;
+
+	for (i = 0; i < 6; i++) {
+		snprintf(name, sizeof(name), "t%d.example", i);
+		snprintf(rec, sizeof(rec), "v=spf1 include:p%d.example -all", i);
+		txt(fx, name, rec);
+		snprintf(name, sizeof(name), "p%d.example", i);
+		snprintf(rec, sizeof(rec), "v=spf1 ip4:192.0.2.1 ?all");
+		txt(fx, name, rec);
+	}
+	for (i = 0; i < 4; i++) {
+		w[i].fx = fx;
+		w[i].failures = 0;
+	}
+	assert_int_equal(spfkit_ctx_new(&cfg, &w[0].ctx), 0);
+	for (i = 0; i < 4; i++) {
+		w[i].ctx = w[0].ctx;
+		assert_int_equal(pthread_create(&tid[i], NULL, worker_run, &w[i]), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(tid[i], NULL), 0);
+		assert_int_equal(w[i].failures, 0);
+	}
+	spfkit_ctx_free(w[0].ctx);
+}
+
 /* ---- the time budget of spfkit_check() (§4.6.4) --------------------- */
 
 /* A resolver whose server never answers: wait() only lets time pass. */
@@ -741,7 +815,7 @@ int main(void)
 		T(redirect_and_exp), T(identities), T(dns_term_limit), T(redirect_counts_as_term),
 		T(void_lookup_limit), T(mx_name_limit), T(ptr_name_limit), T(question_table_growth), T(permerror_reasons),
 		T(temperror_on_dns_failure), T(huge_and_binary_records), T(expansion_is_bounded), T(non_ascii_input), T(answer_of_64k),
-		T(time_budget_gives_temperror), T(step_and_answer_contract), T(bad_requests), T(ip_text_forms), T(allocation_failures),
+		T(threads_share_a_context), T(time_budget_gives_temperror), T(step_and_answer_contract), T(bad_requests), T(ip_text_forms), T(allocation_failures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
