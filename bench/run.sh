@@ -198,3 +198,6 @@ if [ -s "$OUT/latency.log" ] && grep -q '^#BENCH warm_lookahead_cache ' "$OUT/la
 		"($(warm warm_strict_cache served) questions reached dnsd)," \
 		"$(warm warm_lookahead evals_per_s) with lookahead ($(warm warm_lookahead_cache served))"
 fi
+
+# The policy service: spfkit-policyd against Debian's policyd-spf (issue 4).
+sh "$SRC/bench/bench_policyd.sh" "$BUILD"

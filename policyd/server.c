@@ -74,10 +74,16 @@ struct job {
 	struct timespec t0;
 };
 
-/* A decision kept for the later queries of the same message. */
+/*
+ * A decision kept for the later queries of the same message, compactly:
+ * the key, then the texts, in one allocation (a few hundred bytes).
+ */
 struct cached {
 	char *key;
-	struct spfkit__mta_decision d;
+	enum spfkit__mta_kind kind;
+	char *action; /* the action when not PREPEND */
+	char *headers[SPFKIT__MTA_MAX_HEADERS];
+	size_t header_count;
 	size_t served;
 	struct cached *hnext;           /* hash chain */
 	struct cached *older, *newer;   /* age order, for eviction */
@@ -217,8 +223,23 @@ static void cache_drop_oldest(struct spfkit__policyd *srv)
 	else
 		srv->newest = NULL;
 	srv->n_cached--;
-	spfkit__free(NULL, c->key);
 	spfkit__free(NULL, c);
+}
+
+static size_t text_size(const char *s)
+{
+	return strlen(s) + 1; /* our own texts */
+}
+
+/* Copy s into the entry's block at *at. */
+static char *put_text(char **at, const char *s)
+{
+	size_t n = text_size(s);
+	char *p = *at;
+
+	memcpy(p, s, n);
+	*at += n;
+	return p;
 }
 
 /* Keep d for the next queries of this message; silently skipped when out of memory. */
@@ -226,20 +247,28 @@ static void cache_put(struct spfkit__policyd *srv, const char *key,
 		      const struct spfkit__mta_decision *d)
 {
 	struct cached *c, **b;
+	size_t size, i;
+	char *at;
 
 	if (key == NULL)
 		return;
+	size = sizeof(*c) + text_size(key);
+	size += d->kind == SPFKIT__MTA_PREPEND ? 0 : text_size(d->action);
+	for (i = 0; i < d->header_count; i++)
+		size += text_size(d->headers[i]);
 	while (srv->n_cached >= srv->opts.cache_max && srv->oldest != NULL)
 		cache_drop_oldest(srv);
-	c = spfkit__zalloc(NULL, sizeof(*c));
+	c = spfkit__zalloc(NULL, size);
 	if (c == NULL)
 		return;
-	c->key = spfkit__strndup(NULL, key, strlen(key));
-	if (c->key == NULL) {
-		spfkit__free(NULL, c);
-		return;
-	}
-	c->d = *d;
+	at = (char *)(c + 1);
+	c->key = put_text(&at, key);
+	c->kind = d->kind;
+	if (d->kind != SPFKIT__MTA_PREPEND)
+		c->action = put_text(&at, d->action);
+	for (i = 0; i < d->header_count; i++)
+		c->headers[i] = put_text(&at, d->headers[i]);
+	c->header_count = d->header_count;
 	c->served = 1;
 	b = bucket(srv, key);
 	c->hnext = *b;
@@ -251,6 +280,17 @@ static void cache_put(struct spfkit__policyd *srv, const char *key,
 		srv->oldest = c;
 	srv->newest = c;
 	srv->n_cached++;
+}
+
+/* As spfkit__mta_action_nth(): a refusal again, each header once, then dunno. */
+static void cached_action(const struct cached *c, size_t n, char *buf, size_t size)
+{
+	if (c->kind != SPFKIT__MTA_PREPEND)
+		snprintf(buf, size, "%s", c->action);
+	else if (n < c->header_count)
+		snprintf(buf, size, "prepend %s", c->headers[n]);
+	else
+		snprintf(buf, size, "dunno");
 }
 
 static void cache_free(struct spfkit__policyd *srv)
@@ -689,7 +729,7 @@ static struct job *request_take(struct conn *c, const struct spfkit__policy_requ
 	if (hit == NULL)
 		return j;
 	/* a later recipient of the same message: same decision, no second header */
-	spfkit__mta_action_nth(&hit->d, hit->served++, action, sizeof(action));
+	cached_action(hit, hit->served++, action, sizeof(action));
 	send_reply(c, action);
 	if (debug_level(srv) >= 2)
 		log_decision(j, action);

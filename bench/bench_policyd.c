@@ -1,0 +1,299 @@
+/*
+ * Load generator for Postfix policy services (spfkit-policyd, and
+ * policyd-spf for comparison): C concurrent clients, each sending one
+ * request, waiting for its answer, sending the next, for T seconds.
+ * Prints requests per second and p50/p99 latency on a "#BENCH" line.
+ *
+ *   bench_policyd --unix PATH -c 64 -t 5 [--name spfkit]
+ *   bench_policyd --spawn -c 64 -t 5 -- /usr/bin/policyd-spf CONF
+ *       (one process per connection on a socketpair, as Postfix's spawn)
+ *   bench_policyd --unix PATH --idle 1000 --pid PID
+ *       (resident memory of PID before and with 1000 idle connections)
+ *
+ * Every request has its own `instance`, so no answer comes from the
+ * per-message cache: each one is a HELO and a MAIL FROM evaluation.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CLIENTS 1024
+#define MAX_SAMPLES (1u << 22)
+
+struct client {
+	int fd;
+	pid_t pid;
+	char in[8192];
+	size_t in_len;
+	uint64_t sent_ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int connect_unix(const char *path)
+{
+	struct sockaddr_un sa;
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (fd < 0 || strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Postfix spawn(8): the service's stdin and stdout are one socket. */
+static int spawn(char **argv, pid_t *pid)
+{
+	int sv[2];
+
+	/* close-on-exec: a later service must not hold an earlier one's socket open */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		return -1;
+	*pid = fork();
+	if (*pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(sv[1], 0);
+		dup2(sv[1], 1);
+		if (null >= 0)
+			dup2(null, 2); /* a service killed at the end may complain */
+		close(sv[0]);
+		close(sv[1]);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(sv[1]);
+	return sv[0];
+}
+
+static int send_request(struct client *c, unsigned long serial)
+{
+	char req[1024];
+	int n = snprintf(req, sizeof(req),
+			 "request=smtpd_access_policy\nprotocol_state=RCPT\nprotocol_name=ESMTP\n"
+			 "helo_name=mx.example.com\nqueue_id=BENCH\nsender=alice@example.com\n"
+			 "recipient=bob@receiver.test\nclient_address=192.0.2.10\n"
+			 "client_name=mx.example.com\ninstance=bench.%lu\n\n",
+			 serial);
+
+	c->sent_ns = now_ns();
+	return write(c->fd, req, (size_t)n) == n ? 0 : -1;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static long rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "VmRSS:", 6) == 0)
+			kb = strtol(line + 6, NULL, 10);
+	fclose(f);
+	return kb;
+}
+
+static int idle_test(const char *path, int n, pid_t pid)
+{
+	static int fds[100000];
+	long before = rss_kb(pid), after;
+	int i, opened = 0;
+
+	for (i = 0; i < n && i < (int)(sizeof(fds) / sizeof(fds[0])); i++) {
+		fds[i] = connect_unix(path);
+		if (fds[i] < 0)
+			break;
+		opened++;
+	}
+	usleep(500000);
+	after = rss_kb(pid);
+	printf("#BENCH policyd-idle connections=%d rss_before_kb=%ld rss_kb=%ld per_conn_bytes=%ld\n",
+	       opened, before, after, opened ? (after - before) * 1024 / opened : 0);
+	for (i = 0; i < opened; i++)
+		close(fds[i]);
+	return opened == n ? 0 : 1;
+}
+
+/* One answered request per client before the clock starts (spawned
+ * services start their interpreter then; the DNS cache gets warm). */
+static int warm_up(struct client *cl, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct client *c = &cl[i];
+
+		if (send_request(c, 1000000000ul + (unsigned long)i) != 0)
+			return -1;
+		c->in_len = 0;
+		while (c->in_len < 2 || memcmp(c->in + c->in_len - 2, "\n\n", 2) != 0) {
+			ssize_t r = read(c->fd, c->in + c->in_len, sizeof(c->in) - 1 - c->in_len);
+
+			if (r <= 0)
+				return -1;
+			c->in_len += (size_t)r;
+		}
+		c->in_len = 0;
+	}
+	return 0;
+}
+
+static int run(struct client *cl, int n, double secs, const char *name)
+{
+	static uint64_t samples[MAX_SAMPLES];
+	struct pollfd pfd[MAX_CLIENTS];
+	unsigned long serial = 0, done = 0, errors = 0;
+	uint64_t t0 = now_ns(), end = t0 + (uint64_t)(secs * 1e9), elapsed;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (send_request(&cl[i], serial++) != 0)
+			errors++;
+	while (now_ns() < end) {
+		for (i = 0; i < n; i++) {
+			pfd[i].fd = cl[i].fd;
+			pfd[i].events = POLLIN;
+		}
+		if (poll(pfd, (nfds_t)n, 100) < 0 && errno != EINTR)
+			return 1;
+		for (i = 0; i < n; i++) {
+			struct client *c = &cl[i];
+			ssize_t r;
+			char *eom;
+
+			if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			r = read(c->fd, c->in + c->in_len, sizeof(c->in) - 1 - c->in_len);
+			if (r <= 0) {
+				fprintf(stderr, "%s: client %d: connection closed\n", name, i);
+				return 1;
+			}
+			c->in_len += (size_t)r;
+			c->in[c->in_len] = '\0';
+			eom = strstr(c->in, "\n\n");
+			if (eom == NULL)
+				continue;
+			if (strncmp(c->in, "action=", 7) != 0)
+				errors++;
+			if (done < MAX_SAMPLES)
+				samples[done] = now_ns() - c->sent_ns;
+			done++;
+			c->in_len = 0;
+			if (send_request(c, serial++) != 0)
+				errors++;
+		}
+	}
+	elapsed = now_ns() - t0;
+	if (done == 0) {
+		fprintf(stderr, "%s: no answer\n", name);
+		return 1;
+	}
+	qsort(samples, done < MAX_SAMPLES ? done : MAX_SAMPLES, sizeof(samples[0]), cmp_u64);
+	{
+		size_t m = done < MAX_SAMPLES ? done : MAX_SAMPLES;
+
+		printf("#BENCH %s clients=%d requests=%lu rps=%.0f p50_us=%.0f p99_us=%.0f errors=%lu\n",
+		       name, n, done, (double)done / ((double)elapsed / 1e9), samples[m / 2] / 1e3,
+		       samples[m * 99 / 100] / 1e3, errors);
+	}
+	return errors != 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct client cl[MAX_CLIENTS];
+	const char *unix_path = NULL, *name = "policyd";
+	char **cmd = NULL;
+	int n = 1, idle = 0, i, rc, spawn_mode = 0;
+	double secs = 3;
+	pid_t pid = 0;
+	struct rlimit rl;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--unix") == 0 && i + 1 < argc)
+			unix_path = argv[++i];
+		else if (strcmp(argv[i], "--spawn") == 0)
+			spawn_mode = 1;
+		else if (strcmp(argv[i], "-c") == 0 && i + 1 < argc)
+			n = (int)strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "-t") == 0 && i + 1 < argc)
+			secs = strtod(argv[++i], NULL);
+		else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
+			name = argv[++i];
+		else if (strcmp(argv[i], "--idle") == 0 && i + 1 < argc)
+			idle = (int)strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--pid") == 0 && i + 1 < argc)
+			pid = (pid_t)strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--") == 0) {
+			cmd = argv + i + 1;
+			break;
+		} else {
+			fprintf(stderr, "usage: see the comment at the top of bench_policyd.c\n");
+			return 2;
+		}
+	}
+	/* 1,000 idle connections need more descriptors than the usual 1024 */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (idle > 0 && unix_path != NULL)
+		return idle_test(unix_path, idle, pid);
+	if (n < 1 || n > MAX_CLIENTS || (unix_path == NULL && !(spawn_mode && cmd != NULL))) {
+		fprintf(stderr, "usage: see the comment at the top of bench_policyd.c\n");
+		return 2;
+	}
+	for (i = 0; i < n; i++) {
+		cl[i].fd = spawn_mode ? spawn(cmd, &cl[i].pid) : connect_unix(unix_path);
+		if (cl[i].fd < 0) {
+			fprintf(stderr, "%s: cannot open client %d\n", name, i);
+			return 1;
+		}
+	}
+	if (warm_up(cl, n) != 0) {
+		fprintf(stderr, "%s: no answer while warming up\n", name);
+		return 1;
+	}
+	rc = run(cl, n, secs, name);
+	for (i = 0; i < n; i++)
+		close(cl[i].fd);
+	for (i = 0; i < n; i++)
+		if (cl[i].pid > 0)
+			waitpid(cl[i].pid, NULL, 0);
+	return rc;
+}
