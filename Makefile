@@ -3,6 +3,9 @@
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
+# the tests whose code runs on several threads at once
+TSAN_TESTS = eval cache zone
 BENCH_BUILD ?= build-release
 MESON_TEST_FLAGS ?= --print-errorlogs
 
@@ -27,6 +30,9 @@ $(ASAN_BUILD)/build.ninja:
 	meson setup $(ASAN_BUILD) --werror -Db_sanitize=address,undefined -Db_lundef=false \
 		-Dc_args=-fno-sanitize-recover=undefined
 
+$(TSAN_BUILD)/build.ninja:
+	meson setup $(TSAN_BUILD) --werror -Db_sanitize=thread -Db_lundef=false
+
 build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
@@ -34,14 +40,18 @@ demo: build
 	@sh tools/demo.sh $(BUILD)
 
 # The whole suite twice: a -Wall -Wextra -Werror build, then under
-# AddressSanitizer + UndefinedBehaviorSanitizer; one summary line at the end.
-test: deps $(BUILD)/build.ninja $(ASAN_BUILD)/build.ninja
+# AddressSanitizer + UndefinedBehaviorSanitizer; then the multi-threaded
+# tests under ThreadSanitizer; one summary line at the end.
+test: deps $(BUILD)/build.ninja $(ASAN_BUILD)/build.ninja $(TSAN_BUILD)/build.ninja
 	ninja -C $(BUILD)
 	ninja -C $(ASAN_BUILD)
+	ninja -C $(TSAN_BUILD) $(TSAN_TESTS:%=tests/unit/test_%)
 	-meson test -C $(BUILD) $(MESON_TEST_FLAGS)
 	-$(SANITIZE_ENV) meson test -C $(ASAN_BUILD) $(MESON_TEST_FLAGS)
+	-TSAN_OPTIONS=halt_on_error=1 meson test -C $(TSAN_BUILD) --no-rebuild \
+		$(MESON_TEST_FLAGS) $(TSAN_TESTS)
 	@python3 tools/test-summary.py $(BUILD)/meson-logs/testlog.json \
-		$(ASAN_BUILD)/meson-logs/testlog.json
+		$(ASAN_BUILD)/meson-logs/testlog.json $(TSAN_BUILD)/meson-logs/testlog.json
 
 bench: deps
 	@sh tools/install-deps.sh $(BENCH_DEPS)
@@ -56,4 +66,4 @@ fuzz: deps
 	@sh tools/fuzz.sh
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(BENCH_BUILD) fuzz/out
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(BENCH_BUILD) fuzz/out

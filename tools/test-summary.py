@@ -17,7 +17,8 @@ PLAIN = re.compile(r"^(\d+) passed, (\d+) failed", re.M)
 
 
 def count(entry):
-    out = entry.get("stdout") or ""
+    # cmocka reports on stderr, our runners on stdout
+    out = (entry.get("stdout") or "") + "\n" + (entry.get("stderr") or "")
     ok = entry.get("result") in ("OK", "EXPECTEDFAIL")
     plain = PLAIN.findall(out)
     if plain:
