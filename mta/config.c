@@ -859,6 +859,18 @@ int spfkit__mta_name_match(const struct spfkit__mta_namelist *list, const char *
 	return 0;
 }
 
+int spfkit__mta_name_listed(const struct spfkit__mta_namelist *list, const char *name, size_t len)
+{
+	size_t i;
+
+	if (len > 0 && name[len - 1] == '.')
+		len--;
+	for (i = 0; i < list->count; i++)
+		if (spfkit__memcaseeq(name, len, list->names[i], strlen(list->names[i])))
+			return 1;
+	return 0;
+}
+
 const char *spfkit__mta_reject_name(enum spfkit__mta_reject r)
 {
 	if ((unsigned)r >= sizeof(reject_names) / sizeof(reject_names[0]))

@@ -142,6 +142,9 @@ int spfkit__mta_net_match(const struct spfkit__mta_netlist *list, const struct s
 /* Is name (len bytes) one of the domains or below one? Case-insensitive. */
 int spfkit__mta_name_match(const struct spfkit__mta_namelist *list, const char *name, size_t len);
 
+/* Is name (len bytes) exactly one of the entries? Case-insensitive, final dot ignored. */
+int spfkit__mta_name_listed(const struct spfkit__mta_namelist *list, const char *name, size_t len);
+
 /* "Fail", "Softfail", ... as written in the file. */
 const char *spfkit__mta_reject_name(enum spfkit__mta_reject r);
 

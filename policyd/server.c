@@ -26,6 +26,7 @@
 #include "core.h"
 #include "decision.h"
 #include "dnsloop.h"
+#include "ipaddr.h"
 #include "proto.h"
 #include "server.h"
 
@@ -54,7 +55,17 @@ struct question {
 	struct job *job;
 	uint32_t id;
 	uint64_t handle;
+	int raw; /* a whitelist's own question, not the evaluator's */
 	struct question *prev, *next;
+};
+
+/* What a request is doing: the DNS whitelists first, then the checks. */
+enum phase {
+	PH_WL_DOMAIN = 0, /* Domain_Whitelist: an SPF pass for a listed domain */
+	PH_WL_HELO,       /* HELO_Whitelist: A/AAAA of a listed HELO name */
+	PH_WL_PTR,        /* Domain_Whitelist_PTR: the client's PTR names */
+	PH_WL_PTR_A,      /* ... and the forward check of the one found */
+	PH_CHECKS,        /* HELO, then MAIL FROM */
 };
 
 struct job {
@@ -65,8 +76,12 @@ struct job {
 	struct spfkit_ip ip;
 	const char *queue_id, *instance;
 	char *cache_key;
+	enum phase phase;
+	size_t wl_index;            /* next Domain_Whitelist entry */
 	enum spfkit_identity stage;
 	struct spfkit_eval *ev[2]; /* indexed by enum spfkit_identity */
+	struct spfkit_eval *wl_ev; /* a Domain_Whitelist evaluation */
+	struct spfkit_eval *cur;   /* the evaluation being fed answers */
 	int no_mail[2];
 	struct question *questions;
 	struct event *deadline;
@@ -130,20 +145,6 @@ static void vlog(const struct spfkit__policyd *srv, int level, int prio, const c
 	}
 }
 
-static void log_cfg(const struct spfkit__policyd *srv,
-				    const struct spfkit__mta_config *cfg, int prio, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void log_cfg(const struct spfkit__policyd *srv,
-				    const struct spfkit__mta_config *cfg, int prio, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vlog(srv, cfg->debug_level, prio, fmt, ap);
-	va_end(ap);
-}
-
 void spfkit__policyd_log(struct spfkit__policyd *srv, int prio, const char *fmt, ...)
 {
 	va_list ap;
@@ -176,11 +177,6 @@ static struct gen *gen_new(struct spfkit__policyd *srv, struct spfkit__mta_confi
 	}
 	g->cfg = cfg;
 	g->refs = 1;
-	/* say so rather than let a whitelist silently not work */
-	if (cfg->helo_whitelist.count || cfg->domain_whitelist.count || cfg->domain_whitelist_ptr.count)
-		log_cfg(srv, cfg, LOG_WARNING,
-					"HELO_Whitelist, Domain_Whitelist and Domain_Whitelist_PTR are "
-					"not implemented yet and are ignored; use Whitelist (IP networks)");
 	return g;
 }
 
@@ -390,6 +386,7 @@ static const struct spfkit_dns_answer timed_out = {SPFKIT_DNS_TEMPFAIL, 0, NULL,
 						    "Lookup_Time exceeded"};
 
 static void job_run(struct job *j);
+static void wl_answer(struct job *j, const struct spfkit_dns_answer *answer);
 
 static void question_unlink(struct job *j, struct question *q)
 {
@@ -407,9 +404,15 @@ static void on_answer(void *arg, const struct spfkit_dns_answer *answer)
 	struct job *j = q->job;
 	uint32_t id = q->id;
 
+	int raw = q->raw;
+
 	question_unlink(j, q);
 	spfkit__free(NULL, q);
-	(void)spfkit_eval_answer(j->ev[j->stage], id, answer);
+	if (raw) {
+		wl_answer(j, answer);
+		return;
+	}
+	(void)spfkit_eval_answer(j->cur, id, answer);
 	job_run(j);
 }
 
@@ -432,6 +435,12 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	j->expired = 1;
+	if (j->questions != NULL && j->questions->raw) {
+		/* a whitelist's own lookup ran out of Whitelist_Lookup_Time: no match */
+		cancel_questions(j);
+		wl_answer(j, &timed_out);
+		return;
+	}
 	while (j->questions != NULL) {
 		struct question *q = j->questions;
 		uint32_t id = q->id;
@@ -439,34 +448,40 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 		spfkit_resolver_cancel(j->conn->srv->resolver, q->handle);
 		question_unlink(j, q);
 		spfkit__free(NULL, q);
-		(void)spfkit_eval_answer(j->ev[j->stage], id, &timed_out);
+		(void)spfkit_eval_answer(j->cur, id, &timed_out);
 	}
 	job_run(j);
 }
 
-static void ask(struct job *j, const struct spfkit_question *sq)
+/* Send one question; 0, or -1 when it could not go (the caller answers it). */
+static int submit(struct job *j, const char *name, size_t len, uint16_t type, uint32_t id, int raw)
 {
 	struct question *q;
 
 	if (j->expired)
-		goto fail;
+		return -1;
 	q = spfkit__zalloc(NULL, sizeof(*q));
 	if (q == NULL)
-		goto fail;
+		return -1;
 	q->job = j;
-	q->id = sq->id;
-	if (spfkit_resolver_submit(j->conn->srv->resolver, sq->name, sq->name_len, sq->type, on_answer,
-				   q, &q->handle) != 0) {
+	q->id = id;
+	q->raw = raw;
+	if (spfkit_resolver_submit(j->conn->srv->resolver, name, len, type, on_answer, q,
+				   &q->handle) != 0) {
 		spfkit__free(NULL, q);
-		goto fail;
+		return -1;
 	}
 	q->next = j->questions;
 	if (q->next != NULL)
 		q->next->prev = q;
 	j->questions = q;
-	return;
-fail:
-	(void)spfkit_eval_answer(j->ev[j->stage], sq->id, &timed_out);
+	return 0;
+}
+
+static void ask(struct job *j, const struct spfkit_question *sq)
+{
+	if (submit(j, sq->name, sq->name_len, sq->type, sq->id, 0) != 0)
+		(void)spfkit_eval_answer(j->cur, sq->id, &timed_out);
 }
 
 /* ---- a request ------------------------------------------------------------ */
@@ -479,7 +494,7 @@ static void on_trace(void *arg, const struct spfkit_trace_event *e)
 	const char *t = e->text;
 	size_t n = e->text_len;
 
-	if (e->kind != SPFKIT_TRACE_RECORD || e->depth != 0 || t == NULL)
+	if (e->kind != SPFKIT_TRACE_RECORD || e->depth != 0 || t == NULL || j->phase != PH_CHECKS)
 		return;
 	while (n > 0 && t[n - 1] == ' ')
 		n--;
@@ -493,6 +508,7 @@ static void job_free(struct job *j)
 		event_free(j->deadline);
 	spfkit_eval_free(j->ev[0]);
 	spfkit_eval_free(j->ev[1]);
+	spfkit_eval_free(j->wl_ev);
 	gen_put(j->gen);
 	spfkit__arena_free(&j->arena);
 	if (j->conn != NULL)
@@ -561,10 +577,13 @@ static int stage_start(struct job *j, enum spfkit_identity id)
 	j->expired = 0;
 	if (spfkit_eval_new(j->gen->ctx, &req, &j->ev[id]) != 0)
 		return SPFKIT_ENOMEM;
+	j->cur = j->ev[id];
 	evtimer_add(j->deadline, &tv);
 	job_run(j);
 	return 0;
 }
+
+static void wl_next(struct job *j);
 
 static void stage_done(struct job *j)
 {
@@ -572,6 +591,17 @@ static void stage_done(struct job *j)
 									  : &j->in.mfrom_check;
 
 	evtimer_del(j->deadline);
+	if (j->phase == PH_WL_DOMAIN) {
+		const struct spfkit_result *r = spfkit_eval_result(j->wl_ev);
+
+		if (r != NULL && r->code == SPFKIT_RESULT_PASS) {
+			j->in.bypass = SPFKIT__MTA_BYPASS_DOMAIN;
+			job_finish(j);
+			return;
+		}
+		wl_next(j);
+		return;
+	}
 	chk->checked = 1;
 	chk->res = spfkit_eval_result(j->ev[j->stage]);
 	chk->no_mail_record = j->no_mail[j->stage];
@@ -591,7 +621,7 @@ static void job_run(struct job *j)
 	memset(&none, 0, sizeof(none));
 	for (;;) {
 		struct spfkit_question q;
-		int s = spfkit_eval_step(j->ev[j->stage], &q);
+		int s = spfkit_eval_step(j->cur, &q);
 
 		if (s == SPFKIT_STEP_QUERY) {
 			ask(j, &q);
@@ -753,6 +783,19 @@ static void request_go(struct job *j)
 		job_finish(j);
 		return;
 	}
+	j->phase = PH_WL_DOMAIN;
+	j->wl_index = 0;
+	(void)rc;
+	wl_next(j);
+}
+
+/* The SPF checks proper, once no whitelist matched. */
+static void checks_start(struct job *j)
+{
+	const struct spfkit__mta_config *cfg = j->gen->cfg;
+	int rc = 0;
+
+	j->phase = PH_CHECKS;
 	if (spfkit__mta_want_helo(cfg))
 		rc = stage_start(j, SPFKIT_IDENTITY_HELO);
 	else if (spfkit__mta_want_mailfrom(cfg, &j->in))
@@ -761,6 +804,156 @@ static void request_go(struct job *j)
 		job_finish(j);
 	if (rc != 0)
 		job_finish(j);
+}
+
+/* ---- the DNS whitelists (policyd-spf order: domain, HELO, PTR) ----------- */
+
+static void wl_timer(struct job *j)
+{
+	struct timeval tv = {j->gen->cfg->whitelist_lookup_time, 0};
+
+	j->expired = 0;
+	evtimer_add(j->deadline, &tv);
+}
+
+/* Domain_Whitelist: check_host(ip, domain, postmaster@domain), as policyd-spf. */
+static int wl_domain(struct job *j, const char *domain)
+{
+	struct spfkit_request req;
+
+	memset(&req, 0, sizeof(req));
+	req.ip = j->gen->cfg->has_prospective ? j->gen->cfg->prospective : j->ip;
+	req.sender = "";
+	req.helo = domain;
+	req.helo_len = strlen(domain); /* our own copy from the configuration */
+	req.identity = SPFKIT_IDENTITY_HELO;
+	req.now = (int64_t)time(NULL);
+	spfkit_eval_free(j->wl_ev);
+	j->wl_ev = NULL;
+	if (spfkit_eval_new(j->gen->ctx, &req, &j->wl_ev) != 0)
+		return -1;
+	j->cur = j->wl_ev;
+	wl_timer(j);
+	job_run(j);
+	return 0;
+}
+
+static int wl_ask(struct job *j, const char *name, size_t len, uint16_t type)
+{
+	wl_timer(j);
+	if (submit(j, name, len, type, 0, 1) != 0)
+		return -1;
+	spfkit__dnsloop_kick(j->conn->srv->dnsloop);
+	return 0;
+}
+
+static uint16_t addr_type(const struct job *j)
+{
+	return j->ip.family == 6 ? SPFKIT_RR_AAAA : SPFKIT_RR_A;
+}
+
+/* Start the next whitelist method that applies, or the checks. */
+static void wl_next(struct job *j)
+{
+	const struct spfkit__mta_config *cfg = j->gen->cfg;
+	char rev[SPFKIT__REVERSE_MAX];
+	size_t n;
+
+	for (;;) {
+		switch (j->phase) {
+		case PH_WL_DOMAIN:
+			if (j->wl_index < cfg->domain_whitelist.count) {
+				if (wl_domain(j, cfg->domain_whitelist.names[j->wl_index++]) == 0)
+					return;
+				continue;
+			}
+			j->phase = PH_WL_HELO;
+			continue;
+		case PH_WL_HELO:
+			/* policyd-spf compares the HELO name with each entry, exactly */
+			if (spfkit__mta_name_listed(&cfg->helo_whitelist, j->in.helo, j->in.helo_len) &&
+			    wl_ask(j, j->in.helo, j->in.helo_len, addr_type(j)) == 0)
+				return;
+			j->phase = PH_WL_PTR;
+			continue;
+		case PH_WL_PTR:
+			if (cfg->domain_whitelist_ptr.count > 0) {
+				n = spfkit__ip_reverse_name(&j->ip, rev);
+				if (wl_ask(j, rev, n, SPFKIT_RR_PTR) == 0)
+					return;
+			}
+			j->phase = PH_CHECKS;
+			continue;
+		default:
+			evtimer_del(j->deadline);
+			checks_start(j);
+			return;
+		}
+	}
+}
+
+static int has_address(const struct job *j, const struct spfkit_dns_answer *a)
+{
+	size_t i, len = j->ip.family == 6 ? 16 : 4;
+
+	for (i = 0; a->status == SPFKIT_DNS_OK && i < a->count; i++)
+		if (a->rrs[i].len == len && memcmp(a->rrs[i].data, j->ip.addr, len) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The first PTR name under a listed domain, copied. policyd-spf trusts the
+ * PTR name alone; we also check that the name points back at the client
+ * (forward-confirmed, as the "ptr" mechanism of RFC 7208 §5.5 does).
+ */
+static const char *ptr_candidate(struct job *j, const struct spfkit_dns_answer *a)
+{
+	size_t i;
+
+	for (i = 0; a->status == SPFKIT_DNS_OK && i < a->count && i < SPFKIT_LIMIT_PTR_NAMES; i++) {
+		const char *name = (const char *)a->rrs[i].data;
+
+		if (spfkit__mta_name_match(&j->gen->cfg->domain_whitelist_ptr, name, a->rrs[i].len))
+			return spfkit__arena_strndup(&j->arena, name, a->rrs[i].len);
+	}
+	return NULL;
+}
+
+static void wl_answer(struct job *j, const struct spfkit_dns_answer *answer)
+{
+	const char *name;
+
+	evtimer_del(j->deadline);
+	switch (j->phase) {
+	case PH_WL_HELO:
+		if (has_address(j, answer)) {
+			j->in.bypass = SPFKIT__MTA_BYPASS_HELO;
+			job_finish(j);
+			return;
+		}
+		j->phase = PH_WL_PTR;
+		break;
+	case PH_WL_PTR:
+		name = ptr_candidate(j, answer);
+		j->phase = PH_WL_PTR_A;
+		if (name != NULL && wl_ask(j, name, strlen(name), addr_type(j)) == 0)
+			return;
+		j->phase = PH_CHECKS;
+		break;
+	case PH_WL_PTR_A:
+		if (has_address(j, answer)) {
+			j->in.bypass = SPFKIT__MTA_BYPASS_PTR;
+			job_finish(j);
+			return;
+		}
+		j->phase = PH_CHECKS;
+		break;
+	default:
+		j->phase = PH_CHECKS;
+		break;
+	}
+	wl_next(j);
 }
 
 /* After the last request: close on EOF or drain once the answers are out. */

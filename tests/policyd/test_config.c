@@ -569,6 +569,17 @@ static void name_match_takes_subdomains_not_suffixes(void **state)
 	spfkit__mta_config_free(cfg);
 }
 
+static void name_listed_is_exact(void **state)
+{
+	struct spfkit__mta_config *cfg = parse_ok("HELO_Whitelist = relay.example.com");
+
+	(void)state;
+	assert_true(spfkit__mta_name_listed(&cfg->helo_whitelist, "Relay.Example.COM.", 18));
+	assert_false(spfkit__mta_name_listed(&cfg->helo_whitelist, "a.relay.example.com", 19));
+	assert_false(spfkit__mta_name_listed(&cfg->helo_whitelist, "example.com", 11));
+	spfkit__mta_config_free(cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -600,6 +611,7 @@ int main(void)
 		cmocka_unit_test(default_skip_list_covers_loopback_only),
 		cmocka_unit_test(mapped_network_covers_ipv4_client),
 		cmocka_unit_test(name_match_takes_subdomains_not_suffixes),
+		cmocka_unit_test(name_listed_is_exact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,6 +27,12 @@ mx.example.com.   A 192.0.2.10
 exp.example.      TXT "v=spf1 -all exp=why.exp.example"
 why.exp.example.  TXT "%{i} is not one of %{d}'s hosts"
 soft.example.     TXT "v=spf1 ~all"
+trusted.example.  TXT "v=spf1 ip4:198.51.100.0/28 -all"
+relay.example.    A   198.51.100.20
+9.100.51.198.in-addr.arpa.  PTR mx1.fwd.example.
+10.100.51.198.in-addr.arpa. PTR mx2.fwd.example.
+11.100.51.198.in-addr.arpa. PTR mx1.fwdexample.org.
+mx1.fwd.example.  A   198.51.100.9
 """
 
 
@@ -325,6 +331,45 @@ def test_log_line_per_decision(d):
     for part in ("Q1: ", "client=192.0.2.10", "helo=mx.example.com", "helo_result=pass",
                  "mailfrom_result=fail", 'action="550 5.7.23', "time="):
         expect(line, part)
+
+
+def reload(d, conf):
+    d.write_conf(conf)
+    d.proc.send_signal(signal.SIGHUP)
+    d.wait_log("reloaded")
+
+
+def test_domain_whitelist_skips_check(d):
+    reload(d, "Domain_Whitelist = other.example,trusted.example\n")
+    with d.connect() as s:
+        r = ask(s, request(sender="bob@exp.example", ip="198.51.100.7", helo="h.unknown.test"))
+        expect(r, "action=prepend X-Comment: SPF skipped for whitelisted relay domain - "
+                  "client-ip=198.51.100.7")
+        r = ask(s, request(sender="bob@exp.example", ip="198.51.100.70", helo="h.unknown.test"))
+        expect(r, "action=550 5.7.23")
+
+
+def test_helo_whitelist_needs_the_address(d):
+    reload(d, "HELO_Whitelist = relay.example\n")
+    with d.connect() as s:
+        r = ask(s, request(sender="bob@exp.example", ip="198.51.100.20", helo="relay.example"))
+        expect(r, "X-Comment: SPF skipped for whitelisted HELO domain")
+        # the same name from another address is no relay of ours
+        r = ask(s, request(sender="bob@exp.example", ip="198.51.100.21", helo="relay.example"))
+        expect(r, "action=550 5.7.23")
+
+
+def test_ptr_whitelist_is_forward_confirmed(d):
+    reload(d, "Domain_Whitelist_PTR = fwd.example\n")
+    with d.connect() as s:
+        r = ask(s, request(sender="bob@exp.example", ip="198.51.100.9", helo="h.unknown.test"))
+        expect(r, "X-Comment: SPF skipped for PTR whitelisted relay domain")
+        # PTR under the domain but no A record back to the client
+        r = ask(s, request(sender="bob@exp.example", ip="198.51.100.10", helo="h.unknown.test"))
+        expect(r, "action=550 5.7.23")
+        # "fwdexample.org" is not under "fwd.example" (policyd-spf's endswith() says it is)
+        r = ask(s, request(sender="bob@exp.example", ip="198.51.100.11", helo="h.unknown.test"))
+        expect(r, "action=550 5.7.23")
 
 
 def test_sigterm_drains_and_exits(d):
