@@ -71,6 +71,7 @@ class Daemon:
         self.reader.start()
         line = self.wait_log("listening on inet:")
         self.port = int(line.rsplit(":", 1)[1])
+        self.wait_log("listening on unix:")
 
     def _read_log(self):
         for raw in self.proc.stderr:
@@ -381,6 +382,33 @@ def test_sigterm_drains_and_exits(d):
     assert idle.recv(10) == b""
 
 
+def proc_ids(pid):
+    ids = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(("Uid:", "Gid:", "Groups:")):
+                ids[line.split(":")[0]] = line.split()[1:]
+    return ids
+
+
+def privilege_drop():
+    """--user: the daemon serves as that user, with no supplementary groups."""
+    if os.geteuid() != 0:
+        print("skip privilege_drop: not root")
+        return
+    d = Daemon(args=("--user", "nobody"))
+    try:
+        ids = proc_ids(d.proc.pid)
+        assert ids["Uid"] == ["65534"] * 4, ids
+        assert ids.get("Groups", []) == [], ids
+        with d.connect() as s:
+            expect(ask(s, request()), "Received-SPF: pass")
+        with d.connect(unix=True) as s:
+            expect(ask(s, request()), "Received-SPF: pass")
+    finally:
+        assert d.stop() == 0
+
+
 TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
 
 
@@ -424,7 +452,7 @@ def check_config():
 
 def main():
     passed = failed = 0
-    for t in TESTS + [spawn_mode, check_config]:
+    for t in TESTS + [spawn_mode, check_config, privilege_drop]:
         d = None
         try:
             if t in TESTS:
