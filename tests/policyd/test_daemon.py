@@ -2,7 +2,7 @@
 """spfkit-policyd on loopback: answers, the instance cache, hostile clients,
 SIGHUP reload, SIGTERM drain and spawn mode.
 
-Usage: test_daemon.py /path/to/spfkit-policyd
+Usage: test_daemon.py /path/to/spfkit-policyd [/path/to/dnsd]
 
 DNS comes from a zone file (--zone), so nothing leaves the machine; the
 daemon listens on 127.0.0.1 port 0 (it reports the port it got) and on a
@@ -19,6 +19,7 @@ import threading
 import time
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else "spfkit-policyd"
+DNSD = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
 
 ZONE = """$TTL 300
 example.com.      TXT "v=spf1 ip4:192.0.2.0/24 -all"
@@ -47,7 +48,7 @@ def request(helo="mx.example.com", sender="alice@example.com", ip="192.0.2.10",
 
 
 class Daemon:
-    def __init__(self, conf="", args=()):
+    def __init__(self, conf="", args=(), dns=None):
         self.dir = tempfile.mkdtemp(prefix="spfkit-policyd-test-")
         self.zone = os.path.join(self.dir, "zone")
         self.conf = os.path.join(self.dir, "policyd-spf.conf")
@@ -56,7 +57,8 @@ class Daemon:
         with open(self.zone, "w") as f:
             f.write(ZONE)
         self.write_conf(conf)
-        cmd = [BIN, "--zone", self.zone, "--zone-timeout", "slow.example", "--log", "stderr",
+        resolver = ["--dns", dns] if dns else ["--zone", self.zone, "--zone-timeout", "slow.example"]
+        cmd = [BIN] + resolver + ["--log", "stderr",
                "--listen", "inet:127.0.0.1:0", "--listen", "unix:" + self.sock,
                "--request-timeout", "1", "--receiver", "mx.receiver.test",
                "--pid-file", self.pid_file, "-c", self.conf] + list(args)
@@ -398,7 +400,11 @@ def privilege_drop():
         return
     d = Daemon(args=("--user", "nobody"))
     try:
+        deadline = time.time() + 5  # the drop comes right after the sockets
         ids = proc_ids(d.proc.pid)
+        while ids["Uid"] != ["65534"] * 4 and time.time() < deadline:
+            time.sleep(0.05)
+            ids = proc_ids(d.proc.pid)
         assert ids["Uid"] == ["65534"] * 4, ids
         assert ids.get("Groups", []) == [], ids
         with d.connect() as s:
@@ -407,6 +413,82 @@ def privilege_drop():
             expect(ask(s, request()), "Received-SPF: pass")
     finally:
         assert d.stop() == 0
+
+
+class SlowDns:
+    """tests/dnsd serving ZONE, with answers for late.example held back 1.5 s."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="spfkit-policyd-dnsd-")
+        zone = os.path.join(self.dir, "zone")
+        port_file = os.path.join(self.dir, "port")
+        with open(zone, "w") as f:
+            f.write(ZONE + 'late.example. TXT "v=spf1 ip4:192.0.2.0/24 -all"\n')
+        self.proc = subprocess.Popen([DNSD, "--zone", zone, "--port", "0", "--port-file", port_file,
+                                      "--delay", "late.example:1500"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 5
+        while time.time() < deadline and not os.path.exists(port_file):
+            time.sleep(0.02)
+        with open(port_file) as f:
+            self.server = "127.0.0.1:%s" % f.read().strip()
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(5)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def slow_dns_stalls_no_one():
+    """One request waits 1.5 s for DNS; others on other connections do not."""
+    if DNSD is None:
+        print("skip slow_dns_stalls_no_one: no dnsd given")
+        return
+    dns = SlowDns()
+    d = Daemon(dns=dns.server)
+    try:
+        slow = d.connect()
+        slow.sendall(request(sender="x@late.example", helo="h.unknown.test"))
+        time.sleep(0.1)
+        t0 = time.time()
+        for _ in range(20):
+            with d.connect() as s:
+                expect(ask(s, request()), "Received-SPF: pass")
+        assert time.time() - t0 < 1.0, "fast clients waited %.2f s" % (time.time() - t0)
+        expect(read_reply(slow), "Received-SPF: pass")
+        slow.close()
+    finally:
+        rc = d.stop()
+        dns.stop()
+    assert rc == 0, rc
+
+
+def sigterm_finishes_requests_in_flight():
+    """SIGTERM while a request waits for DNS: its answer still comes, then the exit."""
+    if DNSD is None:
+        print("skip sigterm_finishes_requests_in_flight: no dnsd given")
+        return
+    dns = SlowDns()
+    d = Daemon(dns=dns.server)
+    try:
+        slow = d.connect()
+        slow.sendall(request(sender="x@late.example", helo="h.unknown.test"))
+        time.sleep(0.2)
+        d.proc.send_signal(signal.SIGTERM)
+        d.wait_log("finishing the requests in flight")
+        # no new clients now
+        try:
+            late = d.connect()
+            late.settimeout(2)
+            assert late.recv(10) == b"", "a new client was served during the drain"
+        except OSError:
+            pass
+        expect(read_reply(slow), "Received-SPF: pass")
+        d.proc.wait(10)
+        assert d.proc.returncode == 0, d.proc.returncode
+    finally:
+        d.stop()
+        dns.stop()
 
 
 TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
@@ -452,7 +534,8 @@ def check_config():
 
 def main():
     passed = failed = 0
-    for t in TESTS + [spawn_mode, check_config, privilege_drop]:
+    for t in TESTS + [spawn_mode, check_config, privilege_drop, slow_dns_stalls_no_one,
+                      sigterm_finishes_requests_in_flight]:
         d = None
         try:
             if t in TESTS:
