@@ -771,7 +771,6 @@ static struct job *request_take(struct conn *c, const struct spfkit__policy_requ
 static void request_go(struct job *j)
 {
 	const struct spfkit__mta_config *cfg = j->gen->cfg;
-	int rc = 0;
 
 	if (cfg->mock || j->in.helo_len == 0) {
 		job_finish(j); /* nothing to check: "dunno" or the Mock answer */
@@ -785,7 +784,6 @@ static void request_go(struct job *j)
 	}
 	j->phase = PH_WL_DOMAIN;
 	j->wl_index = 0;
-	(void)rc;
 	wl_next(j);
 }
 
