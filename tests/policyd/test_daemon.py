@@ -375,6 +375,27 @@ def test_ptr_whitelist_is_forward_confirmed(d):
         expect(r, "action=550 5.7.23")
 
 
+def test_many_clients_with_hostile_ones_mixed_in(d):
+    good, bad = [], []
+    junk = [b"\x00" * 10, b"a" * 6000, b"x=1\n" * 200 + b"\n", b"no equal sign\n\n"]
+    for i in range(200):
+        good.append(d.connect(unix=(i % 2 == 0)))
+        if i % 4 == 0:
+            b = d.connect()
+            b.sendall(junk[(i // 4) % len(junk)])
+            bad.append(b)
+    for i, s in enumerate(good):
+        s.sendall(request(instance="mix.%d" % i) + request(sender="bob@exp.example"))
+    for s in good:
+        one, two = read_replies(s, 2)
+        expect(one, "Received-SPF: pass")
+        expect(two, "550 5.7.23")
+        s.close()
+    for b in bad:
+        expect_closed_without_reply(b)
+        b.close()
+
+
 def test_sigterm_drains_and_exits(d):
     idle = d.connect()
     rc = d.stop()
