@@ -612,6 +612,103 @@ static void nothing_checked_is_dunno(void **state)
 	assert_string_equal(d.action, "dunno");
 }
 
+/* ---- every option value x every result x both identities: invariants ---- */
+
+static const char *const option_values[] = {
+	"",
+	"TestOnly = 0",
+	"HELO_reject = Softfail",
+	"HELO_reject = SPF_Not_Pass",
+	"HELO_reject = Null",
+	"HELO_reject = False",
+	"Mail_From_reject = Softfail",
+	"Mail_From_reject = SPF_Not_Pass",
+	"Mail_From_reject = False",
+	"PermError_reject = True",
+	"TempError_Defer = True",
+	"TempError_Defer = True\nTempError_Action = 451",
+	"No_Mail = True",
+	"SPF_Enhanced_Status_Codes = No",
+	"Header_Type = AR\nAuthserv_Id = mx.test",
+	"Header_Type = SPF,AR\nAuthserv_Id = mx.test",
+	"Header_Type = None",
+	"Hide_Receiver = Yes",
+	"Reject_Not_Pass_Domains = example.com,mx.example.org",
+	"Prospective = 192.0.2.1",
+	"HELO_pass_restriction = helo_ok",
+	"Mail_From_pass_restriction = mfrom_ok",
+	"Reason_Message = {spf}",
+};
+
+static int action_shape_ok(const struct spfkit__mta_decision *d)
+{
+	switch (d->kind) {
+	case SPFKIT__MTA_DUNNO: return strcmp(d->action, "dunno") == 0;
+	case SPFKIT__MTA_PREPEND: return strncmp(d->action, "prepend ", 8) == 0 && d->header_count > 0;
+	case SPFKIT__MTA_REJECT: return strncmp(d->action, "550 ", 4) == 0;
+	case SPFKIT__MTA_DEFER:
+		return strncmp(d->action, "defer_if_permit ", 16) == 0 || strncmp(d->action, "451 ", 4) == 0;
+	case SPFKIT__MTA_RESTRICTION: return strstr(d->action, "_ok") != NULL;
+	}
+	return 0;
+}
+
+static void check_invariants(const char *opt, int h, int m, const struct spfkit__mta_decision *d)
+{
+	const char *why = NULL;
+	size_t i;
+
+	if (!action_shape_ok(d))
+		why = "the action does not match its kind";
+	else if (strpbrk(d->action, "\r\n") != NULL)
+		why = "a line break in the action";
+	else if (strstr(opt, "TestOnly = 0") && (d->kind == SPFKIT__MTA_REJECT || d->kind == SPFKIT__MTA_DEFER))
+		why = "TestOnly = 0 refused mail";
+	else if (strstr(opt, "Header_Type = None") && d->kind == SPFKIT__MTA_PREPEND)
+		why = "Header_Type = None added a header";
+	/* CVE-2019-20790: with MAIL FROM checked, no header speaks for HELO */
+	else if (m >= 0 && d->kind == SPFKIT__MTA_PREPEND && d->identity != SPFKIT_IDENTITY_MAILFROM)
+		why = "the HELO result reported although MAIL FROM was checked";
+	for (i = 0; why == NULL && i < d->header_count; i++)
+		if (m >= 0 && (strstr(d->headers[i], "identity=helo") || strstr(d->headers[i], "smtp.helo")))
+			why = "a header for the HELO identity although MAIL FROM was checked";
+	if (why != NULL)
+		fail_msg("option \"%s\", HELO %s, MAIL FROM %s: %s; got \"%s\"", opt,
+			 h < 0 ? "-" : codes[h], m < 0 ? "-" : codes[m], why, d->action);
+}
+
+static void every_option_value_result_and_identity(void **state)
+{
+	size_t o;
+	int h, m;
+
+	(void)state;
+	for (o = 0; o < sizeof(option_values) / sizeof(option_values[0]); o++)
+		for (h = -1; h < N_CODES; h++)
+			for (m = -1; m < N_CODES; m++) {
+				struct spfkit__mta_decision d;
+				char text[256];
+
+				struct spfkit__mta_config *cfg;
+				struct session s;
+
+				snprintf(text, sizeof(text), "%s\n", option_values[o]);
+				cfg = conf(text);
+				session(&s, h, m, 0);
+				/* as the server runs it: MAIL FROM only when the HELO result allows */
+				if (m < 0 || spfkit__mta_want_mailfrom(cfg, &s.in)) {
+					spfkit__mta_decide(cfg, &s.in, &d);
+					check_invariants(option_values[o], h, m, &d);
+				}
+				if (m < 0) {
+					session(&s, h, -1, 1); /* the null sender */
+					spfkit__mta_decide(cfg, &s.in, &d);
+					check_invariants(option_values[o], h, -1, &d);
+				}
+				spfkit__mta_config_free(cfg);
+			}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -652,6 +749,7 @@ int main(void)
 		cmocka_unit_test(local_client_gets_trace_header),
 		cmocka_unit_test(whitelist_bypass_in_ar_form_escapes_helo),
 		cmocka_unit_test(nothing_checked_is_dunno),
+		cmocka_unit_test(every_option_value_result_and_identity),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
