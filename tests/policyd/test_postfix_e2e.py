@@ -32,6 +32,7 @@ import threading
 import time
 
 POLICYD, DNSD = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+BUILT_POLICYD = POLICYD
 SKIP = 77
 
 ZONE = """$TTL 300
@@ -320,6 +321,11 @@ def main():
     sink = Sink()
     threading.Thread(target=sink.serve_forever, daemon=True).start()
     try:
+        global POLICYD
+        # the spawned copy runs as nobody, who may not reach the build tree
+        POLICYD = os.path.join(root, "spfkit-policyd")
+        shutil.copy2(BUILT_POLICYD, POLICYD)
+        os.chmod(POLICYD, 0o755)
         zone = os.path.join(root, "zone")
         conf = os.path.join(root, "policyd-spf.conf")
         with open(zone, "w") as f:
