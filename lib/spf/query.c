@@ -214,6 +214,54 @@ static void trace_answer(struct spfkit_eval *ev, uint32_t id, const struct query
 	spfkit__trace(ev, &e);
 }
 
+/*
+ * A TXT answer asked for its SPF record, holding exactly one: the record's
+ * bytes go into the record cache and the answer keeps only a pointer to
+ * them, not a copy of every string. The other TXT records' bytes can only
+ * matter to an exp= lookup of the same name, and §6.2 wants exactly one
+ * record there, which then is this one. Returns 1 when done, 0 when the
+ * answer should be copied as usual.
+ */
+static int keep_record_only(struct spfkit_eval *ev, struct query *q,
+			    const struct spfkit_dns_answer *a)
+{
+	const struct spfkit_dns_rr *spf = NULL;
+	struct spfkit_dns_rr *rrs;
+	size_t i, n = 0, found = 0, at = 0;
+
+	for (i = 0; i < a->count; i++) {
+		if (a->rrs[i].type != SPFKIT_RR_TXT)
+			continue;
+		if (spfkit_record_is_spf((const char *)a->rrs[i].data, a->rrs[i].len)) {
+			found++;
+			spf = &a->rrs[i];
+			at = n;
+		}
+		n++;
+	}
+	if (found != 1)
+		return 0;
+	rrs = spfkit__arena_alloc(&ev->arena, n * sizeof(*rrs));
+	if (rrs == NULL || spfkit__rcache_get(ev->ctx->records, (const char *)spf->data, spf->len,
+					      &q->rce) != 0)
+		return 0;
+	for (i = 0, n = 0; i < a->count; i++) {
+		if (a->rrs[i].type != SPFKIT_RR_TXT)
+			continue;
+		rrs[n] = a->rrs[i];
+		rrs[n].data = (const unsigned char *)"";
+		rrs[n++].len = 0;
+	}
+	rrs[at].data = (const unsigned char *)q->rce->text;
+	rrs[at].len = q->rce->len;
+	q->ans.rrs = rrs;
+	q->ans.count = n;
+	q->rec_count = 1;
+	q->rec_rr = &rrs[at];
+	q->rec_state = q->rce->rc == 0 ? REC_OK : REC_INVALID;
+	return 1;
+}
+
 int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfkit_dns_answer *a)
 {
 	struct query *q;
@@ -225,8 +273,12 @@ int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfki
 	memset(&q->ans, 0, sizeof(q->ans));
 	q->ans.ttl = a->ttl;
 	q->ans.status = a->status;
-	if (a->status == SPFKIT_DNS_OK && a->count > 0 && a->rrs != NULL)
-		rc = copy_records(ev, q, a);
+	if (a->status == SPFKIT_DNS_OK && a->count > 0 && a->rrs != NULL) {
+		/* a trace shows every string of the answer: then copy them all */
+		if (q->type != SPFKIT_RR_TXT || !(q->flags & QF_RECORD) || ev->trace != NULL ||
+		    !keep_record_only(ev, q, a))
+			rc = copy_records(ev, q, a);
+	}
 	else if (a->status == SPFKIT_DNS_OK)
 		q->ans.status = SPFKIT_DNS_NODATA;
 	else if (a->status == SPFKIT_DNS_TEMPFAIL)
