@@ -1,0 +1,150 @@
+/*
+ * spfkit-policyd's inside, shared by server.c (connections), request.c
+ * (one request: evaluations, DNS, the decision), whitelist.c (the DNS
+ * whitelists) and icache.c (decisions kept per message). Not an API.
+ */
+#ifndef SPFKIT_POLICYD_INTERNAL_H
+#define SPFKIT_POLICYD_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include <spfkit/eval.h>
+
+#include "core.h"
+#include "decision.h"
+#include "dnsloop.h"
+#include "proto.h"
+#include "server.h"
+
+struct gen {
+	struct spfkit__mta_config *cfg;
+	struct spfkit_ctx *ctx;
+	unsigned refs;
+};
+
+struct job;
+
+struct conn {
+	struct spfkit__policyd *srv;
+	struct bufferevent *in, *out; /* the same object for a socket */
+	char peer[96];
+	struct spfkit__policy_request req;
+	struct job *job;
+	int in_process; /* spfkit__policyd_conn_process() is on the stack: no re-entry */
+	int eof;        /* the client has finished sending */
+	struct conn *prev, *next;
+};
+
+/* One DNS question in flight. */
+struct question {
+	struct job *job;
+	uint32_t id;
+	uint64_t handle;
+	int raw; /* a whitelist's own question, not the evaluator's */
+	struct question *prev, *next;
+};
+
+/* What a request is doing: the DNS whitelists first, then the checks. */
+enum phase {
+	PH_WL_DOMAIN = 0, /* Domain_Whitelist: an SPF pass for a listed domain */
+	PH_WL_HELO,       /* HELO_Whitelist: A/AAAA of a listed HELO name */
+	PH_WL_PTR,        /* Domain_Whitelist_PTR: the client's PTR names */
+	PH_WL_PTR_A,      /* ... and the forward check of the one found */
+	PH_CHECKS,        /* HELO, then MAIL FROM */
+};
+
+struct job {
+	struct conn *conn;
+	struct gen *gen;
+	struct spfkit__arena arena; /* copies of the request's values */
+	struct spfkit__mta_input in;
+	struct spfkit_ip ip;
+	const char *queue_id, *instance;
+	char *cache_key;
+	enum phase phase;
+	size_t wl_index;            /* next Domain_Whitelist entry */
+	enum spfkit_identity stage;
+	struct spfkit_eval *ev[2]; /* indexed by enum spfkit_identity */
+	struct spfkit_eval *wl_ev; /* a Domain_Whitelist evaluation */
+	struct spfkit_eval *cur;   /* the evaluation being fed answers */
+	int no_mail[2];
+	struct question *questions;
+	struct event *deadline;
+	int expired;
+	struct timespec t0;
+};
+
+/*
+ * A decision kept for the later queries of the same message, compactly:
+ * the key, then the texts, in one allocation (a few hundred bytes).
+ */
+struct cached {
+	char *key;
+	enum spfkit__mta_kind kind;
+	char *action; /* the action when not PREPEND */
+	char *headers[SPFKIT__MTA_MAX_HEADERS];
+	size_t header_count;
+	size_t served;
+	struct cached *hnext;           /* hash chain */
+	struct cached *older, *newer;   /* age order, for eviction */
+};
+
+#define CACHE_BUCKETS 4096u
+
+struct spfkit__policyd {
+	struct event_base *base;
+	struct spfkit__policyd_opts opts;
+	char receiver[256];
+	struct gen *gen;
+	struct spfkit_resolver *resolver;
+	struct spfkit__dnsloop *dnsloop;
+	struct evconnlistener *listeners[16];
+	size_t n_listeners;
+	struct conn *conns;
+	size_t n_conns;
+	int draining;
+	struct cached *buckets[CACHE_BUCKETS];
+	struct cached *oldest, *newest;
+	size_t n_cached;
+};
+
+/* A truncated, escaped copy of untrusted bytes for a log line. */
+#define ESC(s, n) spfkit__policy_escape((s), (n), 100, (char[512]){0}, 512)
+#define ESC_LONG(s, n) spfkit__policy_escape((s), (n), 400, (char[1700]){0}, 1700)
+
+/* server.c */
+int spfkit__policyd_debug_level(const struct spfkit__policyd *srv);
+void spfkit__policyd_send_reply(struct conn *c, const char *action);
+void spfkit__policyd_conn_process(struct conn *c);
+void spfkit__policyd_gen_put(struct gen *g);
+
+/* icache.c: decisions kept for the later queries of a message */
+struct cached *spfkit__policyd_cache_find(struct spfkit__policyd *srv, const char *key);
+void spfkit__policyd_cache_put(struct spfkit__policyd *srv, const char *key,
+			       const struct spfkit__mta_decision *d);
+void spfkit__policyd_cache_action(const struct cached *c, size_t n, char *buf, size_t size);
+void spfkit__policyd_cache_free(struct spfkit__policyd *srv);
+
+/* request.c: one request, from its attributes to its answer */
+struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__policy_request *r);
+void spfkit__policyd_request_go(struct job *j);
+void spfkit__policyd_job_free(struct job *j);
+void spfkit__policyd_job_run(struct job *j);
+void spfkit__policyd_job_finish(struct job *j);
+void spfkit__policyd_checks_start(struct job *j);
+void spfkit__policyd_cancel_questions(struct job *j);
+int spfkit__policyd_submit(struct job *j, const char *name, size_t len, uint16_t type, uint32_t id,
+			   int raw);
+extern const struct spfkit_dns_answer spfkit__policyd_timed_out;
+
+/* whitelist.c: HELO_Whitelist, Domain_Whitelist, Domain_Whitelist_PTR */
+void spfkit__policyd_wl_next(struct job *j);
+void spfkit__policyd_wl_answer(struct job *j, const struct spfkit_dns_answer *answer);
+
+#endif
