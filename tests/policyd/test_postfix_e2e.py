@@ -15,7 +15,8 @@ small SMTP sink of this script, where the headers are checked.
 Checks, in both forms: a forged MAIL FROM is refused with 550 5.7.23 and
 the record's explanation; an authorised sender is accepted and the
 delivered message carries Received-SPF: pass; a DNS timeout gives
-451 4.7.24; a null sender is judged by HELO. Everything started is
+451 4.7.24; a null sender is judged by HELO. In daemon form, after a
+SIGHUP with Header_Type = AR, the message carries Authentication-Results. Everything started is
 stopped and the temporary directory removed. Exit 77 (skipped) when not
 root or when postfix cannot be installed.
 """
@@ -353,6 +354,25 @@ def main():
         pf = Postfix(root, "inet:127.0.0.1:%d" % ppolicy, dns_port, sink.server_address[1], conf)
         instances.append(pf)
         results += run_cases(pf, sink, "daemon")
+
+        # Header_Type = AR: SIGHUP the daemon, the header changes, Postfix does not notice
+        def auth_results():
+            with open(conf, "a") as f:
+                f.write("Header_Type = AR\nAuthserv_Id = mx.receiver.test\n")
+            daemon.send_signal(signal.SIGHUP)
+            time.sleep(0.5)
+            code, msg = session(pf.smtp, "192.0.2.10", "mx.example.com", "carol@example.com")
+            expect(code == 250, "got %d %s, want 250" % (code, msg))
+            m = wait_message(sink, "carol@example.com")
+            expect("Authentication-Results: mx.receiver.test; spf=pass" in m and
+                   "smtp.mailfrom=example.com" in m, "no Authentication-Results in %r" % m[:600])
+            with open(conf, "w") as f:
+                f.write(CONF)
+        try:
+            auth_results()
+            results.append((True, "daemon: Header_Type = AR after SIGHUP gives Authentication-Results"))
+        except Exception as e:
+            results.append((False, "daemon: Header_Type = AR after SIGHUP: %s" % e))
         pf.stop()
 
         # spawn form: Postfix runs the binary per connection, as policyd-spf
