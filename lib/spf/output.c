@@ -164,15 +164,10 @@ static void put_value(struct out *o, const char *s, int plain, size_t cap)
 }
 
 /* The names of RFC 7208 §2.6, which RFC 8601 §2.7.2 uses unchanged. */
+/* The result's name, or NULL for a code that is no result (refused). */
 static const char *result_word(enum spfkit_result_code code)
 {
-	static const char *const names[] = {
-		"none", "neutral", "pass", "fail", "softfail", "temperror", "permerror",
-	};
-
-	if ((unsigned)code >= sizeof(names) / sizeof(names[0]))
-		return NULL;
-	return names[code];
+	return (unsigned)code <= SPFKIT_RESULT_PERMERROR ? spfkit_result_name(code) : NULL;
 }
 
 static int nonempty(const char *s)
