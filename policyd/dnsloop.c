@@ -4,10 +4,8 @@
 #include "core.h"
 #include "dnsloop.h"
 
-#ifdef SPFKIT_POLICYD_CARES
 #include <spfkit/cache.h>
 #include <spfkit/cares.h>
-#endif
 
 /* One watched c-ares socket. */
 struct watch {
@@ -28,7 +26,6 @@ struct spfkit__dnsloop {
 	struct watch *watches;
 };
 
-#ifdef SPFKIT_POLICYD_CARES
 static void rearm(struct spfkit__dnsloop *dl)
 {
 	int ms = spfkit_cares_timeout(dl->r);
@@ -105,9 +102,7 @@ static void on_watch(void *arg, int fd, unsigned events)
 	dl->watches = w;
 	event_add(w->ev, NULL);
 }
-#endif
 
-#ifdef SPFKIT_POLICYD_CARES
 /* Called from inside the cache layer's submit: only schedule. */
 static void on_ready(void *arg)
 {
@@ -125,7 +120,6 @@ static void on_deliver(evutil_socket_t fd, short what, void *arg)
 	(void)spfkit_cache_deliver(dl->cache);
 	rearm(dl);
 }
-#endif
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
@@ -133,13 +127,11 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-#ifdef SPFKIT_POLICYD_CARES
 	if (dl->is_cares) {
 		(void)spfkit_cares_process_timeout(dl->r);
 		rearm(dl);
 		return;
 	}
-#endif
 	/* the pump: deliver what the backend has queued, one batch per turn */
 	while (spfkit_resolver_wait(dl->r, 0) > 0)
 		;
@@ -159,7 +151,6 @@ int spfkit__dnsloop_new(struct event_base *base, struct spfkit_resolver *r,
 		spfkit__free(NULL, dl);
 		return SPFKIT_ENOMEM;
 	}
-#ifdef SPFKIT_POLICYD_CARES
 	dl->is_cares = spfkit_cares_set_watch(r, on_watch, dl) == 0;
 	if (dl->is_cares && cache != NULL) {
 		dl->deliver = event_new(base, -1, 0, on_deliver, dl);
@@ -169,9 +160,6 @@ int spfkit__dnsloop_new(struct event_base *base, struct spfkit_resolver *r,
 		}
 		dl->cache = cache;
 	}
-#else
-	(void)cache;
-#endif
 	*out = dl;
 	return 0;
 }
@@ -180,12 +168,10 @@ void spfkit__dnsloop_kick(struct spfkit__dnsloop *dl)
 {
 	static const struct timeval now = {0, 0};
 
-#ifdef SPFKIT_POLICYD_CARES
 	if (dl->is_cares) {
 		rearm(dl);
 		return;
 	}
-#endif
 	if (!evtimer_pending(dl->timer, NULL))
 		evtimer_add(dl->timer, &now);
 }
@@ -194,7 +180,6 @@ void spfkit__dnsloop_free(struct spfkit__dnsloop *dl)
 {
 	if (dl == NULL)
 		return;
-#ifdef SPFKIT_POLICYD_CARES
 	if (dl->cache != NULL)
 		(void)spfkit_cache_set_ready(dl->cache, NULL, NULL);
 	if (dl->deliver != NULL)
@@ -203,7 +188,6 @@ void spfkit__dnsloop_free(struct spfkit__dnsloop *dl)
 		(void)spfkit_cares_set_watch(dl->r, NULL, NULL);
 	while (dl->watches != NULL)
 		drop_watch(dl, dl->watches->fd);
-#endif
 	event_free(dl->timer);
 	spfkit__free(NULL, dl);
 }

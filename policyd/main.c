@@ -26,10 +26,8 @@
 #include <event2/event.h>
 
 #include <spfkit/zone.h>
-#ifdef SPFKIT_POLICYD_CARES
 #include <spfkit/cache.h>
 #include <spfkit/cares.h>
-#endif
 
 #include "config.h"
 #include "core.h"
@@ -392,18 +390,14 @@ struct dns {
 	struct spfkit_zone *zone;
 	struct spfkit_resolver *r;     /* the backend */
 	struct spfkit_resolver *layer; /* NULL, or the cache layer over r */
-#ifdef SPFKIT_POLICYD_CARES
 	struct spfkit_cache *cache;
-#endif
 };
 
 static void close_resolver(struct dns *d)
 {
 	spfkit_resolver_free(d->layer);
 	spfkit_resolver_free(d->r);
-#ifdef SPFKIT_POLICYD_CARES
 	spfkit_cache_free(d->cache);
-#endif
 	if (d->zone != NULL)
 		spfkit_zone_free(d->zone);
 }
@@ -424,39 +418,32 @@ static int open_zone(const struct options *o, struct dns *d)
 	return spfkit_zone_resolver(d->zone, &d->r) == 0 ? 0 : -1;
 }
 
+/* c-ares with an answer cache over it, or a zone file (--zone). */
 static int open_resolver(const struct options *o, struct dns *d)
 {
+	struct spfkit_cares_options co;
+	struct spfkit_cache_options cc;
+	char err[512] = "";
+
 	if (o->zone != NULL)
 		return open_zone(o, d);
-#ifdef SPFKIT_POLICYD_CARES
-	{
-		struct spfkit_cares_options co;
-		struct spfkit_cache_options cc;
-		char err[512] = "";
-
-		memset(&co, 0, sizeof(co));
-		co.servers = o->dns;
-		co.timeout_ms = o->dns_timeout_ms;
-		if (spfkit_cares_new(&co, NULL, &d->r, err, sizeof(err)) != 0) {
-			fprintf(stderr, "spfkit-policyd: DNS: %s\n", err);
-			return -1;
-		}
-		if (o->dns_cache_mb == 0)
-			return 0;
-		memset(&cc, 0, sizeof(cc));
-		cc.max_bytes = (size_t)o->dns_cache_mb << 20;
-		if (spfkit_cache_new(&cc, NULL, &d->cache) != 0 ||
-		    spfkit_cache_resolver(d->cache, d->r, &d->layer) != 0) {
-			fputs("spfkit-policyd: cannot make the DNS cache\n", stderr);
-			return -1;
-		}
-		return 0;
+	memset(&co, 0, sizeof(co));
+	co.servers = o->dns;
+	co.timeout_ms = o->dns_timeout_ms;
+	if (spfkit_cares_new(&co, NULL, &d->r, err, sizeof(err)) != 0) {
+		fprintf(stderr, "spfkit-policyd: DNS: %s\n", err);
+		return -1;
 	}
-#else
-	(void)d;
-	fputs("spfkit-policyd: built without the c-ares backend; use --zone\n", stderr);
-	return -1;
-#endif
+	if (o->dns_cache_mb == 0)
+		return 0;
+	memset(&cc, 0, sizeof(cc));
+	cc.max_bytes = (size_t)o->dns_cache_mb << 20;
+	if (spfkit_cache_new(&cc, NULL, &d->cache) != 0 ||
+	    spfkit_cache_resolver(d->cache, d->r, &d->layer) != 0) {
+		fputs("spfkit-policyd: cannot make the DNS cache\n", stderr);
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- signals ------------------------------------------------------------ */
