@@ -11,7 +11,7 @@ MESON_TEST_FLAGS ?= --print-errorlogs
 
 BUILD_DEPS = meson ninja-build pkg-config gcc python3 \
 	libc-ares-dev libevent-dev libmilter-dev libyaml-dev libcmocka-dev
-BENCH_DEPS = libspf2-dev valgrind
+BENCH_DEPS = libspf2-dev valgrind postfix-policyd-spf-python
 
 SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
