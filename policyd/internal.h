@@ -15,10 +15,10 @@
 #include <event2/listener.h>
 
 #include <spfkit/eval.h>
+#include <spfkit/event.h>
 
 #include "core.h"
 #include "decision.h"
-#include "dnsloop.h"
 #include "proto.h"
 #include "server.h"
 
@@ -103,7 +103,7 @@ struct spfkit__policyd {
 	char receiver[256];
 	struct gen *gen;
 	struct spfkit_resolver *resolver;
-	struct spfkit__dnsloop *dnsloop;
+	struct spfkit_event *dnsloop; /* the resolver in the loop (lib/event) */
 	struct evconnlistener *listeners[16];
 	size_t n_listeners;
 	struct conn *conns;

@@ -258,7 +258,7 @@ void spfkit__policyd_job_run(struct job *j)
 			continue;
 		}
 		if (asked)
-			spfkit__dnsloop_kick(j->conn->srv->dnsloop);
+			spfkit_event_kick(j->conn->srv->dnsloop);
 		if (s == SPFKIT_STEP_WAIT)
 			return;
 		if (s == SPFKIT_STEP_DONE) {

@@ -16,6 +16,8 @@
 
 #include <event2/buffer.h>
 
+#include <spfkit/cares.h>
+
 #include "internal.h"
 
 /* ---- logging ---------------------------------------------------------- */
@@ -357,6 +359,20 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 
 /* ---- the server ------------------------------------------------------------ */
 
+/*
+ * c-ares: its sockets and timer become events, the cache layer's hits
+ * are delivered from one. Any other backend (the zone file of --zone)
+ * has no sockets and is pumped after each question (spfkit_event_kick()).
+ */
+static int dns_attach(struct spfkit__policyd *srv, struct spfkit_resolver *r,
+		      struct spfkit_resolver *cache)
+{
+	/* A NULL watch only asks whether r is c-ares. */
+	if (spfkit_cares_set_watch(r, NULL, NULL) == 0)
+		return spfkit_event_attach(srv->base, r, cache, NULL, &srv->dnsloop);
+	return spfkit_event_attach_pump(srv->base, r, cache, NULL, &srv->dnsloop);
+}
+
 int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_opts *opts,
 			struct spfkit__mta_config *cfg, struct spfkit_resolver *r,
 			struct spfkit_resolver *cache, struct spfkit__policyd **out)
@@ -381,7 +397,7 @@ int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_op
 		snprintf(srv->receiver, sizeof(srv->receiver), "unknown");
 	srv->resolver = cache != NULL ? cache : r;
 	srv->gen = gen_new(srv, cfg);
-	if (srv->gen == NULL || spfkit__dnsloop_new(base, r, cache, &srv->dnsloop) != 0) {
+	if (srv->gen == NULL || dns_attach(srv, r, cache) != 0) {
 		if (srv->gen != NULL)
 			srv->gen->cfg = NULL; /* the caller keeps cfg on failure */
 		spfkit__policyd_gen_put(srv->gen);
@@ -487,7 +503,7 @@ void spfkit__policyd_free(struct spfkit__policyd *srv)
 	for (i = 0; i < srv->n_listeners; i++)
 		evconnlistener_free(srv->listeners[i]);
 	spfkit__policyd_cache_free(srv);
-	spfkit__dnsloop_free(srv->dnsloop);
+	spfkit_event_detach(srv->dnsloop);
 	spfkit__policyd_gen_put(srv->gen);
 	spfkit__free(NULL, srv);
 }

@@ -46,7 +46,7 @@ static int wl_ask(struct job *j, const char *name, size_t len, uint16_t type)
 	wl_timer(j);
 	if (spfkit__policyd_submit(j, name, len, type, 0, 1) != 0)
 		return -1;
-	spfkit__dnsloop_kick(j->conn->srv->dnsloop);
+	spfkit_event_kick(j->conn->srv->dnsloop);
 	return 0;
 }
 

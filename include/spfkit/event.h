@@ -56,6 +56,29 @@ SPFKIT_MUSTCHECK int spfkit_event_attach(struct event_base *base, struct spfkit_
 void spfkit_event_detach(struct spfkit_event *glue);
 
 /*
+ * A resolver with no sockets (the zone backend of <spfkit/zone.h>, used
+ * by tests and offline runs) is pumped instead: after questions are
+ * submitted, spfkit_event_kick() schedules an event that calls its
+ * wait(0) until nothing is left queued, answers to questions submitted
+ * by the callbacks included. Callbacks run from the loop, as above.
+ * `cache`, if not NULL, is a cache layer over `r`, attached as for
+ * spfkit_event_attach(). Nothing is owned. 0, SPFKIT_EINVAL (base or r
+ * NULL, cache not a cache layer), SPFKIT_ENOMEM.
+ */
+SPFKIT_MUSTCHECK int spfkit_event_attach_pump(struct event_base *base, struct spfkit_resolver *r,
+					      struct spfkit_resolver *cache,
+					      const struct spfkit_allocator *alloc,
+					      struct spfkit_event **out);
+
+/*
+ * Call after submitting (to the resolver or to the cache layer over it):
+ * a pumped resolver is pumped from the loop soon; for c-ares the timer
+ * is set again from spfkit_cares_timeout() (the watch hook does that
+ * already; calling it is harmless). NULL: no-op.
+ */
+void spfkit_event_kick(struct spfkit_event *glue);
+
+/*
  * The first error met while the loop ran (a socket that could not get an
  * event, a process call that failed), or 0. Questions on such a socket
  * still end, by timeout.

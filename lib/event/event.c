@@ -1,7 +1,9 @@
 /*
  * libevent glue for the c-ares backend and the cache layer
  * (include/spfkit/event.h): the "event loop, by hand" recipe of
- * <spfkit/cares.h>, done once for libevent.
+ * <spfkit/cares.h>, done once for libevent. A backend with no sockets
+ * (the zone resolver) is pumped instead: the timer, set to fire at
+ * once by spfkit_event_kick(), runs its wait(0).
  *
  * A socket's event may have to go while its own callback runs (c-ares
  * closes a TCP socket inside spfkit_cares_process_fd()); freeing it
@@ -27,7 +29,8 @@ struct watched {
 
 struct spfkit_event {
 	struct event_base *base;
-	struct spfkit_resolver *cares, *cache;
+	struct spfkit_resolver *cares, *cache; /* cares: the backend, pumped or not */
+	int pump; /* cares is not c-ares: the timer runs its wait(0) */
 	const struct spfkit_allocator *alloc;
 	struct watched *w;
 	size_t n, cap;
@@ -83,9 +86,12 @@ static void free_dead(struct spfkit_event *g)
 
 static void rearm(struct spfkit_event *g)
 {
-	int ms = spfkit_cares_timeout(g->cares);
+	int ms;
 	struct timeval tv;
 
+	if (g->pump)
+		return; /* the timer is the pump's; only a kick sets it */
+	ms = spfkit_cares_timeout(g->cares);
 	if (ms < 0) {
 		evtimer_del(g->timer);
 		return;
@@ -95,6 +101,18 @@ static void rearm(struct spfkit_event *g)
 	evtimer_add(g->timer, &tv);
 }
 
+/* Deliver what the backend has queued, and what its callbacks queue in
+ * turn (each wait() delivers only what was queued when it was called). */
+static void pump(struct spfkit_event *g)
+{
+	int n;
+
+	do
+		n = spfkit_resolver_wait(g->cares, 0);
+	while (n > 0);
+	note_error(g, n);
+}
+
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct spfkit_event *g = arg;
@@ -102,6 +120,10 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	free_dead(g);
+	if (g->pump) {
+		pump(g);
+		return;
+	}
 	note_error(g, spfkit_cares_process_timeout(g->cares));
 	rearm(g);
 }
@@ -200,24 +222,18 @@ static void on_watch(void *arg, int fd, unsigned events)
 
 /* ---- attach and detach ------------------------------------------------ */
 
-int spfkit_event_attach(struct event_base *base, struct spfkit_resolver *cares,
-			struct spfkit_resolver *cache, const struct spfkit_allocator *alloc,
-			struct spfkit_event **out)
+/* The arguments are checked; `pump` says how to drive `r`. */
+static int glue_new(struct event_base *base, struct spfkit_resolver *r,
+		    struct spfkit_resolver *cache, const struct spfkit_allocator *alloc, int pump,
+		    struct spfkit_event **out)
 {
-	struct spfkit_event *g;
+	struct spfkit_event *g = spfkit__zalloc(alloc, sizeof(*g));
 
-	if (out == NULL)
-		return SPFKIT_EINVAL;
-	*out = NULL;
-	/* A NULL watch probes the type without taking the hook. */
-	if (base == NULL || spfkit_cares_set_watch(cares, NULL, NULL) != 0 ||
-	    (cache != NULL && spfkit_cache_set_ready(cache, NULL, NULL) != 0))
-		return SPFKIT_EINVAL;
-	g = spfkit__zalloc(alloc, sizeof(*g));
 	if (g == NULL)
 		return SPFKIT_ENOMEM;
 	g->base = base;
-	g->cares = cares;
+	g->cares = r;
+	g->pump = pump;
 	g->cache = cache;
 	g->alloc = alloc;
 	g->timer = evtimer_new(base, on_timer, g);
@@ -226,13 +242,14 @@ int spfkit_event_attach(struct event_base *base, struct spfkit_resolver *cares,
 		spfkit_event_detach(g);
 		return SPFKIT_ENOMEM;
 	}
-	(void)spfkit_cares_set_watch(cares, on_watch, g); /* reports open sockets now */
+	if (!pump)
+		(void)spfkit_cares_set_watch(r, on_watch, g); /* reports open sockets now */
 	if (cache != NULL) {
 		(void)spfkit_cache_set_ready(cache, on_ready, g);
 		if (spfkit_cache_queued(cache) > 0)
 			event_active(g->deliver, 0, 0);
 	}
-	rearm(g);
+	spfkit_event_kick(g); /* questions may be waiting already */
 	if (g->err != 0) {
 		spfkit_event_detach(g);
 		return SPFKIT_ENOMEM;
@@ -241,13 +258,56 @@ int spfkit_event_attach(struct event_base *base, struct spfkit_resolver *cares,
 	return 0;
 }
 
+int spfkit_event_attach(struct event_base *base, struct spfkit_resolver *cares,
+			struct spfkit_resolver *cache, const struct spfkit_allocator *alloc,
+			struct spfkit_event **out)
+{
+	if (out == NULL)
+		return SPFKIT_EINVAL;
+	*out = NULL;
+	/* A NULL watch probes the type without taking the hook. */
+	if (base == NULL || spfkit_cares_set_watch(cares, NULL, NULL) != 0 ||
+	    (cache != NULL && spfkit_cache_set_ready(cache, NULL, NULL) != 0))
+		return SPFKIT_EINVAL;
+	return glue_new(base, cares, cache, alloc, 0, out);
+}
+
+int spfkit_event_attach_pump(struct event_base *base, struct spfkit_resolver *r,
+			     struct spfkit_resolver *cache, const struct spfkit_allocator *alloc,
+			     struct spfkit_event **out)
+{
+	if (out == NULL)
+		return SPFKIT_EINVAL;
+	*out = NULL;
+	if (base == NULL || r == NULL ||
+	    (cache != NULL && spfkit_cache_set_ready(cache, NULL, NULL) != 0))
+		return SPFKIT_EINVAL;
+	return glue_new(base, r, cache, alloc, 1, out);
+}
+
+void spfkit_event_kick(struct spfkit_event *g)
+{
+	static const struct timeval now = { 0, 0 };
+
+	if (g == NULL)
+		return;
+	if (!g->pump) {
+		rearm(g);
+		return;
+	}
+	/* One pump drains everything, so one pending is enough. */
+	if (!evtimer_pending(g->timer, NULL))
+		evtimer_add(g->timer, &now);
+}
+
 void spfkit_event_detach(struct spfkit_event *g)
 {
 	size_t i;
 
 	if (g == NULL)
 		return;
-	(void)spfkit_cares_set_watch(g->cares, NULL, NULL);
+	if (!g->pump)
+		(void)spfkit_cares_set_watch(g->cares, NULL, NULL);
 	if (g->cache != NULL)
 		(void)spfkit_cache_set_ready(g->cache, NULL, NULL);
 	for (i = 0; i < g->n; i++)
