@@ -9,6 +9,7 @@
 
 #include "domain.h"
 #include "eval_int.h"
+#include "ipaddr.h"
 
 void spfkit__trace(struct spfkit_eval *ev, const struct spfkit_trace_event *e)
 {
@@ -201,6 +202,14 @@ static int frame_start(struct spfkit_eval *ev, struct frame *f)
 	return frame_record(ev, f, (struct query *)(uintptr_t)q);
 }
 
+/* §5.6: ip4 and ip6 match only a client of their own family. */
+static inline int address_term_matches(const struct spfkit_eval *ev, const struct spfkit_term *t)
+{
+	if (t->mech == SPFKIT_MECH_IP4)
+		return ev->ip.family == 4 && spfkit__ip4_in(ev->ip4, t);
+	return ev->ip.family == 6 && spfkit__ip_match(&ev->ip, 6, t->ip, t->cidr6);
+}
+
 /* §4.6.2: mechanisms in order; the first match decides. */
 static int frame_terms(struct spfkit_eval *ev, struct frame *f)
 {
@@ -214,9 +223,9 @@ static int frame_terms(struct spfkit_eval *ev, struct frame *f)
 			frame_next_term(f);
 			continue;
 		}
-		if (t->mech == SPFKIT_MECH_IP4 && ev->ip.family == 4) {
+		if (t->mech == SPFKIT_MECH_IP4 || t->mech == SPFKIT_MECH_IP6) {
 			/* the bulk of a provider's record, kept out of the call */
-			out = spfkit__ip4_in(ev->ip4, t) ? MECH_MATCH : MECH_NOMATCH;
+			out = address_term_matches(ev, t) ? MECH_MATCH : MECH_NOMATCH;
 		} else {
 			f->uses = 0; /* the term (re)starts: see eval_int.h */
 			f->term_level = f->rec_level;

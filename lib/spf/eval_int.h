@@ -16,6 +16,7 @@
 #define SPFKIT_EVAL_INT_H
 
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <spfkit/eval.h>
@@ -143,11 +144,8 @@ struct spfkit_eval {
 	 * to it across later questions); only this array of pointers grows. */
 	struct query **queries; /* queries_first until it outgrows it */
 	size_t nqueries, cap_queries;
-	struct query *queries_first[EVAL_FIRST_QUERIES];
 	size_t next_emit; /* first query not yet handed out */
 	int progress;     /* an answer arrived since the last run */
-	/* frames */
-	struct frame frames[EVAL_MAX_DEPTH];
 	unsigned depth; /* frames in use; frames[depth - 1] is current */
 	/* limits, counted in limits.c only */
 	unsigned dns_terms;
@@ -156,7 +154,14 @@ struct spfkit_eval {
 	int lookahead;
 	int done;
 	struct spfkit_result result;
+	/* Not zeroed by spfkit_eval_new(): each slot is written before it is
+	 * read (a frame when pushed, a question pointer when filed). */
+	struct frame frames[EVAL_MAX_DEPTH];
+	struct query *queries_first[EVAL_FIRST_QUERIES];
 };
+
+/* What spfkit_eval_new() must zero: everything before the frames. */
+#define EVAL_ZEROED_SIZE offsetof(struct spfkit_eval, frames)
 
 /* query.c */
 const struct query *spfkit__need(struct spfkit_eval *ev, struct frame *f, uint16_t type,

@@ -137,7 +137,7 @@ int spfkit_eval_new(const struct spfkit_ctx *ctx, const struct spfkit_request *r
 	ev = spfkit__alloc(ctx->alloc, EVAL_SIZE + EVAL_FIRST_CHUNK);
 	if (ev == NULL)
 		return SPFKIT_ENOMEM;
-	memset(ev, 0, sizeof(*ev));
+	memset(ev, 0, EVAL_ZEROED_SIZE);
 	ev->ctx = ctx;
 	ev->queries = ev->queries_first;
 	ev->cap_queries = EVAL_FIRST_QUERIES;
