@@ -10,6 +10,7 @@
 #include "domain.h"
 #include "eval_int.h"
 #include "ipaddr.h"
+#include "record_cache.h"
 
 void spfkit__trace(struct spfkit_eval *ev, const struct spfkit_trace_event *e)
 {
@@ -162,6 +163,7 @@ static int frame_record(struct spfkit_eval *ev, struct frame *f, struct query *q
 		return STEP_DONE;
 	}
 	f->rec = q->rce->rec;
+	f->hot = q->rce->hot;
 	f->rec_level = q->level;
 	f->term_level = q->level;
 	trace_frame(ev, f, SPFKIT_TRACE_RECORD, f->rec->text, f->rec->len, 0);
@@ -217,14 +219,27 @@ static int frame_terms(struct spfkit_eval *ev, struct frame *f)
 	int rc;
 
 	while (f->term < f->rec->count) {
-		const struct spfkit_term *t = &f->rec->terms[f->term];
+		const struct spfkit__hot_term *h = &f->hot[f->term];
+		const struct spfkit_term *t;
 
-		if (t->is_modifier) {
+		if (h->is_modifier) {
 			frame_next_term(f);
 			continue;
 		}
+		/* the bulk of a provider's record: decided from the compact form */
+		if (h->mech == SPFKIT_MECH_IP4 || (h->mech == SPFKIT_MECH_IP6 && ev->ip.family == 4)) {
+			if (h->mech == SPFKIT_MECH_IP6 || ev->ip.family != 4 ||
+			    ((ev->ip4 ^ h->ip4) & h->mask4) != 0) {
+				if (ev->trace != NULL)
+					trace_frame_event(ev, f, SPFKIT_TRACE_TERM,
+							  f->rec->text + f->rec->terms[f->term].offset,
+							  f->rec->terms[f->term].len, 0);
+				frame_next_term(f);
+				continue;
+			}
+		}
+		t = &f->rec->terms[f->term];
 		if (t->mech == SPFKIT_MECH_IP4 || t->mech == SPFKIT_MECH_IP6) {
-			/* the bulk of a provider's record, kept out of the call */
 			out = address_term_matches(ev, t) ? MECH_MATCH : MECH_NOMATCH;
 		} else {
 			f->uses = 0; /* the term (re)starts: see eval_int.h */

@@ -83,6 +83,7 @@ struct frame {
 	const char *domain; /* arena, no final dot */
 	size_t domain_len;
 	struct spfkit_record *rec; /* owned by the evaluation */
+	const struct spfkit__hot_term *hot; /* rec's terms, compact (record_cache.h) */
 	uint8_t phase;
 	uint8_t redirected;   /* reached through redirect: none becomes permerror (§6.1) */
 	uint8_t term_charged; /* the current term was counted against the 10 */

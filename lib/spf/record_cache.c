@@ -1,4 +1,5 @@
 /* The parsed-record cache of a context (record_cache.h). */
+#include <arpa/inet.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -45,6 +46,7 @@ static struct spfkit__rcache_entry *entry_of(struct spfkit__link *n)
 
 static void entry_free(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
 {
+	spfkit__free(c->alloc, e->hot);
 	spfkit_record_free(e->rec);
 	spfkit__free(c->alloc, e->text);
 	spfkit__free(c->alloc, e);
@@ -122,6 +124,27 @@ static struct spfkit__rcache_entry *acquire(struct spfkit__rcache *c, uint64_t h
 	return e;
 }
 
+static int make_hot(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
+{
+	size_t i;
+
+	e->hot = spfkit__calloc(c->alloc, e->rec->count, sizeof(*e->hot));
+	if (e->hot == NULL && e->rec->count > 0)
+		return SPFKIT_ENOMEM;
+	for (i = 0; i < e->rec->count; i++) {
+		const struct spfkit_term *t = &e->rec->terms[i];
+		struct spfkit__hot_term *h = &e->hot[i];
+
+		h->mech = t->mech;
+		h->is_modifier = t->is_modifier;
+		if (t->is_modifier || t->mech != SPFKIT_MECH_IP4)
+			continue;
+		memcpy(&h->ip4, t->ip, 4);
+		h->mask4 = t->cidr4 == 0 ? 0 : htonl(0xffffffffu << (32 - t->cidr4));
+	}
+	return 0;
+}
+
 static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64_t hash,
 						const char *text, size_t len)
 {
@@ -137,7 +160,7 @@ static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64
 	e->hash = hash;
 	e->len = len;
 	e->rc = spfkit_record_parse(text, len, c->alloc, &e->rec, &e->pe);
-	if (e->rc == SPFKIT_ENOMEM) {
+	if (e->rc == SPFKIT_ENOMEM || (e->rc == 0 && make_hot(c, e) != 0)) {
 		entry_free(c, e);
 		return NULL;
 	}

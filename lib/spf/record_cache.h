@@ -16,11 +16,26 @@
 #include "core.h"
 #include "list.h"
 
+/*
+ * What the evaluator's term loop reads of each term, 12 bytes instead of
+ * a whole struct spfkit_term: a provider record is mostly ip4/ip6 terms,
+ * walked on every evaluation, and the full terms of every cached record
+ * do not stay in the CPU cache.
+ */
+struct spfkit__hot_term {
+	uint8_t mech;        /* enum spfkit_mech_kind */
+	uint8_t is_modifier;
+	uint16_t unused;
+	uint32_t ip4;        /* ip4 terms: network, network order */
+	uint32_t mask4;      /* ip4 terms: the CIDR mask, network order */
+};
+
 struct spfkit__rcache_entry {
 	uint64_t hash;
 	char *text; /* the key, NUL-terminated copy */
 	size_t len;
 	struct spfkit_record *rec; /* NULL when the parse failed */
+	struct spfkit__hot_term *hot; /* rec->count of them, with rec */
 	int rc;                    /* the parse's return code */
 	struct spfkit_parse_error pe;
 	atomic_uint refs;          /* evaluations holding it */
