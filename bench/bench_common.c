@@ -378,3 +378,33 @@ int bench_parse_seconds(const char *s, double *out)
 	*out = v;
 	return 0;
 }
+
+int bench_request(const char *prog, const struct bench_query *q, struct spfkit_request *req)
+{
+	memset(req, 0, sizeof(*req));
+	if (spfkit_ip_parse(q->ip, q->ip_len, &req->ip) != 0) {
+		fprintf(stderr, "%s: line %u: bad IP address \"%.60s\"\n", prog, q->line, q->ip);
+		return -1;
+	}
+	req->sender = q->sender;
+	req->sender_len = q->sender_len;
+	req->helo = q->helo;
+	req->helo_len = q->helo_len;
+	req->identity = SPFKIT_IDENTITY_MAILFROM;
+	req->now = BENCH_NOW;
+	return 0;
+}
+
+int bench_zone_load(const char *prog, const char *path, struct spfkit_zone **zone)
+{
+	char err[512] = "";
+	int rc = spfkit_zone_new(NULL, zone);
+
+	if (rc == 0)
+		rc = spfkit_zone_load_file(*zone, path, NULL, err, sizeof(err));
+	if (rc != 0) {
+		fprintf(stderr, "%s: %s: %s\n", prog, path, err[0] ? err : spfkit_strerror(rc));
+		return -1;
+	}
+	return 0;
+}

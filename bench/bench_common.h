@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+#include <spfkit/spfkit.h>
+
 /* Caps, so a broken or hostile input file cannot take the machine. */
 #define BENCH_MAX_FILE (256u * 1024u * 1024u)
 #define BENCH_MAX_QUERIES 10000000u
@@ -59,6 +61,15 @@ int bench_queries_load(struct bench_queries *qs, const char *path, char *err, si
 int bench_queries_parse(struct bench_queries *qs, char *text, size_t len, const char *label,
 			char *err, size_t errlen);
 void bench_queries_free(struct bench_queries *qs);
+
+/* %{t} of every benchmark evaluation: results never depend on the clock. */
+#define BENCH_NOW 1700000000
+
+/* The MAIL FROM request for a corpus query; pointers into the query.
+ * 0, or -1 with "prog: line N: bad IP address" on stderr. */
+int bench_request(const char *prog, const struct bench_query *q, struct spfkit_request *req);
+/* A new zone loaded from a master file; -1 with "prog: file: why" on stderr. */
+int bench_zone_load(const char *prog, const char *path, struct spfkit_zone **zone);
 
 int bench_results_write(const char *path, const unsigned char *res, size_t count);
 /* Reads exactly `count` names into res[]. */

@@ -23,7 +23,6 @@
 
 /* %{r}, and a fixed clock for %{t}: the same inputs every run. */
 #define RECEIVER "mx.receiver.example"
-#define NOW 1700000000
 
 enum mode { MODE_DIRECT = 1, MODE_CHECK = 2, MODE_BOTH = 3 };
 
@@ -143,23 +142,9 @@ static int build_requests(const struct bench_queries *qs, size_t n, struct spfki
 {
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		const struct bench_query *q = &qs->q[i];
-		struct spfkit_request *req = &reqs[i];
-
-		memset(req, 0, sizeof(*req));
-		if (spfkit_ip_parse(q->ip, q->ip_len, &req->ip) != 0) {
-			fprintf(stderr, "bench_eval: line %u: bad IP address \"%.60s\"\n", q->line,
-				q->ip);
+	for (i = 0; i < n; i++)
+		if (bench_request("bench_eval", &qs->q[i], &reqs[i]) != 0)
 			return -1;
-		}
-		req->sender = q->sender;
-		req->sender_len = q->sender_len;
-		req->helo = q->helo;
-		req->helo_len = q->helo_len;
-		req->identity = SPFKIT_IDENTITY_MAILFROM;
-		req->now = NOW;
-	}
 	return 0;
 }
 
@@ -304,16 +289,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 static int load_zone(const char *path, struct spfkit_zone **zone)
 {
-	char err[512] = "";
 	double t0 = bench_now();
-	int rc = spfkit_zone_new(NULL, zone);
 
-	if (rc == 0)
-		rc = spfkit_zone_load_file(*zone, path, NULL, err, sizeof(err));
-	if (rc != 0) {
-		fprintf(stderr, "bench_eval: %s: %s\n", path, err[0] ? err : spfkit_strerror(rc));
+	if (bench_zone_load("bench_eval", path, zone) != 0)
 		return -1;
-	}
 	printf("spfkit zone: %zu names loaded in %.2f s\n", spfkit_zone_size(*zone),
 	       bench_now() - t0);
 	return 0;

@@ -37,7 +37,6 @@
 
 /* The same inputs as bench_eval: %{r}, and a fixed clock for %{t}. */
 #define RECEIVER "mx.receiver.example"
-#define NOW 1700000000
 
 #define DEFAULT_SAMPLE 400u
 #define DEFAULT_DELAY_MS 10u
@@ -102,36 +101,9 @@ static int build_requests(struct bench *b, const struct bench_queries *qs, size_
 	size_t i;
 
 	for (i = 0; i < b->n; i++) {
-		const struct bench_query *q = &qs->q[i * stride];
-		struct spfkit_request *req = &b->reqs[i];
-
-		memset(req, 0, sizeof(*req));
-		if (spfkit_ip_parse(q->ip, q->ip_len, &req->ip) != 0) {
-			fprintf(stderr, "bench_latency: line %u: bad IP address \"%.60s\"\n",
-				q->line, q->ip);
+		b->src[i] = &qs->q[i * stride];
+		if (bench_request("bench_latency", b->src[i], &b->reqs[i]) != 0)
 			return -1;
-		}
-		req->sender = q->sender;
-		req->sender_len = q->sender_len;
-		req->helo = q->helo;
-		req->helo_len = q->helo_len;
-		req->identity = SPFKIT_IDENTITY_MAILFROM;
-		req->now = NOW;
-		b->src[i] = q;
-	}
-	return 0;
-}
-
-static int load_zone(const char *path, struct spfkit_zone **zone)
-{
-	char err[512] = "";
-	int rc = spfkit_zone_new(NULL, zone);
-
-	if (rc == 0)
-		rc = spfkit_zone_load_file(*zone, path, NULL, err, sizeof(err));
-	if (rc != 0) {
-		fprintf(stderr, "bench_latency: %s: %s\n", path, err[0] ? err : spfkit_strerror(rc));
-		return -1;
 	}
 	return 0;
 }
@@ -675,7 +647,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	stride = sample_stride(qs.count, o.sample);
-	if (qs.count > 0 && load_zone(o.zone, &zone) == 0 &&
+	if (qs.count > 0 && bench_zone_load("bench_latency", o.zone, &zone) == 0 &&
 	    prepare(&b, &o, &qs, zone, stride) == 0)
 		rc = run(&b, &o, qs.count, stride) == 0 ? 0 : 1;
 	teardown(&b);

@@ -36,16 +36,8 @@ static int compare(struct spfkit_ctx *const ctx[2], struct spfkit_resolver *r,
 	const struct spfkit_result *res[2];
 	int i, ok = 0;
 
-	memset(&req, 0, sizeof(req));
-	if (spfkit_ip_parse(q->ip, q->ip_len, &req.ip) != 0) {
-		printf("line %u: bad IP address\n", q->line);
+	if (bench_request("lookahead_equal", q, &req) != 0)
 		return 0;
-	}
-	req.sender = q->sender;
-	req.sender_len = q->sender_len;
-	req.helo = q->helo;
-	req.helo_len = q->helo_len;
-	req.now = 1700000000;
 	for (i = 0; i < 2; i++)
 		if (spfkit_check(ctx[i], r, &req, &ev[i]) != 0)
 			goto out;
@@ -67,14 +59,10 @@ static int setup(const char *zone_path, struct spfkit_zone **zone, struct spfkit
 		 struct spfkit_resolver **r)
 {
 	struct spfkit_config cfg;
-	char err[512];
 	int i;
 
-	if (spfkit_zone_new(NULL, zone) != 0 ||
-	    spfkit_zone_load_file(*zone, zone_path, NULL, err, sizeof(err)) != 0) {
-		fprintf(stderr, "lookahead_equal: %s\n", err);
+	if (bench_zone_load("lookahead_equal", zone_path, zone) != 0)
 		return -1;
-	}
 	for (i = 0; i < 2; i++) {
 		memset(&cfg, 0, sizeof(cfg));
 		cfg.no_lookahead = i == 0;

@@ -9,7 +9,6 @@
 
 #include "domain.h"
 #include "eval_int.h"
-#include "ipaddr.h"
 #include "record_cache.h"
 
 void spfkit__trace(struct spfkit_eval *ev, const struct spfkit_trace_event *e)
@@ -204,12 +203,25 @@ static int frame_start(struct spfkit_eval *ev, struct frame *f)
 	return frame_record(ev, f, (struct query *)(uintptr_t)q);
 }
 
-/* §5.6: ip4 and ip6 match only a client of their own family. */
-static inline int address_term_matches(const struct spfkit_eval *ev, const struct spfkit_term *t)
+/*
+ * Most terms of a provider's record are ip4/ip6 that do not cover the
+ * client: the compact form (record_cache.h) settles those without reading
+ * the full term. Anything else goes to spfkit__eval_mechanism().
+ */
+static int hot_no_match(const struct spfkit_eval *ev, const struct spfkit__hot_term *h)
 {
-	if (t->mech == SPFKIT_MECH_IP4)
-		return ev->ip.family == 4 && spfkit__ip4_in(ev->ip4, t);
-	return ev->ip.family == 6 && spfkit__ip_match(&ev->ip, 6, t->ip, t->cidr6);
+	if (h->mech == SPFKIT_MECH_IP6)
+		return ev->ip.family == 4;
+	return h->mech == SPFKIT_MECH_IP4 &&
+	       (ev->ip.family != 4 || ((ev->ip4 ^ h->ip4) & h->mask4) != 0);
+}
+
+/* The TERM trace event for the current term (callers test ev->trace). */
+static void trace_term(struct spfkit_eval *ev, const struct frame *f, int matched)
+{
+	const struct spfkit_term *t = &f->rec->terms[f->term];
+
+	trace_frame_event(ev, f, SPFKIT_TRACE_TERM, f->rec->text + t->offset, t->len, matched);
 }
 
 /* §4.6.2: mechanisms in order; the first match decides. */
@@ -218,49 +230,28 @@ static int frame_terms(struct spfkit_eval *ev, struct frame *f)
 	enum mech_outcome out;
 	int rc;
 
-	while (f->term < f->rec->count) {
-		const struct spfkit__hot_term *h = &f->hot[f->term];
-		const struct spfkit_term *t;
+	for (; f->term < f->rec->count; frame_next_term(f)) {
+		const struct spfkit_term *t = &f->rec->terms[f->term];
 
-		if (h->is_modifier) {
-			frame_next_term(f);
+		if (f->hot[f->term].is_modifier)
 			continue;
-		}
-		/* the bulk of a provider's record: decided from the compact form */
-		if (h->mech == SPFKIT_MECH_IP4 || (h->mech == SPFKIT_MECH_IP6 && ev->ip.family == 4)) {
-			if (h->mech == SPFKIT_MECH_IP6 || ev->ip.family != 4 ||
-			    ((ev->ip4 ^ h->ip4) & h->mask4) != 0) {
-				if (ev->trace != NULL)
-					trace_frame_event(ev, f, SPFKIT_TRACE_TERM,
-							  f->rec->text + f->rec->terms[f->term].offset,
-							  f->rec->terms[f->term].len, 0);
-				frame_next_term(f);
-				continue;
-			}
-		}
-		t = &f->rec->terms[f->term];
-		if (t->mech == SPFKIT_MECH_IP4 || t->mech == SPFKIT_MECH_IP6) {
-			out = address_term_matches(ev, t) ? MECH_MATCH : MECH_NOMATCH;
-		} else {
+		out = MECH_NOMATCH;
+		if (!hot_no_match(ev, &f->hot[f->term])) {
 			f->uses = 0; /* the term (re)starts: see eval_int.h */
 			f->term_level = f->rec_level;
 			rc = spfkit__eval_mechanism(ev, f, t, &out);
 			if (rc != STEP_DONE)
 				return rc;
+			if (out == MECH_PUSHED || out == MECH_ERROR)
+				return STEP_DONE;
 		}
-		if (out == MECH_PUSHED)
-			return STEP_DONE;
-		if (out != MECH_ERROR)
-			trace_frame(ev, f, SPFKIT_TRACE_TERM, f->rec->text + t->offset, t->len,
-				    out == MECH_MATCH);
-		if (out == MECH_ERROR)
-			return STEP_DONE;
+		if (ev->trace != NULL)
+			trace_term(ev, f, out == MECH_MATCH);
 		if (out == MECH_MATCH) {
 			f->decided = t;
 			frame_finish(ev, f, qualifier_result(t));
 			return STEP_DONE;
 		}
-		frame_next_term(f);
 	}
 	f->phase = PH_REDIRECT;
 	return STEP_DONE;

@@ -120,7 +120,6 @@ enum mech_outcome {
 
 /* Validated names for the ptr mechanism and %{p} (§5.5), once per evaluation. */
 struct validated {
-	uint8_t state; /* 0 not started, 1 done */
 	size_t count;
 	const char *names[SPFKIT_LIMIT_PTR_NAMES];
 	size_t lens[SPFKIT_LIMIT_PTR_NAMES];
