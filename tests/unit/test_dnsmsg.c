@@ -750,14 +750,84 @@ static void txt_string_past_rdata(void **state)
 	want_malformed(t, SPFKIT_RR_TXT, "malformed reply: TXT string runs past the end");
 }
 
+/*
+ * Issue 7 item 2: RDLENGTH 0 is a TXT with no strings at all. RFC 1035
+ * §3.3.14 wants one or more, but other readers take it as an empty
+ * record, and the RFC 7208 suite's null-text case depends on it: it is
+ * no SPF record and no reason to fail the answer.
+ */
 static void txt_empty_rdata(void **state)
 {
 	struct t *t = *state;
+	const struct spfkit_dns_answer *a;
 
 	start(t, QR_RA, 1, 0, SPFKIT_RR_TXT);
 	spfkit__dnsb_rr_begin(&t->b, QNAME, QLEN, SPFKIT_RR_TXT, 10);
 	spfkit__dnsb_rr_end(&t->b);
-	want_malformed(t, SPFKIT_RR_TXT, "malformed reply: TXT string runs past the end");
+	a = parse(t, SPFKIT_RR_TXT);
+	assert_int_equal(a->status, SPFKIT_DNS_OK);
+	assert_int_equal(t->r.malformed, 0);
+	assert_int_equal(a->count, 1);
+	assert_int_equal(a->rrs[0].len, 0);
+	assert_non_null(a->rrs[0].data);
+	assert_int_equal(a->rrs[0].data[0], 0);
+}
+
+/* The null-text answer: {no strings, "v=spf1 -all"}, both kept in order. */
+static void txt_empty_rdata_beside_spf(void **state)
+{
+	struct t *t = *state;
+	const struct spfkit_dns_answer *a;
+
+	start(t, QR_RA, 2, 0, SPFKIT_RR_TXT);
+	spfkit__dnsb_rr_begin(&t->b, QNAME, QLEN, SPFKIT_RR_TXT, 10);
+	spfkit__dnsb_rr_end(&t->b);
+	rr_txt(t, QNAME, 20, "v=spf1 -all", 11);
+	a = parse(t, SPFKIT_RR_TXT);
+	assert_int_equal(a->status, SPFKIT_DNS_OK);
+	assert_int_equal(a->count, 2);
+	assert_int_equal(a->ttl, 10);
+	assert_int_equal(a->rrs[0].len, 0);
+	assert_int_equal(a->rrs[1].len, 11);
+	assert_memory_equal(a->rrs[1].data, "v=spf1 -all", 11);
+}
+
+/* One zero-length string (what a server sends for TXT ""), and only empty strings. */
+static void txt_empty_strings(void **state)
+{
+	struct t *t = *state;
+	const struct spfkit_dns_answer *a;
+
+	start(t, QR_RA, 3, 0, SPFKIT_RR_TXT);
+	rr_txt(t, QNAME, 10, "", 0);
+	spfkit__dnsb_rr_begin(&t->b, QNAME, QLEN, SPFKIT_RR_TXT, 10);
+	spfkit__dnsb_bytes(&t->b, "\000\000\000", 3);
+	spfkit__dnsb_rr_end(&t->b);
+	spfkit__dnsb_rr_begin(&t->b, QNAME, QLEN, SPFKIT_RR_TXT, 10);
+	spfkit__dnsb_bytes(&t->b, "\000\007v=spf1 \000\004-all\000", 15);
+	spfkit__dnsb_rr_end(&t->b);
+	a = parse(t, SPFKIT_RR_TXT);
+	assert_int_equal(a->status, SPFKIT_DNS_OK);
+	assert_int_equal(a->count, 3);
+	assert_int_equal(a->rrs[0].len, 0);
+	assert_int_equal(a->rrs[1].len, 0);
+	assert_int_equal(a->rrs[2].len, 11);
+	assert_memory_equal(a->rrs[2].data, "v=spf1 -all", 11);
+}
+
+/* Zero-length RDATA of a TXT that is not the type asked is fine too (check_rdata). */
+static void txt_empty_rdata_other_name(void **state)
+{
+	struct t *t = *state;
+	const struct spfkit_dns_answer *a;
+
+	start(t, QR_RA, 2, 0, SPFKIT_RR_A);
+	spfkit__dnsb_rr_begin(&t->b, "other.example", 13, SPFKIT_RR_TXT, 10);
+	spfkit__dnsb_rr_end(&t->b);
+	rr_a(t, QNAME, 30, "\300\000\002\001");
+	a = parse(t, SPFKIT_RR_A);
+	assert_int_equal(a->status, SPFKIT_DNS_OK);
+	assert_int_equal(a->count, 1);
 }
 
 static void a_with_five_octets(void **state)
@@ -964,6 +1034,9 @@ int main(void)
 		T(rdlength_past_end),
 		T(txt_string_past_rdata),
 		T(txt_empty_rdata),
+		T(txt_empty_rdata_beside_spf),
+		T(txt_empty_strings),
+		T(txt_empty_rdata_other_name),
 		T(a_with_five_octets),
 		T(aaaa_with_four_octets),
 		T(bad_rdata_of_other_type),
