@@ -4,16 +4,83 @@
  * the header is prepended once. At most opts.cache_max entries, oldest
  * out first; each entry is one compact allocation.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
+
+/* ---- the bucket hash ---------------------------------------------------- */
+
+/*
+ * Keys hold the client's sender and instance: a keyed hash (SipHash-1-3,
+ * after Aumasson and Bernstein's paper) so a client cannot pick keys that
+ * share a bucket. The daemon's own, not the library's internals.
+ */
+#define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+
+static void sip_round(uint64_t v[4])
+{
+	v[0] += v[1]; v[1] = ROTL(v[1], 13); v[1] ^= v[0]; v[0] = ROTL(v[0], 32);
+	v[2] += v[3]; v[3] = ROTL(v[3], 16); v[3] ^= v[2];
+	v[0] += v[3]; v[3] = ROTL(v[3], 21); v[3] ^= v[0];
+	v[2] += v[1]; v[1] = ROTL(v[1], 17); v[1] ^= v[2]; v[2] = ROTL(v[2], 32);
+}
+
+static uint64_t key_hash(const uint64_t k[2], const char *s, size_t len)
+{
+	uint64_t v[4] = {k[0] ^ 0x736f6d6570736575ull, k[1] ^ 0x646f72616e646f6dull,
+			 k[0] ^ 0x6c7967656e657261ull, k[1] ^ 0x7465646279746573ull};
+	uint64_t m;
+	size_t i, j;
+
+	for (i = 0; i <= len; i += 8) {
+		m = 0;
+		for (j = 0; j < 8 && i + j < len; j++)
+			m |= (uint64_t)(unsigned char)s[i + j] << (8 * j);
+		if (i + 8 > len) /* the last word carries the length */
+			m |= (uint64_t)len << 56;
+		v[3] ^= m;
+		sip_round(v);
+		v[0] ^= m;
+		if (i + 8 > len)
+			break;
+	}
+	v[2] ^= 0xff;
+	sip_round(v);
+	sip_round(v);
+	sip_round(v);
+	return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+/* Drawn once, on first use, from getrandom() (else the clocks). */
+static void draw_key(uint64_t k[2])
+{
+	struct timespec ts;
+	ssize_t n;
+
+	do
+		n = getrandom(k, 2 * sizeof(k[0]), GRND_NONBLOCK);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)(2 * sizeof(k[0]))) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		k[0] = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)(uintptr_t)k;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		k[1] = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40);
+	}
+	k[1] |= 1; /* never zero again: zero means "not drawn" */
+}
 
 /* ---- the instance cache ------------------------------------------------- */
 
 static struct cached **bucket(struct spfkit__policyd *srv, const char *key)
 {
-	return &srv->buckets[spfkit__name_hash(key, strlen(key)) % CACHE_BUCKETS];
+	if (srv->icache_key[1] == 0)
+		draw_key(srv->icache_key);
+	return &srv->buckets[key_hash(srv->icache_key, key, strlen(key)) % CACHE_BUCKETS];
 }
 
 struct cached *spfkit__policyd_cache_find(struct spfkit__policyd *srv, const char *key)

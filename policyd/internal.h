@@ -110,6 +110,7 @@ struct spfkit__policyd {
 	size_t n_conns;
 	int draining;
 	struct cached *buckets[CACHE_BUCKETS];
+	uint64_t icache_key[2]; /* icache.c: the buckets' hash key; zero until drawn */
 	struct cached *oldest, *newest;
 	size_t n_cached;
 };

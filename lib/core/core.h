@@ -129,4 +129,23 @@ uint64_t spfkit__hash_bytes(const void *p, size_t len);
 /* Cheaper hash of a long key from samples of it; equal keys hash equal. */
 uint64_t spfkit__hash_sample(const void *p, size_t len);
 
+/*
+ * The hashes above are unkeyed: fine for trusted keys (a zone file) or a
+ * linear scan. A table whose keys come from the network (DNS names,
+ * record texts) uses the keyed ones below (hash.c), with a key drawn at
+ * the table's creation and read-only after, so threads may share it.
+ */
+struct spfkit__hash_key {
+	uint64_t k0, k1;
+};
+
+/* 16 bytes from getrandom(), else /dev/urandom, else the clocks; never fails. */
+void spfkit__hash_key_random(struct spfkit__hash_key *k);
+/* SipHash-1-3 of the whole key (what the tables use). */
+uint64_t spfkit__siphash13(const struct spfkit__hash_key *k, const void *p, size_t len);
+/* SipHash-2-4, the paper's variant: only to check the code against its test vector. */
+uint64_t spfkit__siphash24(const struct spfkit__hash_key *k, const void *p, size_t len);
+/* SipHash-1-3 of a DNS name with ASCII case folded and one final dot ignored. */
+uint64_t spfkit__name_hash_keyed(const struct spfkit__hash_key *k, const char *name, size_t len);
+
 #endif

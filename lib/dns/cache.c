@@ -38,6 +38,9 @@ struct spfkit_cache {
 	spfkit_cache_clock_fn *clock;
 	void *clock_arg;
 	struct spfkit_cache_stats st; /* entries and bytes live here too */
+	/* Names come from the network: a keyed hash, key drawn at creation
+	 * and read-only after (thread-safe), so no one can fill a bucket. */
+	struct spfkit__hash_key key;
 };
 
 /* Room for one struct, rounded so the records after it stay aligned. */
@@ -111,7 +114,8 @@ struct key {
 };
 
 /* Names compare without case and without a final dot. 0, or -1 when too long. */
-static int make_key(struct key *k, const char *name, size_t len, uint16_t type)
+static int make_key(const struct spfkit_cache *c, struct key *k, const char *name, size_t len,
+		    uint16_t type)
 {
 	size_t i;
 
@@ -123,7 +127,7 @@ static int make_key(struct key *k, const char *name, size_t len, uint16_t type)
 		k->name[i] = (char)spfkit__lower((unsigned char)name[i]);
 	k->len = len;
 	k->type = type;
-	k->hash = spfkit__name_hash(k->name, len) ^ ((uint64_t)type * 0x9e3779b97f4a7c15ull);
+	k->hash = spfkit__siphash13(&c->key, k->name, len) + (uint64_t)type * 0x9e3779b97f4a7c15ull;
 	return 0;
 }
 
@@ -210,7 +214,7 @@ int spfkit__cache_get(struct spfkit_cache *c, const char *name, size_t len, uint
 	uint64_t now = c->clock(c->clock_arg);
 
 	*out = NULL;
-	if (make_key(&k, name, len, type) != 0)
+	if (make_key(c, &k, name, len, type) != 0)
 		return 0;
 	pthread_mutex_lock(&c->mu);
 	e = find(c, &k);
@@ -280,7 +284,7 @@ int spfkit__cache_put(struct spfkit_cache *c, const char *name, size_t len, uint
 	struct key k;
 	size_t size;
 
-	if (ttl == 0 || make_key(&k, name, len, type) != 0)
+	if (ttl == 0 || make_key(c, &k, name, len, type) != 0)
 		return 0;
 	if (src.status != SPFKIT_DNS_OK)
 		src.count = 0; /* a void answer keeps no records */
@@ -328,6 +332,7 @@ int spfkit_cache_new(const struct spfkit_cache_options *opt, const struct spfkit
 	if (c == NULL)
 		return SPFKIT_ENOMEM;
 	c->alloc = alloc;
+	spfkit__hash_key_random(&c->key);
 	c->max_bytes = o.max_bytes ? o.max_bytes : SPFKIT_CACHE_MAX_BYTES;
 	c->max_ttl = o.max_ttl ? o.max_ttl : SPFKIT_CACHE_MAX_TTL;
 	c->max_neg_ttl = o.max_negative_ttl ? o.max_negative_ttl : SPFKIT_CACHE_MAX_NEG_TTL;
@@ -364,6 +369,22 @@ void spfkit_cache_free(struct spfkit_cache *c)
 	pthread_mutex_destroy(&c->mu);
 	spfkit__free(c->alloc, c->table);
 	spfkit__free(c->alloc, c);
+}
+
+size_t spfkit__cache_longest_chain(struct spfkit_cache *c)
+{
+	size_t i, n, most = 0;
+	const struct entry *e;
+
+	pthread_mutex_lock(&c->mu);
+	for (i = 0; i <= c->mask; i++) {
+		for (n = 0, e = c->table[i]; e != NULL; e = e->hnext)
+			n++;
+		if (n > most)
+			most = n;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return most;
 }
 
 void spfkit_cache_stats(struct spfkit_cache *c, struct spfkit_cache_stats *out)

@@ -30,4 +30,7 @@ int spfkit__cache_get(struct spfkit_cache *c, const char *name, size_t len, uint
 int spfkit__cache_put(struct spfkit_cache *c, const char *name, size_t len, uint16_t type,
 		      const struct spfkit_dns_answer *ans);
 
+/* Entries in the fullest hash bucket (tests: hash flooding). */
+size_t spfkit__cache_longest_chain(struct spfkit_cache *c);
+
 #endif

@@ -13,6 +13,9 @@ struct spfkit__rcache {
 	size_t count, max;
 	struct spfkit__list lru;
 	size_t hits, misses;
+	/* Record texts are chosen by whoever publishes them: a keyed hash of
+	 * the whole text, key drawn here and read-only after (thread-safe). */
+	struct spfkit__hash_key key;
 };
 
 int spfkit__rcache_new(const struct spfkit_allocator *a, size_t max_entries,
@@ -27,6 +30,7 @@ int spfkit__rcache_new(const struct spfkit_allocator *a, size_t max_entries,
 	while (n < max_entries && n < ((size_t)1 << 24))
 		n <<= 1;
 	c->alloc = a;
+	spfkit__hash_key_random(&c->key);
 	c->max = max_entries;
 	c->nbuckets = n;
 	c->buckets = spfkit__calloc(a, n, sizeof(*c->buckets));
@@ -171,7 +175,7 @@ static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64
 int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 		       struct spfkit__rcache_entry **out)
 {
-	uint64_t hash = spfkit__hash_sample(text, len);
+	uint64_t hash = spfkit__siphash13(&c->key, text, len);
 	struct spfkit__rcache_entry *e, *mine;
 
 	pthread_mutex_lock(&c->lock);
@@ -223,6 +227,22 @@ void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entr
 	cached = e->cached;
 	if (atomic_fetch_sub(&e->refs, 1) == 1 && !cached)
 		entry_free(c, e);
+}
+
+size_t spfkit__rcache_longest_chain(struct spfkit__rcache *c)
+{
+	size_t i, n, most = 0;
+	const struct spfkit__rcache_entry *e;
+
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < c->nbuckets; i++) {
+		for (n = 0, e = c->buckets[i]; e != NULL; e = e->chain)
+			n++;
+		if (n > most)
+			most = n;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return most;
 }
 
 void spfkit__rcache_stats(struct spfkit__rcache *c, size_t *hits, size_t *misses, size_t *entries)

@@ -62,5 +62,7 @@ void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entr
 
 /* hits, misses and entries, for benchmarks and tests */
 void spfkit__rcache_stats(struct spfkit__rcache *c, size_t *hits, size_t *misses, size_t *entries);
+/* Entries in the fullest hash bucket (tests: hash flooding). */
+size_t spfkit__rcache_longest_chain(struct spfkit__rcache *c);
 
 #endif

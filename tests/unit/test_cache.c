@@ -167,6 +167,14 @@ static struct spfkit_cache_stats stats(struct t *t)
 	return st;
 }
 
+static struct spfkit_cache_stats stats_of(struct spfkit_cache *c)
+{
+	struct spfkit_cache_stats st;
+
+	spfkit_cache_stats(c, &st);
+	return st;
+}
+
 /* ---- TTLs --------------------------------------------------------------- */
 
 static void hit_is_a_copy(void **state)
@@ -732,6 +740,35 @@ static void layer_api_rejects_others(void **state)
 	assert_null(r);
 }
 
+/*
+ * Hash flooding (issue 7, item 8): 1,024 names that differ only in '@'
+ * against '`' all had one hash under the old unkeyed hash (it folded case
+ * by OR-ing 0x20 into every byte). Under a keyed hash they spread out.
+ */
+static void flooded_names_spread(void **state)
+{
+	struct spfkit_cache_options o;
+	struct spfkit_cache *c;
+	struct spfkit_dns_rr rr;
+	struct spfkit_dns_answer a = txt_answer(&rr, "v=spf1 -all", 300);
+	char name[32];
+	unsigned i, bit;
+
+	(void)state;
+	memset(&o, 0, sizeof(o)); /* 4 MiB: 8,192 buckets */
+	assert_int_equal(spfkit_cache_new(&o, NULL, &c), 0);
+	for (i = 0; i < 1024; i++) {
+		for (bit = 0; bit < 10; bit++)
+			name[bit] = (i >> bit) & 1 ? '@' : '`';
+		memcpy(name + 10, ".x.example", 11);
+		assert_int_equal(spfkit__cache_put(c, name, strlen(name), SPFKIT_RR_TXT, &a), 1);
+	}
+	assert_int_equal(stats_of(c).entries, 1024);
+	/* 1,024 keys in 8,192 buckets: a chain of 16 has odds far below 2^-40 */
+	assert_true(spfkit__cache_longest_chain(c) < 16);
+	spfkit_cache_free(c);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -758,6 +795,7 @@ int main(void)
 		T(layer_ready_and_deliver),
 		T(layer_inner_failure_is_returned),
 		T(layer_api_rejects_others),
+		T(flooded_names_spread),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

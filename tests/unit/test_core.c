@@ -88,6 +88,46 @@ static void ascii_case_and_hash(void **state)
 	assert_string_equal(spfkit_strerror(12345), "unknown error");
 }
 
+/* The paper's test vector: key 00..0f, message 00..0e. */
+static void siphash_paper_vector(void **state)
+{
+	struct spfkit__hash_key k = {0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull};
+	unsigned char msg[15];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(msg); i++)
+		msg[i] = (unsigned char)i;
+	assert_true(spfkit__siphash24(&k, msg, sizeof(msg)) == 0xa129ca6149be45e5ull);
+}
+
+static void keyed_hash_depends_on_key_and_whole_name(void **state)
+{
+	struct spfkit__hash_key k1, k2;
+	char a[200], b[200];
+
+	(void)state;
+	spfkit__hash_key_random(&k1);
+	spfkit__hash_key_random(&k2);
+	assert_false(k1.k0 == k2.k0 && k1.k1 == k2.k1); /* two draws, 2^-128 */
+	assert_true(spfkit__name_hash_keyed(&k1, "_spf.Example.COM.", 17) ==
+		    spfkit__name_hash_keyed(&k1, "_spf.example.com", 16));
+	assert_true(spfkit__name_hash_keyed(&k1, "_spf.example.com", 16) !=
+		    spfkit__name_hash_keyed(&k2, "_spf.example.com", 16));
+	assert_true(spfkit__siphash13(&k1, "v=spf1 -all", 11) !=
+		    spfkit__siphash13(&k2, "v=spf1 -all", 11));
+	/* case folding is ASCII letters only: '@' and '`' stay apart */
+	assert_true(spfkit__name_hash_keyed(&k1, "a@b.example", 11) !=
+		    spfkit__name_hash_keyed(&k1, "a`b.example", 11));
+	/* every byte counts, not samples: change one in the middle */
+	memset(a, 'x', sizeof(a));
+	memcpy(b, a, sizeof(b));
+	b[70] = 'y';
+	assert_true(spfkit__siphash13(&k1, a, sizeof(a)) != spfkit__siphash13(&k1, b, sizeof(b)));
+	assert_true(spfkit__name_hash_keyed(&k1, a, sizeof(a)) !=
+		    spfkit__name_hash_keyed(&k1, b, sizeof(b)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -96,6 +136,8 @@ int main(void)
 		cmocka_unit_test(arena_cap_and_strings),
 		cmocka_unit_test(arena_borrowed_first_chunk),
 		cmocka_unit_test(ascii_case_and_hash),
+		cmocka_unit_test(siphash_paper_vector),
+		cmocka_unit_test(keyed_hash_depends_on_key_and_whole_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

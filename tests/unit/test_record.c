@@ -17,6 +17,7 @@
 #include <spfkit/record.h>
 
 #include "core.h"
+#include "record_cache.h"
 
 static void *t_alloc(void *u, size_t n)
 {
@@ -971,9 +972,42 @@ static void allocation_failures(void **state)
 	spfkit_record_free(rec);
 }
 
+/*
+ * Hash flooding (issue 7, item 8): the record cache hashed a long text
+ * by sampling 88 bytes of it, so records that differ only elsewhere all
+ * shared one bucket. 1,000 such records must spread over the buckets.
+ */
+static void record_cache_flood_spreads(void **state)
+{
+	struct spfkit__rcache *c;
+	struct spfkit__rcache_entry *e;
+	char txt[201];
+	size_t hits, misses, entries;
+	unsigned i;
+
+	(void)state;
+	assert_int_equal(spfkit__rcache_new(NULL, 4096, &c), 0);
+	memset(txt, 0, sizeof(txt));
+	memcpy(txt, "v=spf1 ", 7);
+	memset(txt + 7, 'a', sizeof(txt) - 8);
+	for (i = 0; i < 1000; i++) {
+		/* bytes 60..62: outside the first and last 32 and the sampled words */
+		txt[60] = (char)('a' + i % 10);
+		txt[61] = (char)('a' + i / 10 % 10);
+		txt[62] = (char)('a' + i / 100);
+		assert_int_equal(spfkit__rcache_get(c, txt, sizeof(txt) - 1, &e), 0);
+		spfkit__rcache_release(c, e);
+	}
+	spfkit__rcache_stats(c, &hits, &misses, &entries);
+	assert_int_equal(entries, 1000);
+	assert_true(spfkit__rcache_longest_chain(c) < 16); /* 1,000 keys, 4,096 buckets */
+	spfkit__rcache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(record_cache_flood_spreads),
 		cmocka_unit_test(rfc7208_suite_records),
 		cmocka_unit_test(is_spf),
 		cmocka_unit_test(version_errors),

@@ -1,0 +1,197 @@
+/*
+ * Keyed hashing for tables whose keys an attacker chooses (DNS names,
+ * record texts): SipHash-1-3 (Aumasson and Bernstein, "SipHash: a fast
+ * short-input PRF", 2012; one compression round per word, three
+ * finalization rounds), keyed per table from the system's random source.
+ * Without the key a sender cannot tell which names share a bucket, so
+ * publishing records cannot fill one chain.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core.h"
+
+static inline uint64_t rotl(uint64_t x, int b)
+{
+	return (x << b) | (x >> (64 - b));
+}
+
+struct sip {
+	uint64_t v0, v1, v2, v3;
+};
+
+static inline void sip_round(struct sip *s)
+{
+	s->v0 += s->v1;
+	s->v1 = rotl(s->v1, 13);
+	s->v1 ^= s->v0;
+	s->v0 = rotl(s->v0, 32);
+	s->v2 += s->v3;
+	s->v3 = rotl(s->v3, 16);
+	s->v3 ^= s->v2;
+	s->v0 += s->v3;
+	s->v3 = rotl(s->v3, 21);
+	s->v3 ^= s->v0;
+	s->v2 += s->v1;
+	s->v1 = rotl(s->v1, 17);
+	s->v1 ^= s->v2;
+	s->v2 = rotl(s->v2, 32);
+}
+
+static inline void sip_init(struct sip *s, const struct spfkit__hash_key *k)
+{
+	/* the paper's constants: "somepseudorandomlygeneratedbytes" */
+	s->v0 = k->k0 ^ 0x736f6d6570736575ull;
+	s->v1 = k->k1 ^ 0x646f72616e646f6dull;
+	s->v2 = k->k0 ^ 0x6c7967656e657261ull;
+	s->v3 = k->k1 ^ 0x7465646279746573ull;
+}
+
+static inline void sip_word(struct sip *s, uint64_t m, int crounds)
+{
+	int i;
+
+	s->v3 ^= m;
+	for (i = 0; i < crounds; i++)
+		sip_round(s);
+	s->v0 ^= m;
+}
+
+static inline uint64_t sip_final(struct sip *s, int drounds)
+{
+	int i;
+
+	s->v2 ^= 0xff;
+	for (i = 0; i < drounds; i++)
+		sip_round(s);
+	return s->v0 ^ s->v1 ^ s->v2 ^ s->v3;
+}
+
+/* Little-endian load, so the value does not depend on the host. */
+static inline uint64_t load_le(const unsigned char *p, size_t n)
+{
+	uint64_t w = 0;
+	size_t i;
+
+	for (i = n; i > 0; i--)
+		w = (w << 8) | p[i - 1];
+	return w;
+}
+
+static inline uint64_t load8(const unsigned char *p)
+{
+	uint64_t w;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(&w, p, 8);
+#else
+	w = load_le(p, 8);
+#endif
+	return w;
+}
+
+/*
+ * ASCII A-Z to a-z in all eight bytes of a word at once: a byte gets 0x20
+ * when it is below 0x80, at least 'A' and at most 'Z'. Unlike OR-ing 0x20
+ * into every byte this folds nothing else together ('@' and '`' stay
+ * apart), so no set of keys collides under every key.
+ */
+static inline uint64_t fold_word(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t low7 = w & ~high;
+	uint64_t ge_a = low7 + (0x80 - 'A') * ones;    /* high bit: byte >= 'A' */
+	uint64_t gt_z = low7 + (0x80 - 'Z' - 1) * ones; /* high bit: byte > 'Z' */
+	uint64_t upper = (ge_a & ~gt_z) & ~w & high;
+
+	return w | (upper >> 2);
+}
+
+static inline uint64_t sip_bytes(const struct spfkit__hash_key *k, const void *p, size_t len,
+				 int crounds, int drounds, int fold)
+{
+	const unsigned char *b = p;
+	struct sip s;
+	uint64_t m, last = (uint64_t)len << 56;
+	size_t left = len;
+
+	sip_init(&s, k);
+	while (left >= 8) {
+		m = load8(b);
+		sip_word(&s, fold ? fold_word(m) : m, crounds);
+		b += 8;
+		left -= 8;
+	}
+	m = load_le(b, left);
+	last |= fold ? fold_word(m) : m;
+	sip_word(&s, last, crounds);
+	return sip_final(&s, drounds);
+}
+
+uint64_t spfkit__siphash13(const struct spfkit__hash_key *k, const void *p, size_t len)
+{
+	return sip_bytes(k, p, len, 1, 3, 0);
+}
+
+uint64_t spfkit__siphash24(const struct spfkit__hash_key *k, const void *p, size_t len)
+{
+	return sip_bytes(k, p, len, 2, 4, 0);
+}
+
+uint64_t spfkit__name_hash_keyed(const struct spfkit__hash_key *k, const char *name, size_t len)
+{
+	if (len > 0 && name[len - 1] == '.')
+		len--;
+	return sip_bytes(k, name, len, 1, 3, 1);
+}
+
+/* /dev/urandom, for kernels without getrandom(2). 0 or -1. */
+static int urandom(void *buf, size_t len)
+{
+	unsigned char *p = buf;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	while (len > 0) {
+		n = read(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		p += n;
+		len -= (size_t)n;
+	}
+	close(fd);
+	return len == 0 ? 0 : -1;
+}
+
+void spfkit__hash_key_random(struct spfkit__hash_key *k)
+{
+	unsigned char buf[16];
+	struct timespec ts;
+	ssize_t n;
+
+	do
+		n = getrandom(buf, sizeof(buf), GRND_NONBLOCK);
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(buf) || urandom(buf, sizeof(buf)) == 0) {
+		memcpy(&k->k0, buf, 8);
+		memcpy(&k->k1, buf + 8, 8);
+		return;
+	}
+	/*
+	 * No random source (early boot, a chroot without /dev): a key nobody
+	 * outside can read back is still far better than none. Never fail:
+	 * the tables work with any key.
+	 */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	k->k0 = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)(uintptr_t)k;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	k->k1 = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40);
+}
