@@ -50,7 +50,8 @@ void spfkit_zone_free(struct spfkit_zone *zone);
  * the last explicit one, else SPFKIT_ZONE_DEFAULT_TTL. TXT/SPF take one
  * or more quoted strings or unquoted words, each at most 255 bytes once
  * decoded, joined with no separator (RFC 7208 §3.3); \000 gives a NUL.
- * "MX 0 ." is a null MX. Refused with a message: other types and classes,
+ * "MX 0 ." is a null MX. A record listed twice is loaded once, as by
+ * spfkit_zone_add(). Refused with a message: other types and classes,
  * $INCLUDE and other directives, an escaped '.' inside a name, raw NUL
  * and control bytes (tab aside), a CR not before LF, a logical record
  * over SPFKIT_ZONE_MAX_LINE bytes (SPFKIT_E2BIG). SPFKIT_EINVAL: NULL
@@ -69,8 +70,12 @@ int spfkit_zone_load_text(struct spfkit_zone *zone, const char *text, size_t len
  * A/AAAA, a name for MX/PTR/CNAME, the joined strings for TXT/SPF.
  * Names are raw bytes with '.' between labels: 1..253 bytes once one
  * final dot is dropped, labels 1..63 (RFC 1035 §2.3.4); any other byte
- * is allowed. The data is copied; records are kept in the order added,
- * duplicates included. An MX to "." or "" is a null MX (RFC 7505),
+ * is allowed. The data is copied; records are kept in the order added.
+ * A record identical to one already at the name (same type and data,
+ * names in MX/PTR/CNAME data compared ignoring case) is dropped, as
+ * RFC 2181 §5 says, and the smaller TTL kept (§5.2); TXT/SPF data is
+ * compared joined, so strings split differently count as identical.
+ * An MX to "." or "" is a null MX (RFC 7505),
  * stored with len 0. A CNAME owner holds nothing else (RFC 1034 §3.6.2).
  * 0, SPFKIT_EINVAL (bad name, wrong length, unsupported type, CNAME and
  * other data), SPFKIT_E2BIG (TXT/SPF data over 65535 bytes),

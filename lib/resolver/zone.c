@@ -386,10 +386,55 @@ static int set_reserve(const struct spfkit_allocator *a, struct zset *set, const
 	return 0;
 }
 
+/* Names in MX, PTR and CNAME data compare as names do (RFC 4034 §6.2), the rest byte for byte. */
+static int rdata_eq(uint16_t type, const struct spfkit_dns_rr *rr, const void *data, size_t len,
+		    uint16_t pref)
+{
+	switch (type) {
+	case SPFKIT_RR_MX:
+		if (rr->pref != pref)
+			return 0;
+		/* fall through */
+	case SPFKIT_RR_PTR:
+	case SPFKIT_RR_CNAME:
+		return spfkit__memcaseeq(rr->data, rr->len, data, len);
+	}
+	return rr->len == len && memcmp(rr->data, data, len) == 0;
+}
+
+/*
+ * RFC 2181 §5: an RRset never holds two identical records, and a zone
+ * file that lists one twice has it once (BIND and NSD drop the copy).
+ * Without this, a TXT record written twice would be "2 SPF records", a
+ * permerror (RFC 7208 §4.5). A TTL that differs does not make another
+ * record; §5.2 has the smallest one used. 1 when data is already in the
+ * set (then its TTL is merged), 0 when it is new. A linear scan: a set
+ * holds what one DNS answer can carry, a few thousand records at most.
+ */
+static int set_merge_duplicate(struct zset *set, uint16_t type, uint32_t ttl, const void *data,
+			       size_t len, uint16_t pref)
+{
+	uint32_t i;
+
+	for (i = 0; i < set->count; i++) {
+		struct spfkit_dns_rr *rr = &set->rrs[i];
+
+		if (!rdata_eq(type, rr, data, len, pref))
+			continue;
+		if (ttl < rr->ttl)
+			rr->ttl = ttl;
+		if (ttl < set->min_ttl)
+			set->min_ttl = ttl;
+		return 1;
+	}
+	return 0;
+}
+
 int spfkit__zone_add(struct spfkit_zone *zone, const char *name, size_t name_len, uint16_t type,
 		     uint32_t ttl, const void *data, size_t len, uint16_t pref, const char **why)
 {
 	struct zprep prep;
+	struct znode *n;
 	struct zset *set;
 	struct spfkit_dns_rr *rr;
 	const unsigned char *copy = zone_empty_data;
@@ -410,6 +455,10 @@ int spfkit__zone_add(struct spfkit_zone *zone, const char *name, size_t name_len
 	rc = rdata_check(type, data, &len, why);
 	if (rc != 0)
 		return rc;
+	n = zone_find(zone, name, name_len, spfkit__name_hash(name, name_len));
+	if (n != NULL &&
+	    set_merge_duplicate(&n->sets[ti], type, ttl, data, len, type == SPFKIT_RR_MX ? pref : 0))
+		return 0;
 	rc = zone_prepare(zone, name, name_len, &prep);
 	if (rc == 0)
 		rc = cname_conflict(prep.leaf, ti, why);

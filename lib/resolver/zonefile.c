@@ -679,6 +679,21 @@ static void directive_end(struct zf *zf, struct tok *t, const char *what)
 		zf_fail(zf, SPFKIT_ESYNTAX, t->line, "unexpected '%s' after %s", ECHO(t, eb), what);
 }
 
+/* $TTL whose value parse_ttl() did not take as the shape of a TTL: say what it is instead. */
+static void ttl_directive_fail(struct zf *zf, const struct tok *t)
+{
+	char eb[ECHO_SIZE];
+
+	if (tok_ends_record(t))
+		zf_fail(zf, SPFKIT_ESYNTAX, t->line, "$TTL without a TTL");
+	else if (t->kind == TOK_QUOTED)
+		zf_fail(zf, SPFKIT_ESYNTAX, t->line, "$TTL '%s' is not a TTL (a quoted string)",
+			ECHO(t, eb));
+	else
+		zf_fail(zf, SPFKIT_ESYNTAX, t->line,
+			"$TTL '%s' is not a TTL (want seconds, or units as in 1h30m)", ECHO(t, eb));
+}
+
 static void directive(struct zf *zf, struct tok *t)
 {
 	char eb[ECHO_SIZE];
@@ -698,7 +713,7 @@ static void directive(struct zf *zf, struct tok *t)
 		if (parse_ttl(zf, t, &ttl) == 1)
 			zf->default_ttl = ttl; /* RFC 2308 §4 */
 		else if (!zf->err)
-			zf_fail(zf, SPFKIT_ESYNTAX, t->line, "$TTL without a TTL");
+			ttl_directive_fail(zf, t);
 		directive_end(zf, t, "$TTL");
 	} else if (tok_is(t, "$INCLUDE")) {
 		zf_fail(zf, SPFKIT_ESYNTAX, t->line, "$INCLUDE is not supported");

@@ -572,6 +572,52 @@ static void cname_and_other_data_refused(void **state)
 
 /* ---- add: data checks and caps --------------------------------------- */
 
+/*
+ * RFC 2181 §5: identical records (owner in any case, type, data) are one
+ * record; the smallest TTL stays (§5.2). Names in the data of MX, PTR
+ * and CNAME compare ignoring case and a final dot, text byte for byte.
+ */
+static void add_drops_exact_duplicates(void **state)
+{
+	struct spfkit_zone *z = zone_new();
+	struct spfkit_dns_answer a;
+
+	(void)state;
+	add(z, "d.example", SPFKIT_RR_TXT, 600, "v=spf1 -all", 11, 0);
+	add(z, "D.EXAMPLE.", SPFKIT_RR_TXT, 60, "v=spf1 -all", 11, 0);
+	add(z, "d.example", SPFKIT_RR_TXT, 900, "v=spf1 -all", 11, 0);
+	a = look(z, "d.example", SPFKIT_RR_TXT);
+	if (a.count != 1)
+		fail_msg("TXT d.example: got %zu records, want 1", a.count);
+	assert_int_equal(a.rrs[0].ttl, 60);
+	assert_int_equal(a.ttl, 60);
+	add(z, "d.example", SPFKIT_RR_MX, 300, "mx.example.", 11, 10);
+	add(z, "d.example", SPFKIT_RR_MX, 300, "MX.example", 10, 10);
+	add(z, "d.example", SPFKIT_RR_MX, 300, "mx.example", 10, 20);
+	a = look(z, "d.example", SPFKIT_RR_MX);
+	if (a.count != 2)
+		fail_msg("MX d.example: got %zu records, want 2", a.count);
+	add(z, "d.example", SPFKIT_RR_A, 300, ip_192_0_2_1, 4, 0);
+	add(z, "d.example", SPFKIT_RR_A, 300, ip_192_0_2_1, 4, 0);
+	add(z, "d.example", SPFKIT_RR_A, 300, ip_192_0_2_2, 4, 0);
+	a = look(z, "d.example", SPFKIT_RR_A);
+	if (a.count != 2)
+		fail_msg("A d.example: got %zu records, want 2", a.count);
+	/* a second identical CNAME is the same one, not "more than one" */
+	add(z, "c.example", SPFKIT_RR_CNAME, 300, "d.example", 9, 0);
+	add(z, "c.example", SPFKIT_RR_CNAME, 300, "D.example.", 10, 0);
+	a = look(z, "c.example", SPFKIT_RR_CNAME);
+	assert_int_equal(a.count, 1);
+	assert_int_equal(spfkit_zone_add(z, "c.example", 9, SPFKIT_RR_CNAME, 1, "e.example", 9, 0),
+			 SPFKIT_EINVAL);
+	/* text is compared byte for byte: case makes another record */
+	add(z, "d.example", SPFKIT_RR_TXT, 600, "V=SPF1 -ALL", 11, 0);
+	a = look(z, "d.example", SPFKIT_RR_TXT);
+	assert_int_equal(a.count, 2);
+	assert_int_equal(spfkit_zone_size(z), 2);
+	spfkit_zone_free(z);
+}
+
 static void add_checks_data_length_per_type(void **state)
 {
 	struct spfkit_zone *z = zone_new();
@@ -1027,6 +1073,7 @@ int main(void)
 		cmocka_unit_test(cname_chain_of_9_is_tempfail),
 		cmocka_unit_test(cname_loop_is_tempfail),
 		cmocka_unit_test(cname_and_other_data_refused),
+		cmocka_unit_test(add_drops_exact_duplicates),
 		cmocka_unit_test(add_checks_data_length_per_type),
 		cmocka_unit_test(add_caps_text_at_65535_bytes),
 		cmocka_unit_test(many_names_all_found),

@@ -227,6 +227,67 @@ static void ttl_defaults(void **state)
 	done(&l);
 }
 
+/*
+ * RFC 2181 §5: an RRset holds no two identical records, and BIND and NSD
+ * drop the copies when loading. Identical = same owner (any case), type,
+ * class and data; a TTL that differs does not make another record, and
+ * the set keeps the smallest (§5.2).
+ */
+static void exact_duplicates_are_dropped(void **state)
+{
+	struct spfkit_dns_answer a;
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l,
+		"dup.example.  600 TXT \"v=spf1 -all\"\n"
+		"DUP.Example.  300 IN TXT \"v=spf1 -all\"\n"
+		"dup.example.      TXT \"v=spf1 -all\"\n"
+		"mx.example.   MX 10 mail.example.\n"
+		"mx.example.   MX 10 MAIL.example.\n"
+		"mx.example.   MX 20 mail.example.\n"
+		"a.example.    A 192.0.2.1\n"
+		"a.example.    A 192.0.2.1\n"
+		"a.example.    A 192.0.2.2\n"
+		"c.example.    CNAME a.example.\n"
+		"c.example.    CNAME A.EXAMPLE\n",
+		NULL);
+	want_text(&l, "dup.example", "v=spf1 -all", 11);
+	assert_int_equal(one(&l, "dup.example", SPFKIT_RR_TXT)->ttl, 300);
+	a = look(&l, "dup.example", SPFKIT_RR_TXT);
+	assert_int_equal(a.ttl, 300);
+	a = look(&l, "mx.example", SPFKIT_RR_MX);
+	if (a.count != 2)
+		fail_msg("MX mx.example: got %zu records, want 2 (preference 10 once, 20)", a.count);
+	assert_int_equal(a.rrs[0].pref, 10);
+	assert_int_equal(a.rrs[1].pref, 20);
+	a = look(&l, "a.example", SPFKIT_RR_A);
+	if (a.count != 2)
+		fail_msg("A a.example: got %zu records, want 2", a.count);
+	assert_int_equal(one(&l, "c.example", SPFKIT_RR_CNAME)->len, 9);
+	done(&l);
+}
+
+/* Different data is never a duplicate, however alike: case in TXT counts. */
+static void near_duplicates_are_kept(void **state)
+{
+	struct spfkit_dns_answer a;
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l,
+		"t.example. TXT \"v=spf1 -all\"\n"
+		"t.example. TXT \"V=SPF1 -ALL\"\n"
+		"t.example. TXT \"v=spf1 -all \"\n"
+		"t.example. SPF \"v=spf1 -all\"\n",
+		NULL);
+	a = look(&l, "t.example", SPFKIT_RR_TXT);
+	if (a.count != 3)
+		fail_msg("TXT t.example: got %zu records, want 3", a.count);
+	assert_non_null(one(&l, "t.example", SPFKIT_RR_SPF));
+	done(&l);
+}
+
 static void txt_strings_join_without_separator(void **state)
 {
 	struct loaded l;
@@ -649,7 +710,12 @@ static const struct bad_case bad_cases[] = {
 	    "t.zone:1: unknown directive '$GENERATE'"),
 	BAD("origin_without_name", "$ORIGIN\n", "t.zone:1: $ORIGIN without a name"),
 	BAD("origin_bad_name", "$ORIGIN a..b.\n", "t.zone:1: bad name 'a..b.': empty label"),
-	BAD("ttl_directive_without_ttl", "$TTL abc\n", "t.zone:1: $TTL without a TTL"),
+	BAD("ttl_directive_without_ttl", "$TTL\n", "t.zone:1: $TTL without a TTL"),
+	BAD("ttl_directive_word", "$TTL abc\n",
+	    "t.zone:1: $TTL 'abc' is not a TTL (want seconds, or units as in 1h30m)"),
+	BAD("ttl_directive_quoted", "$TTL \"60\"\n",
+	    "t.zone:1: $TTL '60' is not a TTL (a quoted string)"),
+	BAD("ttl_directive_bad_unit", "$TTL 1x\n", "t.zone:1: bad TTL '1x'"),
 	BAD("ttl_directive_trailing", "$TTL 60 60\n", "t.zone:1: unexpected '60' after $TTL"),
 	BAD("owner_empty_label", "a..example. A 192.0.2.1\n",
 	    "t.zone:1: bad name 'a..example.': empty label"),
@@ -701,6 +767,8 @@ int main(void)
 		cmocka_unit_test(blank_owner_repeats_previous_owner),
 		cmocka_unit_test(ttl_and_class_in_either_order),
 		cmocka_unit_test(ttl_defaults),
+		cmocka_unit_test(exact_duplicates_are_dropped),
+		cmocka_unit_test(near_duplicates_are_kept),
 		cmocka_unit_test(txt_strings_join_without_separator),
 		cmocka_unit_test(txt_unquoted_words_are_strings),
 		cmocka_unit_test(txt_escapes),
