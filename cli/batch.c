@@ -144,7 +144,15 @@ static void run_line(struct batch *b, const char *line, size_t len)
 		worse(b, CLI_EXIT_USAGE);
 		return;
 	}
-	if (cli_query_set(&q, f[0].p, f[0].len, f[1].p, f[1].len, f[2].p, f[2].len, b->id) != 0) {
+	rc = cli_query_set(&q, f[0].p, f[0].len, f[1].p, f[1].len, f[2].p, f[2].len, b->id);
+	if (rc == SPFKIT_E2BIG) {
+		/* unreachable while a line is shorter than CLI_IDENTITY_MAX; kept honest */
+		cli_error(CMD, "%s:%lu: %s longer than %u bytes", b->label, b->lineno,
+			  q.helo_len > CLI_IDENTITY_MAX ? "helo" : "sender", CLI_IDENTITY_MAX);
+		worse(b, CLI_EXIT_USAGE);
+		return;
+	}
+	if (rc != 0) {
 		cli_error(CMD, "%s:%lu: '%.*s' is not an IPv4 or IPv6 address", b->label, b->lineno,
 			  (int)(f[0].len > 100 ? 100 : f[0].len), f[0].p);
 		worse(b, CLI_EXIT_USAGE);

@@ -85,7 +85,19 @@ struct cli_query {
 	enum spfkit_identity identity;
 };
 
-/* Parse the IP and fill q; "" and "<>" senders become empty. 0 or SPFKIT_EINVAL (bad IP). */
+/*
+ * The longest sender or HELO name the evaluator takes (lib/spf/request.c
+ * refuses longer ones with SPFKIT_EINVAL); the CLI refuses them first,
+ * as bad arguments with a reason.
+ */
+#define CLI_IDENTITY_MAX 4096u
+
+/*
+ * Parse the IP and fill q. One pair of angle brackets around the sender
+ * is dropped; "" and "<>" senders become empty. 0, SPFKIT_EINVAL (bad
+ * IP) or SPFKIT_E2BIG (sender or HELO over CLI_IDENTITY_MAX bytes; q is
+ * filled, so the caller can say which).
+ */
 int cli_query_set(struct cli_query *q, const char *ip, size_t ip_len, const char *sender,
 		  size_t sender_len, const char *helo, size_t helo_len, enum spfkit_identity id);
 /* Evaluate q; *out as from spfkit_check(). trace may be NULL. */

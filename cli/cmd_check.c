@@ -39,8 +39,9 @@ void cli_check_usage(FILE *f)
 	      "\n"
 	      "Query:\n"
 	      "  --ip IP               address of the SMTP client (IPv4 or IPv6)\n"
-	      "  --sender ADDR         MAIL FROM address; \"\" or \"<>\" for an empty one\n"
-	      "                        (then postmaster@HELO is checked, RFC 7208 2.4)\n"
+	      "  --sender ADDR         MAIL FROM address, with or without its <>; \"\" or\n"
+	      "                        \"<>\" for an empty one (then postmaster@HELO is\n"
+	      "                        checked, RFC 7208 2.4)\n"
 	      "  --helo NAME           HELO/EHLO name\n"
 	      "  --identity mailfrom|helo\n"
 	      "                        identity to check (default mailfrom); with helo,\n"
@@ -82,9 +83,10 @@ void cli_check_usage(FILE *f)
 	      "\n"
 	      "Exit status:\n"
 	      "  0 pass, 1 fail, 3 softfail, 4 neutral, 5 none, 6 temperror, 7 permerror;\n"
-	      "  2 bad arguments (a bad --dns server list too), an unreadable zone file,\n"
-	      "  or (--batch) a malformed line; 8 no result (out of memory, the DNS\n"
-	      "  resolver could not start). --batch exits 0 when every line was\n"
+	      "  2 bad arguments (a bad --dns server list too, a sender or HELO name\n"
+	      "  over 4096 bytes), an unreadable zone file, or (--batch) a malformed\n"
+	      "  line; 8 no result (out of memory, or the DNS resolver could not start\n"
+	      "  or could not send a question). --batch exits 0 when every line was\n"
 	      "  evaluated, whatever the results. Without --zone, DNS temporary failures\n"
 	      "  (timeouts, SERVFAIL) are the result temperror (6), not an error.\n",
 	      f);
@@ -336,15 +338,26 @@ int cli_query_set(struct cli_query *q, const char *ip, size_t ip_len, const char
 		return SPFKIT_EINVAL;
 	q->ip_text = ip;
 	q->ip_len = ip_len;
-	/* an empty MAIL FROM: RFC 5321 writes it "<>"; shells pass it as "" */
-	if ((sender_len == 2 && memcmp(sender, "<>", 2) == 0) ||
-	    (sender_len == 2 && memcmp(sender, "\"\"", 2) == 0))
+	/*
+	 * MTAs pass the reverse-path as written in MAIL FROM, angle brackets
+	 * included (RFC 5321 §4.1.2: Reverse-path = Path / "<>"): drop one
+	 * pair, so "<>" becomes the empty MAIL FROM. Shells pass that one
+	 * as "" too.
+	 */
+	if (sender_len >= 2 && sender[0] == '<' && sender[sender_len - 1] == '>') {
+		sender++;
+		sender_len -= 2;
+	}
+	if (sender_len == 2 && memcmp(sender, "\"\"", 2) == 0)
 		sender_len = 0;
 	q->sender = sender;
 	q->sender_len = sender_len;
 	q->helo = helo;
 	q->helo_len = helo_len;
 	q->identity = id;
+	/* the evaluator refuses longer identities; q tells the caller which */
+	if (sender_len > CLI_IDENTITY_MAX || helo_len > CLI_IDENTITY_MAX)
+		return SPFKIT_E2BIG;
 	return 0;
 }
 
@@ -503,13 +516,21 @@ static int print_json(const struct cli_env *env, const struct cli_query *q,
 
 /* ---- a single check ------------------------------------------------------ */
 
-/* The query of the command line; an invalid --ip is the only bad value. */
+/* The query of the command line: a bad --ip or an over-long identity is refused. */
 static int single_query(const struct check_opts *o, enum spfkit_identity id, struct cli_query *q)
 {
 	const char *sender = o->sender != NULL ? o->sender : "";
+	int rc = cli_query_set(q, o->ip, strlen(o->ip), sender, strlen(sender), o->helo,
+			       strlen(o->helo), id);
 
-	if (cli_query_set(q, o->ip, strlen(o->ip), sender, strlen(sender), o->helo,
-			  strlen(o->helo), id) != 0) {
+	if (rc == SPFKIT_E2BIG) {
+		int helo = q->helo_len > CLI_IDENTITY_MAX;
+
+		cli_error(CMD, "%s is %zu bytes long; at most %u are taken", helo ? "--helo" : "--sender",
+			  helo ? q->helo_len : q->sender_len, CLI_IDENTITY_MAX);
+		return -1;
+	}
+	if (rc != 0) {
 		cli_error(CMD, "--ip '%.100s' is not an IPv4 or IPv6 address", o->ip);
 		return -1;
 	}
