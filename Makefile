@@ -41,16 +41,24 @@ demo: build
 
 # The whole suite twice: a -Wall -Wextra -Werror build, then under
 # AddressSanitizer + UndefinedBehaviorSanitizer; then the multi-threaded
-# tests under ThreadSanitizer; one summary line at the end.
+# tests under ThreadSanitizer; one summary line at the end. Each run's old
+# testlog.json goes first, and the summary reads no log older than the
+# stamp, so a meson that dies before writing its log is a failure, never
+# the last run's results.
+TEST_STAMP = $(BUILD)/meson-logs/make-test.stamp
 test: deps $(BUILD)/build.ninja $(ASAN_BUILD)/build.ninja $(TSAN_BUILD)/build.ninja
 	ninja -C $(BUILD)
 	ninja -C $(ASAN_BUILD)
 	ninja -C $(TSAN_BUILD) $(TSAN_TESTS:%=tests/unit/test_%)
+	mkdir -p $(BUILD)/meson-logs && touch $(TEST_STAMP)
+	rm -f $(BUILD)/meson-logs/testlog.json
 	-meson test -C $(BUILD) $(MESON_TEST_FLAGS)
+	rm -f $(ASAN_BUILD)/meson-logs/testlog.json
 	-$(SANITIZE_ENV) meson test -C $(ASAN_BUILD) $(MESON_TEST_FLAGS)
+	rm -f $(TSAN_BUILD)/meson-logs/testlog.json
 	-TSAN_OPTIONS=halt_on_error=1 meson test -C $(TSAN_BUILD) --no-rebuild \
 		$(MESON_TEST_FLAGS) $(TSAN_TESTS)
-	@python3 tools/test-summary.py $(BUILD)/meson-logs/testlog.json \
+	@python3 tools/test-summary.py --since $(TEST_STAMP) $(BUILD)/meson-logs/testlog.json \
 		$(ASAN_BUILD)/meson-logs/testlog.json $(TSAN_BUILD)/meson-logs/testlog.json
 
 bench: deps
