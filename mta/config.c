@@ -581,12 +581,31 @@ static const struct option *find_option(struct reader *r, const char *name, size
 	return NULL;
 }
 
+/* A list option: room for its entries (one per comma, plus one), then take them. */
+static void apply_list(struct reader *r, const struct option *o, const char *v, size_t len)
+{
+	size_t n = 1, i;
+	const char **items;
+	size_t *lens;
+
+	for (i = 0; i < len; i++)
+		n += v[i] == ',';
+	if (n > SPFKIT_MTA_CONF_MAX_LIST)
+		n = SPFKIT_MTA_CONF_MAX_LIST + 1; /* split_list() stops and says so */
+	items = spfkit__calloc(r->cfg->alloc, n, sizeof(*items));
+	lens = spfkit__calloc(r->cfg->alloc, n, sizeof(*lens));
+	if (items == NULL || lens == NULL)
+		r->nomem = 1;
+	else if (o->kind == K_NETS)
+		take_nets(r, o, v, len, items, lens);
+	else
+		take_names(r, o, v, len, items, lens);
+	spfkit__free(r->cfg->alloc, items);
+	spfkit__free(r->cfg->alloc, lens);
+}
+
 static void apply(struct reader *r, const struct option *o, const char *v, size_t len)
 {
-	/* list entries: at most one per byte pair, capped */
-	const char *items[SPFKIT_MTA_CONF_MAX_LIST];
-	size_t lens[SPFKIT_MTA_CONF_MAX_LIST];
-
 	switch (o->kind) {
 	case K_INT: take_int(r, o, v, len); break;
 	case K_TESTONLY_OLD:
@@ -598,8 +617,8 @@ static void apply(struct reader *r, const struct option *o, const char *v, size_
 	case K_REJECT: take_reject(r, o, v, len); break;
 	case K_DEFER: take_defer(r, o, v, len); break;
 	case K_HEADER: take_header(r, o, v, len); break;
-	case K_NETS: take_nets(r, o, v, len, items, lens); break;
-	case K_NAMES: take_names(r, o, v, len, items, lens); break;
+	case K_NETS:
+	case K_NAMES: apply_list(r, o, v, len); break;
 	case K_IP: take_ip(r, o, v, len); break;
 	case K_ID:
 	case K_ACTION:
@@ -714,9 +733,7 @@ int spfkit__mta_config_parse(const char *text, size_t len, const char *label,
 		if (i < len && text[i] != '\n')
 			continue;
 		r.line++;
-		if (i - start > SPFKIT_MTA_CONF_MAX_LINE)
-			report(&r, 1, "line longer than %u bytes", SPFKIT_MTA_CONF_MAX_LINE);
-		else if (memchr(text + start, '\0', i - start) != NULL)
+		if (memchr(text + start, '\0', i - start) != NULL)
 			report(&r, 1, "NUL byte in line");
 		else
 			take_line(&r, text + start, i - start);
@@ -730,9 +747,10 @@ int spfkit__mta_config_parse(const char *text, size_t len, const char *label,
 	return 0;
 }
 
-static void report_file(spfkit__mta_diag_fn *diag, void *arg, const char *path, const char *why)
+static void report_file(spfkit__mta_diag_fn *diag, void *arg, const char *path, unsigned line,
+			const char *why)
 {
-	struct spfkit__mta_diag d = {path, 0, 1, why};
+	struct spfkit__mta_diag d = {path, line, 1, why};
 
 	if (diag != NULL)
 		diag(arg, &d);
@@ -770,8 +788,19 @@ static int read_file(const char *path, struct spfkit__buf *buf, const char **why
 		return SPFKIT_EIO;
 	}
 	if (buf->err == SPFKIT_E2BIG)
-		*why = "file too large";
+		*why = "file larger than 1 MiB; not read";
 	return buf->err; /* 0, SPFKIT_E2BIG or SPFKIT_ENOMEM */
+}
+
+/* The line the file cap fell in: the lines read whole, plus one. */
+static unsigned line_at_end(const struct spfkit__buf *buf)
+{
+	unsigned n = 1;
+	size_t i;
+
+	for (i = 0; i < buf->len; i++)
+		n += buf->data[i] == '\n';
+	return n;
 }
 
 int spfkit__mta_config_load(const char *path, const struct spfkit_allocator *alloc,
@@ -787,7 +816,7 @@ int spfkit__mta_config_load(const char *path, const struct spfkit_allocator *all
 		rc = spfkit__mta_config_parse(spfkit__buf_str(&buf), buf.len, path, alloc, diag, arg,
 					      out);
 	else if (why != NULL)
-		report_file(diag, arg, path, why);
+		report_file(diag, arg, path, rc == SPFKIT_E2BIG ? line_at_end(&buf) : 0, why);
 	spfkit__buf_free(&buf);
 	return rc;
 }

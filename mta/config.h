@@ -22,10 +22,13 @@
 #include <spfkit/common.h>
 #include <spfkit/eval.h>
 
-/* Caps on the file, so a wrong path (a log, a device) cannot eat memory. */
+/*
+ * Caps on the file, so a wrong path (a log, a device) cannot eat memory.
+ * Lines have no cap of their own: policyd-spf takes a Whitelist of
+ * thousands of networks on one line, and so do we.
+ */
 #define SPFKIT_MTA_CONF_MAX_FILE (1u << 20)
-#define SPFKIT_MTA_CONF_MAX_LINE 4096u
-#define SPFKIT_MTA_CONF_MAX_LIST 1024u /* entries in one list option */
+#define SPFKIT_MTA_CONF_MAX_LIST 65536u /* entries in one list option */
 
 /* Where the Debian package keeps it; policyd-spf's first argument overrides. */
 #define SPFKIT_MTA_CONF_DEFAULT_PATH "/etc/postfix-policyd-spf-python/policyd-spf.conf"

@@ -389,18 +389,47 @@ static void nul_byte_is_an_error(void **state)
 	expect_diag("t.conf:2: error: NUL byte");
 }
 
-static void overlong_line_is_an_error(void **state)
+/* policyd-spf takes a line of any length: a Whitelist of 2,000 networks (issue 7) */
+static void long_whitelist_line_is_taken(void **state)
 {
-	char *text = malloc(SPFKIT_MTA_CONF_MAX_LINE + 32);
-	size_t n;
+	size_t size = 2000 * 20 + 32, n, i;
+	char *text = malloc(size);
+	struct spfkit__mta_config *cfg;
 
 	(void)state;
 	assert_non_null(text);
-	n = (size_t)snprintf(text, 32, "Authserv_Id = ");
-	memset(text + n, 'a', SPFKIT_MTA_CONF_MAX_LINE);
-	text[n + SPFKIT_MTA_CONF_MAX_LINE] = '\0';
-	parse_refused(text, "t.conf:1: error: line longer than");
+	n = (size_t)snprintf(text, size, "Whitelist = ");
+	for (i = 0; i < 2000; i++)
+		n += (size_t)snprintf(text + n, size - n, "%s10.%zu.%zu.0/24", i ? "," : "", i / 256,
+				      i % 256);
+	cfg = parse_ok(text);
+	assert_int_equal(cfg->whitelist.count, 2000);
+	spfkit__mta_config_free(cfg);
 	free(text);
+}
+
+/* past the file cap: the message names the file and the line where the cap fell */
+static void file_too_large_names_file_and_line(void **state)
+{
+	char path[] = "/tmp/spfkit-conf-XXXXXX", want[64], line[1025];
+	struct spfkit__mta_config *cfg = NULL;
+	int fd = mkstemp(path);
+	size_t i;
+
+	(void)state;
+	assert_true(fd >= 0);
+	memset(line, '#', sizeof(line) - 1);
+	line[sizeof(line) - 1] = '\n';
+	for (i = 0; i < SPFKIT_MTA_CONF_MAX_FILE / sizeof(line) + 2; i++)
+		assert_int_equal(write(fd, line, sizeof(line)), (ssize_t)sizeof(line));
+	close(fd);
+	diags[0] = '\0';
+	assert_int_equal(spfkit__mta_config_load(path, &talloc, collect, NULL, &cfg), SPFKIT_E2BIG);
+	snprintf(want, sizeof(want), "%s:%zu: error: file larger than", path,
+		 (size_t)SPFKIT_MTA_CONF_MAX_FILE / sizeof(line) + 1);
+	expect_diag(want);
+	assert_null(cfg);
+	unlink(path);
 }
 
 static void comments_and_blank_lines(void **state)
@@ -598,7 +627,8 @@ int main(void)
 		cmocka_unit_test(bad_list_entries_are_errors),
 		cmocka_unit_test(syntax_errors_name_the_line),
 		cmocka_unit_test(nul_byte_is_an_error),
-		cmocka_unit_test(overlong_line_is_an_error),
+		cmocka_unit_test(long_whitelist_line_is_taken),
+		cmocka_unit_test(file_too_large_names_file_and_line),
 		cmocka_unit_test(comments_and_blank_lines),
 		cmocka_unit_test(repeated_option_last_wins_with_warning),
 		cmocka_unit_test(unsupported_and_deprecated_are_warnings),
