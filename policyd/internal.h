@@ -38,6 +38,9 @@ struct conn {
 	struct job *job;
 	int in_process; /* spfkit__policyd_conn_process() is on the stack: no re-entry */
 	int eof;        /* the client has finished sending */
+	struct event *deadline; /* --request-timeout: from a request's first byte to its end */
+	int has_addr;           /* a TCP client: addr counts against --max-per-client */
+	struct spfkit_ip addr;
 	struct conn *prev, *next;
 };
 
@@ -97,6 +100,15 @@ struct cached {
 
 #define CACHE_BUCKETS 4096u
 
+/*
+ * A warning that may repeat at the rate of a hostile client: said at
+ * most once per SPFKIT_POLICYD_LOG_INTERVAL, with how many were held back.
+ */
+struct ratelog {
+	time_t last;
+	unsigned long held;
+};
+
 struct spfkit__policyd {
 	struct event_base *base;
 	struct spfkit__policyd_opts opts;
@@ -109,6 +121,9 @@ struct spfkit__policyd {
 	struct conn *conns;
 	size_t n_conns;
 	int draining;
+	int accepting;              /* the listeners are enabled */
+	struct event *accept_pause; /* accept() ran out of descriptors: wait */
+	struct ratelog log_accept, log_full, log_per_client;
 	struct cached *buckets[CACHE_BUCKETS];
 	uint64_t icache_key[2]; /* icache.c: the buckets' hash key; zero until drawn */
 	struct cached *oldest, *newest;

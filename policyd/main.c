@@ -5,6 +5,7 @@
  * configuration file as the only argument), or as a daemon with
  * --listen unix:/path and/or --listen inet:HOST:PORT.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -29,6 +31,7 @@
 #include <spfkit/cache.h>
 #include <spfkit/cares.h>
 
+#include "cleanup.h"
 #include "config.h"
 #include "core.h"
 #include "server.h"
@@ -52,6 +55,8 @@ struct options {
 	long dns_cache_mb;
 	mode_t socket_mode;
 	struct spfkit__policyd_opts srv;
+	struct spfkit__policyd_cleanup *cleanup; /* what to remove at exit */
+	char fd_note[256];                       /* how --max-connections was clamped */
 };
 
 static void usage(FILE *f)
@@ -72,9 +77,12 @@ static void usage(FILE *f)
 	      "      --zone-timeout NAME with --zone: questions for NAME time out (tests)\n"
 	      "      --receiver NAME     this host's name in headers (default: the host name)\n"
 	      "      --log syslog|stderr where log lines go (default syslog, facility mail)\n"
-	      "      --max-connections N (default 4096)\n"
+	      "      --max-connections N (default 4096; lowered to fit the open-file limit)\n"
+	      "      --max-per-client N  TCP connections from one address (default max-connections/4;\n"
+	      "                          UNIX-socket clients are not counted)\n"
 	      "      --idle-timeout S    close a connection idle that long (default 600)\n"
-	      "      --request-timeout S drop a client whose request is unfinished that long (default 30)\n"
+	      "      --request-timeout S drop a client whose request is not complete S seconds after\n"
+	      "                          its first byte (default 30)\n"
 	      "  -h, --help, -V, --version\n",
 	      f);
 }
@@ -92,10 +100,63 @@ static long number(const char *s, long lo, long hi)
 	return v;
 }
 
+/* A port number: 1-65535 (0 too when zero_ok: "any free port"). */
+static int port_ok(const char *s, int zero_ok)
+{
+	return number(s, zero_ok ? 0 : 1, 65535) >= 0;
+}
+
+/*
+ * --dns: HOST[:PORT],... with HOST an IPv4 address, or IPv6 (bracketed
+ * when a port follows). Only the ports are checked here; c-ares reads
+ * the rest, but would take 99999 as some other port.
+ */
+static int dns_servers_ok(const char *list)
+{
+	char item[128];
+	const char *p = list;
+
+	while (*p != '\0') {
+		size_t n = strcspn(p, ",");
+		const char *colon, *port = NULL;
+
+		if (n == 0 || n >= sizeof(item))
+			return 0;
+		memcpy(item, p, n);
+		item[n] = '\0';
+		colon = strrchr(item, ':');
+		if (item[0] == '[') {
+			const char *close = strchr(item, ']');
+
+			if (close == NULL || (close[1] != '\0' && close[1] != ':'))
+				return 0;
+			port = close[1] == ':' ? close + 2 : NULL;
+		} else if (colon != NULL && strchr(item, ':') == colon) {
+			port = colon + 1; /* one colon: IPv4:PORT; more: bare IPv6 */
+		}
+		if (port != NULL && !port_ok(port, 0))
+			return 0;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return 1;
+}
+
+static const char *option_name(const struct option *longs, int ch)
+{
+	size_t i;
+
+	for (i = 0; longs[i].name != NULL; i++)
+		if (longs[i].val == ch)
+			return longs[i].name;
+	return "?";
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_CHECK = 256, O_STDIO, O_MODE, O_DNS, O_DNS_TIMEOUT, O_DNS_CACHE, O_ZONE, O_ZONE_TIMEOUT,
-	       O_RECEIVER, O_LOG, O_MAXC, O_IDLE, O_REQ };
+	       O_RECEIVER, O_LOG, O_MAXC, O_PER_CLIENT, O_IDLE, O_REQ };
 	static const struct option longs[] = {
 		{"config", required_argument, NULL, 'c'}, {"check-config", no_argument, NULL, O_CHECK},
 		{"listen", required_argument, NULL, 'l'}, {"stdio", no_argument, NULL, O_STDIO},
@@ -106,6 +167,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"zone", required_argument, NULL, O_ZONE},
 		{"zone-timeout", required_argument, NULL, O_ZONE_TIMEOUT}, {"receiver", required_argument, NULL, O_RECEIVER},
 		{"log", required_argument, NULL, O_LOG}, {"max-connections", required_argument, NULL, O_MAXC},
+		{"max-per-client", required_argument, NULL, O_PER_CLIENT},
 		{"idle-timeout", required_argument, NULL, O_IDLE},
 		{"request-timeout", required_argument, NULL, O_REQ}, {"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0},
@@ -137,7 +199,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 				goto bad;
 			o->socket_mode = (mode_t)v;
 			break;
-		case O_DNS: o->dns = optarg; break;
+		case O_DNS:
+			if (!dns_servers_ok(optarg))
+				goto bad;
+			o->dns = optarg;
+			break;
 		case O_DNS_TIMEOUT:
 			o->dns_timeout_ms = (int)number(optarg, 1, 600000);
 			if (o->dns_timeout_ms < 0)
@@ -166,6 +232,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 				goto bad;
 			o->srv.max_connections = (unsigned)v;
 			break;
+		case O_PER_CLIENT:
+			v = number(optarg, 1, 1000000);
+			if (v < 0)
+				goto bad;
+			o->srv.max_per_client = (unsigned)v;
+			break;
 		case O_IDLE:
 		case O_REQ:
 			v = number(optarg, 1, 86400);
@@ -193,7 +265,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	return 0;
 bad:
-	fprintf(stderr, "spfkit-policyd: bad option value '%s'\n", optarg);
+	fprintf(stderr, "spfkit-policyd: bad value '%s' for --%s\n", optarg, option_name(longs, ch));
 	return 2;
 }
 
@@ -224,7 +296,25 @@ static int load_config(struct options *o, struct spfkit__mta_config **cfg)
 
 /* ---- sockets ---------------------------------------------------------- */
 
-static int listen_unix(const char *path, mode_t mode)
+/*
+ * Does a server answer on this socket? A second daemon must not take the
+ * live socket of the first (clients would be split between them, and
+ * the first's socket file gone). Non-blocking: a full backlog (EAGAIN)
+ * is a live server too; ECONNREFUSED is a socket left by an earlier run.
+ */
+static int socket_answers(const struct sockaddr_un *sa)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), live;
+
+	if (fd < 0)
+		return 0;
+	live = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0 || errno == EAGAIN ||
+	       errno == EINPROGRESS;
+	close(fd);
+	return live;
+}
+
+static int listen_unix(const char *path, mode_t mode, struct spfkit__policyd_cleanup *cleanup)
 {
 	struct sockaddr_un sa;
 	struct stat st;
@@ -238,14 +328,26 @@ static int listen_unix(const char *path, mode_t mode)
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	/* a socket left by an earlier run; never remove anything else */
-	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+		if (socket_answers(&sa)) {
+			fprintf(stderr, "spfkit-policyd: another server answers on %s; not starting\n",
+				path);
+			return -1;
+		}
 		unlink(path);
+	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || chmod(path, mode) != 0 ||
 	    listen(fd, 1024) != 0) {
 		fprintf(stderr, "spfkit-policyd: unix:%s: %s\n", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
+		return -1;
+	}
+	if (spfkit__policyd_cleanup_add(cleanup, path) != 0) {
+		fprintf(stderr, "spfkit-policyd: unix:%s: cannot note it for removal\n", path);
+		close(fd);
+		unlink(path);
 		return -1;
 	}
 	return fd;
@@ -272,6 +374,9 @@ static int listen_inet(const char *spec, char *bound, size_t bsize)
 		host[hl - 2] = '\0';
 	}
 	memcpy(port, colon + 1, strlen(colon + 1) + 1);
+	/* getaddrinfo() would take 99999 and bind port 99999 mod 65536 */
+	if (!port_ok(port, 1))
+		goto bad;
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
@@ -313,7 +418,7 @@ static int open_listeners(struct options *o, struct spfkit__policyd *srv)
 
 		snprintf(bound, sizeof(bound), "%s", a);
 		if (strncmp(a, "unix:", 5) == 0)
-			fd = listen_unix(a + 5, o->socket_mode);
+			fd = listen_unix(a + 5, o->socket_mode, o->cleanup);
 		else if (strncmp(a, "inet:", 5) == 0)
 			fd = listen_inet(a + 5, bound, sizeof(bound));
 		else {
@@ -368,7 +473,7 @@ static int drop_privileges(const char *spec)
 	return 0;
 }
 
-static int write_pid_file(const char *path)
+static int write_pid_file(const char *path, struct spfkit__policyd_cleanup *cleanup)
 {
 	char line[32];
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -381,7 +486,67 @@ static int write_pid_file(const char *path)
 		return -1;
 	}
 	close(fd);
+	if (spfkit__policyd_cleanup_add(cleanup, path) != 0) {
+		fprintf(stderr, "spfkit-policyd: pid file %s: cannot note it for removal\n", path);
+		unlink(path);
+		return -1;
+	}
 	return 0;
+}
+
+/* ---- descriptors ---------------------------------------------------------- */
+
+/* Descriptors open now: the entries of /proc/self/fd (one is the listing's own), or a guess. */
+static rlim_t fds_open(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	rlim_t n = 0;
+
+	if (d == NULL)
+		return 16;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* c-ares's sockets (a UDP and a TCP one per server, at most 3 servers), with room */
+#define FD_DNS 16
+/* the configuration file on SIGHUP, syslog, the cleanup pipe, the event loop's own */
+#define FD_SPARE 8
+
+/*
+ * Each connection costs a descriptor. When the open-file limit cannot
+ * hold --max-connections beside what the daemon needs itself, accept()
+ * would fail with EMFILE, and worse, c-ares could not open a socket, so
+ * every answer would become a temperror (RFC 7208 §2.6.6) and forged
+ * mail would pass. So raise the soft limit towards the hard one, and if
+ * that is not enough, lower --max-connections and say so.
+ */
+static void fit_fd_limit(struct options *o)
+{
+	struct rlimit rl;
+	rlim_t want = o->srv.max_connections != 0 ? o->srv.max_connections
+						   : SPFKIT_POLICYD_MAX_CONNECTIONS;
+	rlim_t reserve = fds_open() + o->n_listen + FD_DNS + FD_SPARE, need = want + reserve, cur;
+
+	if (o->n_listen == 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= need)
+		return;
+	cur = rl.rlim_cur;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
+	if (rl.rlim_cur > cur && setrlimit(RLIMIT_NOFILE, &rl) == 0)
+		cur = rl.rlim_cur;
+	if (cur >= need)
+		return;
+	o->srv.max_connections = cur > reserve ? (unsigned)(cur - reserve) : 1;
+	snprintf(o->fd_note, sizeof(o->fd_note),
+		 "--max-connections %llu lowered to %u: the open-file limit (RLIMIT_NOFILE) is %llu "
+		 "and %llu descriptors are kept for the listeners, DNS and files",
+		 (unsigned long long)want, o->srv.max_connections, (unsigned long long)cur,
+		 (unsigned long long)reserve);
 }
 
 /* ---- DNS ---------------------------------------------------------------- */
@@ -512,23 +677,28 @@ static int run(struct options *o, struct spfkit__mta_config *cfg, struct dns *d)
 		if (ev[i] != NULL)
 			event_add(ev[i], NULL);
 	}
+	if (o->fd_note[0] != '\0')
+		spfkit__policyd_log(srv, LOG_WARNING, "%s", o->fd_note);
 	if (o->n_listen > 0 ? open_listeners(o, srv) != 0 : spfkit__policyd_serve_stdio(srv, 0, 1) != 0)
 		goto out;
-	if (o->pid_file != NULL && write_pid_file(o->pid_file) != 0)
+	if (o->pid_file != NULL && write_pid_file(o->pid_file, o->cleanup) != 0)
 		goto out;
+	if (o->user != NULL && spfkit__policyd_cleanup_keeper(o->cleanup) != 0) {
+		fprintf(stderr, "spfkit-policyd: cannot fork the cleanup process: %s\n", strerror(errno));
+		goto out;
+	}
 	if (o->user != NULL && drop_privileges(o->user) != 0)
 		goto out;
 	event_base_dispatch(base);
 	rc = 0;
-	if (o->pid_file != NULL)
-		unlink(o->pid_file);
 out:
 	for (i = 0; i < 3; i++)
 		if (ev[i] != NULL)
 			event_free(ev[i]);
 	if (srv != NULL && s.grace != NULL)
 		event_free(s.grace);
-	spfkit__policyd_free(srv);
+	spfkit__policyd_free(srv); /* closes the listeners first */
+	spfkit__policyd_cleanup_run(o->cleanup);
 	if (base != NULL)
 		event_base_free(base);
 	return rc;
@@ -560,12 +730,16 @@ int main(int argc, char **argv)
 		openlog("spfkit-policyd", LOG_PID, LOG_MAIL);
 	signal(SIGPIPE, SIG_IGN);
 	memset(&d, 0, sizeof(d));
-	if (open_resolver(&o, &d) != 0) {
+	o.cleanup = spfkit__policyd_cleanup_new();
+	if (o.cleanup == NULL || open_resolver(&o, &d) != 0) {
 		spfkit__mta_config_free(cfg);
 		close_resolver(&d);
+		spfkit__policyd_cleanup_free(o.cleanup);
 		return 1;
 	}
+	fit_fd_limit(&o);
 	rc = run(&o, cfg, &d);
 	close_resolver(&d);
+	spfkit__policyd_cleanup_free(o.cleanup);
 	return rc;
 }

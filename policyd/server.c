@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -52,6 +53,95 @@ void spfkit__policyd_log(struct spfkit__policyd *srv, int prio, const char *fmt,
 	va_end(ap);
 }
 
+
+/*
+ * 1 when a repeatable warning is due (then *held says how many were
+ * held back since the last one); 0 when it is to be held back. A flood
+ * (descriptors gone, one address reconnecting) must not become a flood
+ * of log lines.
+ */
+static int ratelog_due(struct ratelog *r, unsigned long *held)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (r->last != 0 && now.tv_sec - r->last < SPFKIT_POLICYD_LOG_INTERVAL) {
+		r->held++;
+		return 0;
+	}
+	*held = r->held;
+	r->held = 0;
+	r->last = now.tv_sec > 0 ? now.tv_sec : 1;
+	return 1;
+}
+
+/* ---- accepting ------------------------------------------------------------ */
+
+static void accept_set(struct spfkit__policyd *srv, int on)
+{
+	size_t i;
+
+	if (srv->accepting == on)
+		return;
+	for (i = 0; i < srv->n_listeners; i++) {
+		if (on)
+			evconnlistener_enable(srv->listeners[i]);
+		else
+			evconnlistener_disable(srv->listeners[i]);
+	}
+	srv->accepting = on;
+}
+
+/*
+ * Accept again unless draining, full, or pausing after accept() ran out
+ * of descriptors. While the listeners are off, new clients wait in the
+ * kernel's backlog instead of being accepted and closed in a loop.
+ */
+static void accept_resume(struct spfkit__policyd *srv)
+{
+	if (srv->draining || srv->n_conns >= srv->opts.max_connections ||
+	    evtimer_pending(srv->accept_pause, NULL))
+		return;
+	accept_set(srv, 1);
+}
+
+static void on_accept_pause_end(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	accept_resume(arg);
+}
+
+/*
+ * accept() failed for a reason that will not go away by retrying at
+ * once (EMFILE, ENFILE, ENOBUFS): libevent would retry it in a busy loop
+ * and log each failure. Stop accepting for a while, or until one of our
+ * connections closes and gives a descriptor back.
+ */
+static void on_accept_error(struct evconnlistener *l, void *arg)
+{
+	struct spfkit__policyd *srv = arg;
+	int err = EVUTIL_SOCKET_ERROR();
+	struct timeval pause = {0, SPFKIT_POLICYD_ACCEPT_PAUSE_MS * 1000};
+	unsigned long held;
+
+	(void)l;
+	accept_set(srv, 0);
+	evtimer_add(srv->accept_pause, &pause);
+	if (ratelog_due(&srv->log_accept, &held))
+		spfkit__policyd_log(srv, LOG_ERR,
+				    "accept: %s with %zu connections open; not accepting for %d ms "
+				    "or until one closes (%lu more like this held back)",
+				    evutil_socket_error_to_string(err), srv->n_conns,
+				    SPFKIT_POLICYD_ACCEPT_PAUSE_MS, held);
+}
+
+/* A connection went: its descriptor is free again. */
+static void accept_on_close(struct spfkit__policyd *srv)
+{
+	evtimer_del(srv->accept_pause);
+	accept_resume(srv);
+}
 
 /* ---- generations -------------------------------------------------------- */
 
@@ -98,7 +188,18 @@ static void set_timeouts(struct conn *c)
 	struct timeval idle = {c->srv->opts.idle_timeout, 0};
 	struct timeval req = {c->srv->opts.request_timeout, 0};
 	struct timeval wr = {SPFKIT_POLICYD_WRITE_TIMEOUT, 0};
-	const struct timeval *rd = c->job != NULL ? NULL : has_partial(c) ? &req : &idle;
+	int reading = c->job == NULL && has_partial(c);
+	const struct timeval *rd = c->job != NULL || reading ? NULL : &idle;
+
+	/*
+	 * A begun request has a deadline from its first byte: a read timeout
+	 * restarts on every byte, so one byte a second would hold the slot
+	 * for ever.
+	 */
+	if (!reading)
+		evtimer_del(c->deadline);
+	else if (!evtimer_pending(c->deadline, NULL))
+		evtimer_add(c->deadline, &req);
 
 	if (c->in == c->out) {
 		bufferevent_set_timeouts(c->in, rd, &wr);
@@ -142,7 +243,9 @@ static void conn_close(struct conn *c)
 	if (c->out != c->in)
 		bufferevent_free(c->out);
 	bufferevent_free(c->in);
+	event_free(c->deadline);
 	spfkit__free(NULL, c);
+	accept_on_close(srv);
 	/* spawn mode: the one client is gone, so is the service */
 	if (srv->n_listeners == 0 && srv->conns == NULL)
 		event_base_loopexit(srv->base, NULL);
@@ -249,23 +352,32 @@ static void on_write(struct bufferevent *bev, void *arg)
 		spfkit__policyd_conn_process(c);
 }
 
-static void on_event(struct bufferevent *bev, short what, void *arg)
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
 	size_t pending = evbuffer_get_length(bufferevent_get_input(c->in));
 
+	(void)fd;
+	(void)what;
+	spfkit__policyd_log(c->srv, LOG_WARNING,
+			    "%s: request not finished within %d s (%zu bytes: \"%s\"); "
+			    "disconnecting without reply",
+			    c->peer, c->srv->opts.request_timeout, pending,
+			    ESC((const char *)evbuffer_pullup(bufferevent_get_input(c->in), -1),
+				pending));
+	conn_close(c);
+}
+
+static void on_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+
 	(void)bev;
 	if (what & BEV_EVENT_TIMEOUT) {
+		/* a read timeout is only set between requests: see set_timeouts() */
 		if (what & BEV_EVENT_WRITING)
 			spfkit__policyd_log(c->srv, LOG_WARNING,
 					    "%s: client does not read its answers; disconnecting", c->peer);
-		else if (c->req.scanned > 0 || pending > 0)
-			spfkit__policyd_log(c->srv, LOG_WARNING,
-					    "%s: request not finished within %d s (%zu bytes: \"%s\"); "
-					    "disconnecting without reply",
-					    c->peer, c->srv->opts.request_timeout, pending,
-					    ESC((const char *)evbuffer_pullup(bufferevent_get_input(c->in), -1),
-						pending));
 		else if (spfkit__policyd_debug_level(c->srv) >= 2)
 			spfkit__policyd_log(c->srv, LOG_INFO, "%s: idle, closing", c->peer);
 		conn_close(c);
@@ -288,12 +400,21 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 }
 
 static struct conn *conn_new(struct spfkit__policyd *srv, struct bufferevent *in,
-			     struct bufferevent *out, const char *peer)
+			     struct bufferevent *out, const char *peer, const struct spfkit_ip *addr)
 {
 	struct conn *c = spfkit__zalloc(NULL, sizeof(*c));
 
 	if (c == NULL)
 		return NULL;
+	c->deadline = evtimer_new(srv->base, on_deadline, c);
+	if (c->deadline == NULL) {
+		spfkit__free(NULL, c);
+		return NULL;
+	}
+	if (addr != NULL) {
+		c->has_addr = 1;
+		c->addr = *addr;
+	}
 	c->srv = srv;
 	c->in = in;
 	c->out = out;
@@ -313,6 +434,57 @@ static struct conn *conn_new(struct spfkit__policyd *srv, struct bufferevent *in
 	srv->n_conns++;
 	set_timeouts(c);
 	return c;
+}
+
+/* The address of a TCP client; 0 for a UNIX one (no address). */
+static int peer_addr(const struct sockaddr *sa, struct spfkit_ip *ip)
+{
+	memset(ip, 0, sizeof(*ip));
+	if (sa->sa_family == AF_INET) {
+		ip->family = 4;
+		memcpy(ip->addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		return 1;
+	}
+	if (sa->sa_family == AF_INET6) {
+		ip->family = 6;
+		memcpy(ip->addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+		return 1;
+	}
+	return 0;
+}
+
+static size_t conns_from(const struct spfkit__policyd *srv, const struct spfkit_ip *ip)
+{
+	const struct conn *c;
+	size_t n = 0;
+
+	for (c = srv->conns; c != NULL; c = c->next)
+		if (c->has_addr && c->addr.family == ip->family &&
+		    memcmp(c->addr.addr, ip->addr, sizeof(ip->addr)) == 0)
+			n++;
+	return n;
+}
+
+/*
+ * One address may not take every slot (--max-per-client). UNIX clients
+ * have no address and are not counted: every Postfix smtpd comes over
+ * the one socket.
+ */
+static int over_per_client(struct spfkit__policyd *srv, const struct spfkit_ip *ip,
+			   const char *peer)
+{
+	size_t n = conns_from(srv, ip);
+	unsigned long held;
+	char text[64];
+
+	if (n < srv->opts.max_per_client)
+		return 0;
+	if (ratelog_due(&srv->log_per_client, &held))
+		spfkit__policyd_log(srv, LOG_WARNING,
+				    "%s: %zu connections from %s already (--max-per-client); closing "
+				    "(%lu more like this held back)",
+				    peer, n, spfkit_ip_format(ip, text, sizeof(text)), held);
+	return 1;
 }
 
 static void peer_name(const struct sockaddr *sa, int fd, const char *label, char *out, size_t size)
@@ -337,14 +509,16 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 {
 	struct spfkit__policyd *srv = arg;
 	struct bufferevent *bev;
+	struct spfkit_ip ip;
+	int has_addr = peer_addr(sa, &ip);
+	unsigned long held;
 	char peer[96];
 
 	(void)l;
 	(void)salen;
 	peer_name(sa, (int)fd, "client", peer, sizeof(peer));
-	if (srv->draining || srv->n_conns >= srv->opts.max_connections) {
-		spfkit__policyd_log(srv, LOG_WARNING, "%s: %s; closing", peer,
-				    srv->draining ? "shutting down" : "too many connections");
+	if (srv->draining || srv->n_conns >= srv->opts.max_connections ||
+	    (has_addr && over_per_client(srv, &ip, peer))) {
 		evutil_closesocket(fd);
 		return;
 	}
@@ -353,8 +527,18 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		evutil_closesocket(fd);
 		return;
 	}
-	if (conn_new(srv, bev, bev, peer) == NULL)
+	if (conn_new(srv, bev, bev, peer, has_addr ? &ip : NULL) == NULL) {
 		bufferevent_free(bev);
+		return;
+	}
+	if (srv->n_conns < srv->opts.max_connections)
+		return;
+	/* full: the next clients wait in the backlog until one of these closes */
+	accept_set(srv, 0);
+	if (ratelog_due(&srv->log_full, &held))
+		spfkit__policyd_log(srv, LOG_WARNING,
+				    "%zu connections (--max-connections): not accepting until one closes "
+				    "(%lu more like this held back)", srv->n_conns, held);
 }
 
 /* ---- the server ------------------------------------------------------------ */
@@ -383,6 +567,7 @@ int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_op
 		return SPFKIT_ENOMEM;
 	srv->base = base;
 	srv->opts = *opts;
+	srv->accepting = 1; /* listeners start enabled */
 	if (srv->opts.max_connections == 0)
 		srv->opts.max_connections = SPFKIT_POLICYD_MAX_CONNECTIONS;
 	if (srv->opts.idle_timeout <= 0)
@@ -391,16 +576,22 @@ int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_op
 		srv->opts.request_timeout = SPFKIT_POLICYD_REQUEST_TIMEOUT;
 	if (srv->opts.cache_max == 0)
 		srv->opts.cache_max = SPFKIT_POLICYD_CACHE_MAX;
+	if (srv->opts.max_per_client == 0)
+		srv->opts.max_per_client =
+			srv->opts.max_connections >= 4 ? srv->opts.max_connections / 4 : 1;
 	if (opts->receiver != NULL)
 		snprintf(srv->receiver, sizeof(srv->receiver), "%s", opts->receiver);
 	else if (gethostname(srv->receiver, sizeof(srv->receiver) - 1) != 0)
 		snprintf(srv->receiver, sizeof(srv->receiver), "unknown");
 	srv->resolver = cache != NULL ? cache : r;
 	srv->gen = gen_new(srv, cfg);
-	if (srv->gen == NULL || dns_attach(srv, r, cache) != 0) {
+	srv->accept_pause = evtimer_new(base, on_accept_pause_end, srv);
+	if (srv->gen == NULL || srv->accept_pause == NULL || dns_attach(srv, r, cache) != 0) {
 		if (srv->gen != NULL)
 			srv->gen->cfg = NULL; /* the caller keeps cfg on failure */
 		spfkit__policyd_gen_put(srv->gen);
+		if (srv->accept_pause != NULL)
+			event_free(srv->accept_pause);
 		spfkit__free(NULL, srv);
 		return SPFKIT_ENOMEM;
 	}
@@ -419,7 +610,10 @@ int spfkit__policyd_listen_fd(struct spfkit__policyd *srv, int fd, const char *l
 	l = evconnlistener_new(srv->base, on_accept, srv, LEV_OPT_CLOSE_ON_FREE, -1, fd);
 	if (l == NULL)
 		return SPFKIT_ENOMEM;
+	evconnlistener_set_error_cb(l, on_accept_error);
 	srv->listeners[srv->n_listeners++] = l;
+	if (!srv->accepting)
+		evconnlistener_disable(l); /* paused; accept_resume() turns all on */
 	return 0;
 }
 
@@ -431,7 +625,7 @@ int spfkit__policyd_serve_stdio(struct spfkit__policyd *srv, int in_fd, int out_
 	evutil_make_socket_nonblocking(out_fd);
 	in = bufferevent_socket_new(srv->base, in_fd, 0);
 	out = in_fd == out_fd ? in : bufferevent_socket_new(srv->base, out_fd, 0);
-	if (in == NULL || out == NULL || conn_new(srv, in, out, "stdin") == NULL) {
+	if (in == NULL || out == NULL || conn_new(srv, in, out, "stdin", NULL) == NULL) {
 		if (out != NULL && out != in)
 			bufferevent_free(out);
 		if (in != NULL)
@@ -478,11 +672,9 @@ int spfkit__policyd_reload(struct spfkit__policyd *srv)
 void spfkit__policyd_drain(struct spfkit__policyd *srv)
 {
 	struct conn *c, *next;
-	size_t i;
 
 	srv->draining = 1;
-	for (i = 0; i < srv->n_listeners; i++)
-		evconnlistener_disable(srv->listeners[i]);
+	accept_set(srv, 0);
 	for (c = srv->conns; c != NULL; c = next) {
 		next = c->next;
 		if (c->job == NULL && c->req.scanned == 0 &&
@@ -502,6 +694,7 @@ void spfkit__policyd_free(struct spfkit__policyd *srv)
 		conn_close(srv->conns);
 	for (i = 0; i < srv->n_listeners; i++)
 		evconnlistener_free(srv->listeners[i]);
+	event_free(srv->accept_pause);
 	spfkit__policyd_cache_free(srv);
 	spfkit_event_detach(srv->dnsloop);
 	spfkit__policyd_gen_put(srv->gen);

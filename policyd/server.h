@@ -26,8 +26,10 @@ struct spfkit__policyd_opts {
 	const char *receiver;     /* this host for headers and %{r}; NULL: gethostname() */
 	int log_stderr;           /* 1: stderr; 0: syslog (LOG_MAIL) */
 	unsigned max_connections; /* 0: SPFKIT_POLICYD_MAX_CONNECTIONS */
+	unsigned max_per_client;  /* TCP connections per client address; 0: max_connections / 4 */
 	int idle_timeout;         /* s between requests; 0: SPFKIT_POLICYD_IDLE_TIMEOUT */
-	int request_timeout;      /* s for a begun request to end; 0: SPFKIT_POLICYD_REQUEST_TIMEOUT */
+	int request_timeout;      /* s from a request's first byte to its end (a deadline, not
+				     reset by each byte); 0: SPFKIT_POLICYD_REQUEST_TIMEOUT */
 	size_t cache_max;         /* instance cache entries; 0: SPFKIT_POLICYD_CACHE_MAX */
 };
 
@@ -37,6 +39,10 @@ struct spfkit__policyd_opts {
 #define SPFKIT_POLICYD_REQUEST_TIMEOUT 30
 #define SPFKIT_POLICYD_WRITE_TIMEOUT 30
 #define SPFKIT_POLICYD_CACHE_MAX 8192u
+/* accept() out of descriptors: stop accepting that long, or until a connection closes. */
+#define SPFKIT_POLICYD_ACCEPT_PAUSE_MS 250
+/* A warning a flood can repeat is said at most once per this many seconds. */
+#define SPFKIT_POLICYD_LOG_INTERVAL 10
 /* Replies waiting for a client that does not read, before we stop reading it. */
 #define SPFKIT_POLICYD_OUTPUT_MAX 16384u
 

@@ -9,6 +9,7 @@ daemon listens on 127.0.0.1 port 0 (it reports the port it got) and on a
 UNIX socket in a private temporary directory, removed at the end.
 """
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -48,7 +49,7 @@ def request(helo="mx.example.com", sender="alice@example.com", ip="192.0.2.10",
 
 
 class Daemon:
-    def __init__(self, conf="", args=(), dns=None):
+    def __init__(self, conf="", args=(), dns=None, nofile=None):
         self.dir = tempfile.mkdtemp(prefix="spfkit-policyd-test-")
         self.zone = os.path.join(self.dir, "zone")
         self.conf = os.path.join(self.dir, "policyd-spf.conf")
@@ -65,8 +66,11 @@ class Daemon:
         env = dict(os.environ)
         # under ASan, freed memory sits in quarantine: keep it small so RSS means something
         env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=4"
+        # nofile: RLIMIT_NOFILE (soft and hard) of the daemon, for the fd-exhaustion tests
+        limit = (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))) \
+            if nofile else None
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                     env=env)
+                                     env=env, preexec_fn=limit)
         self.lines = []
         self.lock = threading.Lock()
         self.reader = threading.Thread(target=self._read_log, daemon=True)
@@ -104,6 +108,24 @@ class Daemon:
             s = socket.create_connection(("127.0.0.1", self.port))
         s.settimeout(5)
         return s
+
+    def connect_from(self, src):
+        """A TCP client from another loopback address (all of 127/8 is local)."""
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.bind((src, 0))
+        s.connect(("127.0.0.1", self.port))
+        s.settimeout(5)
+        return s
+
+    def cpu_seconds(self):
+        """utime + stime of the daemon (/proc/PID/stat fields 14 and 15)."""
+        with open("/proc/%d/stat" % self.proc.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def log_count(self):
+        with self.lock:
+            return len(self.lines)
 
     def rss_kb(self):
         with open("/proc/%d/status" % self.proc.pid) as f:

@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""spfkit-policyd at its limits (issue 7, items 1, 3 and 7): running out of
+file descriptors, slow clients, one address taking every slot, a second
+daemon on the same socket, cleanup after --user, option checking, long
+configuration lines.
+
+Usage: test_daemon_limits.py /path/to/spfkit-policyd
+
+Loopback only; DNS from a zone file. Each test starts its own daemon.
+"""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_daemon import (BIN, Daemon, ask, expect, expect_closed_without_reply,  # noqa: E402
+                         request)
+
+
+def still_open(s, wait=0.3):
+    """True if the daemon has neither closed s nor written to it."""
+    s.settimeout(wait)
+    try:
+        return s.recv(1) != b""
+    except socket.timeout:
+        return True
+    except OSError:
+        return False
+
+
+def test_fd_limit_does_not_spin():
+    """Item 1: 80 idle clients at RLIMIT_NOFILE 64: no busy loop, no log flood,
+    correct answers again once the idle ones are gone."""
+    d = Daemon(nofile=64)
+    idle = []
+    try:
+        for i in range(80):
+            try:
+                # one address each, so the per-address limit plays no part
+                idle.append(d.connect_from("127.0.1.%d" % (i + 1)))
+            except OSError:
+                break
+        time.sleep(0.3)
+        lines0, cpu0, t0 = d.log_count(), d.cpu_seconds(), time.time()
+        time.sleep(2.0)
+        cpu = d.cpu_seconds() - cpu0
+        wall = time.time() - t0
+        lines = d.log_count() - lines0
+        print("  fd limit: %.2f s CPU in %.2f s, %d log lines" % (cpu, wall, lines))
+        assert cpu < 0.3 * wall, "daemon busy: %.2f s CPU in %.2f s" % (cpu, wall)
+        assert lines < 20, "%d log lines in %.1f s:\n%s" % (lines, wall, "\n".join(d.lines[-5:]))
+        for s in idle:
+            s.close()
+        idle = []
+        time.sleep(0.2)
+        with d.connect() as s:
+            expect(ask(s, request()), "Received-SPF: pass")
+            expect(ask(s, request(sender="bob@exp.example")), "550 5.7.23")
+        d.wait_log("max-connections")  # the clamp to the file limit is said
+    finally:
+        for s in idle:
+            s.close()
+        assert d.stop() == 0
+
+
+def test_request_timeout_is_a_deadline():
+    """Item 3: one byte every 0.2 s does not keep a request open past
+    --request-timeout (1 s here)."""
+    d = Daemon()
+    try:
+        with d.connect() as good:
+            slow = d.connect()
+            data = request()
+            t0 = time.time()
+            closed = False
+            for b in data[:40]:
+                try:
+                    slow.sendall(bytes([b]))
+                except OSError:
+                    closed = True
+                    break
+                if not still_open(slow, 0.2):
+                    closed = True
+                    break
+            took = time.time() - t0
+            slow.close()
+            assert closed and took < 3, "slow client still served after %.1f s" % took
+            d.wait_log("request not finished within 1 s")
+            expect(ask(good, request()), "Received-SPF: pass")
+    finally:
+        assert d.stop() == 0
+
+
+def test_per_address_limit():
+    """Item 3: one address gets at most --max-per-client slots (10 of 40
+    here); other addresses and UNIX clients are still served."""
+    d = Daemon(args=("--max-connections", "40", "--max-per-client", "10"))
+    mine = []
+    try:
+        for _ in range(15):
+            mine.append(d.connect_from("127.0.0.5"))
+        time.sleep(0.3)
+        open_ = [s for s in mine if still_open(s, 0.05)]
+        assert len(open_) == 10, "%d connections kept from one address, want 10" % len(open_)
+        d.wait_log("connections from 127.0.0.5")
+        with d.connect_from("127.0.0.6") as s:
+            expect(ask(s, request()), "Received-SPF: pass")
+        unix = [d.connect(unix=True) for _ in range(12)]
+        for s in unix:
+            expect(ask(s, request(sender="bob@exp.example")), "550 5.7.23")
+            s.close()
+    finally:
+        for s in mine:
+            s.close()
+        assert d.stop() == 0
+
+
+def test_per_address_limit_has_a_default():
+    """Item 3: without the option, a quarter of --max-connections."""
+    d = Daemon(args=("--max-connections", "8"))
+    mine = []
+    try:
+        for _ in range(5):
+            mine.append(d.connect_from("127.0.0.7"))
+        time.sleep(0.3)
+        n = len([s for s in mine if still_open(s, 0.05)])
+        assert n == 2, "%d connections kept from one address, want 2" % n
+        with d.connect(unix=True) as s:
+            expect(ask(s, request()), "Received-SPF: pass")
+    finally:
+        for s in mine:
+            s.close()
+        assert d.stop() == 0
+
+
+EMPTY_DIR = tempfile.mkdtemp(prefix="spfkit-policyd-limits-")
+EMPTY = os.path.join(EMPTY_DIR, "empty")  # an empty configuration and zone
+open(EMPTY, "w").close()
+
+
+def run_bin(args, timeout=10):
+    p = subprocess.run([BIN] + list(args), capture_output=True, timeout=timeout,
+                       stdin=subprocess.DEVNULL)
+    return p.returncode, p.stderr.decode(errors="replace")
+
+
+def test_second_daemon_on_live_socket_refused():
+    """Item 7: the live socket and PID file stay with the first daemon."""
+    d = Daemon()
+    try:
+        with open(d.pid_file) as f:
+            pid_before = f.read()
+        rc, err = run_bin(["--zone", d.zone, "--log", "stderr", "--listen", "unix:" + d.sock,
+                           "--pid-file", d.pid_file, "-c", d.conf])
+        assert rc != 0, "second daemon started: %r" % err
+        expect(err, "answers on " + d.sock)
+        with open(d.pid_file) as f:
+            assert f.read() == pid_before, "pid file overwritten"
+        with d.connect(unix=True) as s:
+            expect(ask(s, request()), "Received-SPF: pass")
+    finally:
+        assert d.stop() == 0
+
+
+def test_stale_socket_replaced():
+    """Item 7: a socket nobody answers on is an old run's; it is replaced."""
+    tmp = tempfile.mkdtemp(prefix="spfkit-policyd-stale-")
+    try:
+        path = os.path.join(tmp, "policy.sock")
+        old = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old.bind(path)
+        old.close()  # the file stays, nobody listens
+        p = subprocess.Popen([BIN, "--zone", EMPTY, "--log", "stderr",
+                              "--listen", "unix:" + path, "-c", EMPTY],
+                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        try:
+            deadline = time.time() + 5
+            ok = False
+            while time.time() < deadline and not ok:
+                try:
+                    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                        s.connect(path)
+                        ok = True
+                except OSError:
+                    time.sleep(0.05)
+            assert ok, "daemon does not answer on the stale path"
+        finally:
+            p.terminate()
+            p.wait(10)
+        assert not os.path.exists(path), "socket left behind at exit"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_user_leaves_nothing_behind():
+    """Item 7: with --user, the PID file and the socket go at exit too."""
+    if os.geteuid() != 0:
+        raise AssertionError("needs root (--user)")
+    d = Daemon(args=("--user", "nobody"))
+    sock, pid_file = d.sock, d.pid_file
+    keep = d.dir
+    d.dir = tempfile.mkdtemp(prefix="spfkit-policyd-unused-")  # stop() removes this one
+    try:
+        with d.connect(unix=True) as s:
+            expect(ask(s, request()), "Received-SPF: pass")
+        assert d.stop() == 0
+        deadline = time.time() + 3
+        while time.time() < deadline and (os.path.exists(sock) or os.path.exists(pid_file)):
+            time.sleep(0.05)
+        assert not os.path.exists(pid_file), "pid file left behind"
+        assert not os.path.exists(sock), "socket left behind"
+    finally:
+        shutil.rmtree(keep, ignore_errors=True)
+
+
+def test_ports_over_65535_refused():
+    """Item 7: no silent wrap-around of a port number."""
+    rc, err = run_bin(["--zone", EMPTY, "--listen", "inet:127.0.0.1:99999", "-c",
+                       EMPTY], timeout=5)
+    assert rc != 0, "inet:127.0.0.1:99999 accepted"
+    expect(err, "99999")
+    rc, err = run_bin(["--dns", "127.0.0.1:99999", "--check-config", "-c", EMPTY])
+    assert rc != 0, "--dns 127.0.0.1:99999 accepted"
+    expect(err, "--dns")
+    rc, err = run_bin(["--dns", "[::1]:53,127.0.0.1:5353", "--check-config", "-c", EMPTY])
+    assert rc == 0, err
+
+
+def test_bad_value_names_the_option():
+    rc, err = run_bin(["--dns-timeout", "-1", "--check-config", "-c", EMPTY])
+    assert rc == 2, rc
+    expect(err, "--dns-timeout")
+    expect(err, "'-1'")
+
+
+def test_long_whitelist_line_accepted():
+    """Item 7: a Whitelist of 2,000 networks on one line, as policyd-spf takes."""
+    tmp = tempfile.mkdtemp(prefix="spfkit-policyd-long-")
+    try:
+        conf = os.path.join(tmp, "policyd-spf.conf")
+        nets = ",".join("10.%d.%d.0/24" % (i // 256, i % 256) for i in range(2000))
+        with open(conf, "w") as f:
+            f.write("debugLevel = 1\nWhitelist = %s\n" % nets)
+        rc, err = run_bin(["--check-config", "-c", conf])
+        assert rc == 0, err
+        # past the file cap: the message names the file and a line
+        with open(conf, "w") as f:
+            f.write("debugLevel = 1\n" + ("# %s\n" % ("x" * 1000)) * 1100)
+        rc, err = run_bin(["--check-config", "-c", conf])
+        assert rc != 0
+        expect(err, conf + ":")
+        expect(err, "larger than")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    passed = failed = 0
+    only = sys.argv[2:]
+    for name, t in sorted(globals().items()):
+        if not name.startswith("test_") or (only and name not in only):
+            continue
+        try:
+            t()
+            passed += 1
+            print("ok   %s" % name)
+        except Exception as e:  # report every failure, keep going
+            failed += 1
+            print("FAIL %s: %s" % (name, e))
+    shutil.rmtree(EMPTY_DIR, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
