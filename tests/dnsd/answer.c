@@ -14,14 +14,14 @@
 static const char soa_mname[] = "dnsd.invalid";
 static const char soa_rname[] = "hostmaster.dnsd.invalid";
 
-static unsigned reply_flags(const struct dnsd_wire_msg *q, unsigned rcode)
+unsigned dnsd__reply_flags(const struct dnsd_wire_msg *q, unsigned rcode)
 {
 	return DNSD_F_QR | DNSD_F_AA | DNSD_F_RA | (q->h.flags & (DNSD_F_RD | DNSD_F_OPCODE)) |
 	       (rcode & DNSD_F_RCODE);
 }
 
-static int put_head(struct spfkit__buf *b, const struct dnsd_wire_msg *q, unsigned flags,
-		    unsigned an, unsigned ns)
+int dnsd__put_head(struct spfkit__buf *b, const struct dnsd_wire_msg *q, unsigned flags,
+		   unsigned an, unsigned ns)
 {
 	struct dnsd_wire_hdr h = { q->h.id, (uint16_t)flags, (uint16_t)(q->has_question ? 1 : 0),
 				   (uint16_t)an, (uint16_t)ns, (uint16_t)(q->has_opt ? 1 : 0) };
@@ -48,7 +48,7 @@ static int put_opt(struct spfkit__buf *b, const struct dnsd_wire_msg *q, unsigne
 int dnsd__reply_empty(struct spfkit__buf *b, const struct dnsd_wire_msg *q, unsigned rcode,
 		      unsigned extra_flags)
 {
-	put_head(b, q, reply_flags(q, rcode) | extra_flags, 0, 0);
+	dnsd__put_head(b, q, dnsd__reply_flags(q, rcode) | extra_flags, 0, 0);
 	return put_opt(b, q, rcode);
 }
 
@@ -86,7 +86,8 @@ static int put_soa(struct spfkit__buf *b, const struct dnsd_wire_msg *q, uint32_
 }
 
 /* RDATA of one record, from the zone's form (include/spfkit/resolver.h). */
-static int put_rdata(struct spfkit__buf *b, const struct spfkit_dns_rr *rr)
+static int put_rdata(struct spfkit__buf *b, const struct spfkit_dns_rr *rr,
+		     enum dnsd_action action)
 {
 	switch (rr->type) {
 	case SPFKIT_RR_A:
@@ -102,13 +103,14 @@ static int put_rdata(struct spfkit__buf *b, const struct spfkit_dns_rr *rr)
 		return dnsd_wire_put_name(b, (const char *)rr->data, rr->len);
 	case SPFKIT_RR_TXT:
 	case SPFKIT_RR_SPF:
-		return dnsd_wire_put_txt(b, rr->data, rr->len);
+		return dnsd__put_txt(b, rr->data, rr->len, action);
 	default:
 		return spfkit__buf_append(b, rr->data, rr->len);
 	}
 }
 
-static int put_records(struct spfkit__buf *b, const struct spfkit_dns_answer *a)
+static int put_records(struct spfkit__buf *b, const struct spfkit_dns_answer *a,
+		       enum dnsd_action action)
 {
 	size_t i, rdlen_off;
 	int rc;
@@ -117,7 +119,7 @@ static int put_records(struct spfkit__buf *b, const struct spfkit_dns_answer *a)
 		const struct spfkit_dns_rr *rr = &a->rrs[i];
 
 		dnsd_wire_rr_begin(b, DNSD_WIRE_HDR, rr->type, DNSD_CLASS_IN, rr->ttl, &rdlen_off);
-		rc = put_rdata(b, rr);
+		rc = put_rdata(b, rr, action);
 		if (rc == 0)
 			rc = dnsd_wire_rr_end(b, rdlen_off);
 		if (rc != 0)
@@ -128,7 +130,7 @@ static int put_records(struct spfkit__buf *b, const struct spfkit_dns_answer *a)
 
 /* The whole answer for a zone outcome other than TEMPFAIL. */
 static int encode_zone_answer(struct spfkit__buf *b, const struct dnsd_wire_msg *q,
-			      const struct spfkit_dns_answer *a, uint32_t neg_ttl)
+			      const struct spfkit_dns_answer *a, const struct dnsd_reply_in *in)
 {
 	int positive = a->status == SPFKIT_DNS_OK && a->count > 0;
 	unsigned rcode = a->status == SPFKIT_DNS_NXDOMAIN ? DNSD_RCODE_NXDOMAIN : DNSD_RCODE_NOERROR;
@@ -136,8 +138,9 @@ static int encode_zone_answer(struct spfkit__buf *b, const struct dnsd_wire_msg 
 
 	if (a->count > 0xffff)
 		return SPFKIT_E2BIG;
-	put_head(b, q, reply_flags(q, rcode), positive ? (unsigned)a->count : 0, positive ? 0 : 1);
-	rc = positive ? put_records(b, a) : put_soa(b, q, neg_ttl);
+	dnsd__put_head(b, q, dnsd__reply_flags(q, rcode), positive ? (unsigned)a->count : 0,
+		       positive ? 0 : 1);
+	rc = positive ? put_records(b, a, in->action) : put_soa(b, q, in->neg_ttl);
 	if (rc != 0)
 		return rc;
 	return put_opt(b, q, rcode);
@@ -155,8 +158,8 @@ static int udp_limit(const struct dnsd_wire_msg *q)
  * (the zone says "timeout") or a negative error for the caller to turn
  * into SERVFAIL.
  */
-static int zone_reply(struct spfkit__buf *b, const struct dnsd_reply_in *in,
-		      const struct dnsd_wire_msg *q)
+int dnsd__zone_reply(struct spfkit__buf *b, const struct dnsd_reply_in *in,
+		     const struct dnsd_wire_msg *q)
 {
 	struct spfkit_dns_answer a;
 	int rc;
@@ -171,7 +174,7 @@ static int zone_reply(struct spfkit__buf *b, const struct dnsd_reply_in *in,
 	}
 	if (a.status == SPFKIT_DNS_TEMPFAIL)
 		return DNSD_SILENT;
-	rc = encode_zone_answer(b, q, &a, in->neg_ttl);
+	rc = encode_zone_answer(b, q, &a, in);
 	if (rc == SPFKIT_E2BIG && !in->tcp)
 		return DNSD_TRUNC; /* over 64 KiB: TC=1, and TCP will say SERVFAIL */
 	if (rc != 0)
@@ -188,7 +191,7 @@ static void mal_loop(struct spfkit__buf *b, const struct dnsd_wire_msg *q)
 {
 	size_t self;
 
-	put_head(b, q, reply_flags(q, 0), 1, 0);
+	dnsd__put_head(b, q, dnsd__reply_flags(q, 0), 1, 0);
 	self = b->len;
 	dnsd_wire_put16(b, 0xc000u | (unsigned)(self & 0x3fff));
 	dnsd_wire_put16(b, SPFKIT_RR_A);
@@ -203,7 +206,7 @@ static void mal_past_end(struct spfkit__buf *b, const struct dnsd_wire_msg *q)
 {
 	size_t rdlen_off;
 
-	put_head(b, q, reply_flags(q, 0), 1, 0);
+	dnsd__put_head(b, q, dnsd__reply_flags(q, 0), 1, 0);
 	dnsd_wire_rr_begin(b, DNSD_WIRE_HDR, SPFKIT_RR_A, DNSD_CLASS_IN, 300, &rdlen_off);
 	dnsd_wire_put32(b, 0xc0000201u);
 	if (!b->err)
@@ -215,7 +218,7 @@ static void mal_short(struct spfkit__buf *b, const struct dnsd_wire_msg *q)
 {
 	spfkit__buf_reset(b);
 	dnsd_wire_put16(b, q->h.id);
-	dnsd_wire_put16(b, reply_flags(q, 0));
+	dnsd_wire_put16(b, dnsd__reply_flags(q, 0));
 	dnsd_wire_put16(b, 1);
 	dnsd_wire_put8(b, 0);
 }
@@ -256,7 +259,7 @@ static int mal_reply(struct spfkit__buf *b, const struct dnsd_reply_in *in)
 		mal_garbage(b, in->q);
 		break;
 	case DNSD_MAL_BAD_ID:
-		rc = zone_reply(b, in, in->q);
+		rc = dnsd__zone_reply(b, in, in->q);
 		if (rc == DNSD_SEND)
 			dnsd_wire_set16(b, 0, in->q->h.id ^ 0xffffu);
 		return rc;
@@ -264,7 +267,7 @@ static int mal_reply(struct spfkit__buf *b, const struct dnsd_reply_in *in)
 		other = *in->q;
 		if (dnsd_wire_name_from_text(wrong, sizeof(wrong) - 1, other.qwire, &other.qwire_len))
 			return SPFKIT_EINVAL;
-		return zone_reply(b, in, &other);
+		return dnsd__zone_reply(b, in, &other);
 	}
 	return b->err ? b->err : DNSD_SEND;
 }
@@ -283,13 +286,13 @@ static int build_reply(struct spfkit__buf *b, const struct dnsd_reply_in *in)
 	case DNSD_TRUNCATE:
 		if (!in->tcp)
 			return DNSD_TRUNC;
-		rc = zone_reply(b, in, q);
+		rc = dnsd__zone_reply(b, in, q);
 		break;
 	case DNSD_ANSWER:
-		rc = zone_reply(b, in, q);
+		rc = dnsd__zone_reply(b, in, q);
 		break;
 	default:
-		rc = mal_reply(b, in);
+		rc = in->action >= DNSD_TXT_NO_STRINGS ? dnsd__hostile(b, in) : mal_reply(b, in);
 		break;
 	}
 	return rc;

@@ -250,6 +250,7 @@ int dnsd_start(const struct dnsd_options *opt, const struct spfkit_zone *zone, s
 	d->delay_ms = opt->delay_ms;
 	d->tcp_idle_ms = opt->tcp_idle_ms ? opt->tcp_idle_ms : DNSD_DEFAULT_TCP_IDLE_MS;
 	d->neg_ttl = opt->neg_ttl ? opt->neg_ttl : DNSD_DEFAULT_NEG_TTL;
+	d->seed = opt->seed;
 	spfkit__buf_init(&d->resp, d->alloc, DNSD_WIRE_MAX);
 	pthread_mutex_init(&d->mu, NULL);
 	rc = setup(d, opt);
@@ -341,7 +342,7 @@ int dnsd_fault(struct dnsd *d, const char *name, uint16_t type, enum dnsd_action
 	struct dnsd_rule *r;
 	int err = 0;
 
-	if (d == NULL || name == NULL || (unsigned)action > DNSD_MAL_WRONG_QUESTION)
+	if (d == NULL || name == NULL || (unsigned)action > DNSD_ACTION_LAST)
 		return SPFKIT_EINVAL;
 	pthread_mutex_lock(&d->mu);
 	r = rule_get(d, name, type, &err);
@@ -377,6 +378,13 @@ void dnsd_set_delay(struct dnsd *d, unsigned delay_ms)
 	pthread_mutex_unlock(&d->mu);
 }
 
+void dnsd_set_seed(struct dnsd *d, uint32_t seed)
+{
+	pthread_mutex_lock(&d->mu);
+	d->seed = seed;
+	pthread_mutex_unlock(&d->mu);
+}
+
 void dnsd_clear_faults(struct dnsd *d)
 {
 	pthread_mutex_lock(&d->mu);
@@ -387,6 +395,8 @@ void dnsd_clear_faults(struct dnsd *d)
 static const char *const action_names[] = {
 	"answer", "timeout", "servfail", "truncate", "loop",
 	"past-end", "short", "bad-id", "garbage", "wrong-question",
+	"txt-no-strings", "empty-strings", "cname-loop", "cname-chain", "ptr-forward",
+	"ptr-loop2", "ptr-beyond", "truncate-always", "cut", "corrupt",
 };
 
 const char *dnsd_action_name(enum dnsd_action a)

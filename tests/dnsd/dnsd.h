@@ -3,7 +3,10 @@
  *
  * It answers from a struct spfkit_zone over UDP and TCP on 127.0.0.0/8 or
  * ::1 only, and misbehaves on request: per-answer delays, no answer,
- * SERVFAIL, forced truncation, malformed packets. It counts what it
+ * SERVFAIL, forced truncation, malformed packets, and the hostile
+ * answers of issue 7 (a TXT with no strings, empty strings, CNAME loops,
+ * compression tricks, a datagram cut short, seeded random corruption:
+ * enum dnsd_action, hostile.c). It counts what it
  * receives so a test can tell how many queries an evaluation made and,
  * from the receive times, how many sequential round trips it took.
  *
@@ -23,7 +26,9 @@
  *    (CNAME chains the zone followed are collapsed onto the question).
  *    The zone is asked for the raw text of the name (label bytes as
  *    they are, joined by dots), so "a b.example" finds "a b.example".
- *    TXT/SPF data is cut into strings of at most 255 bytes.
+ *    TXT/SPF data is cut into strings of at most 255 bytes; empty data
+ *    is one empty string, as TXT "" in a master file (the zone cannot
+ *    tell it from a TXT with no strings: DNSD_TXT_NO_STRINGS sends that).
  *  - NODATA: NOERROR, no answers; NXDOMAIN: rcode 3; both with an SOA in
  *    the authority section whose MINIMUM and TTL are the negative TTL
  *    (RFC 2308 §3), owned by the last two labels of the question.
@@ -75,6 +80,7 @@ struct dnsd_options {
 	unsigned delay_ms;     /* delay every answer (dnsd_set_delay) */
 	unsigned tcp_idle_ms;  /* close a TCP connection idle this long; 0: default */
 	uint32_t neg_ttl;      /* SOA TTL and MINIMUM in negative answers; 0: default */
+	uint32_t seed;         /* for DNSD_MAL_CORRUPT (dnsd_set_seed) */
 	const struct spfkit_allocator *alloc; /* NULL: libc */
 };
 
@@ -114,7 +120,21 @@ enum dnsd_action {
 	DNSD_MAL_BAD_ID,        /* a correct answer under another message id */
 	DNSD_MAL_GARBAGE,       /* the right id, then 62 bytes of noise */
 	DNSD_MAL_WRONG_QUESTION,/* a correct answer for "wrong-question.invalid" */
+	/* Hostile answers (hostile.c), issue 7: what other servers and
+	 * broken middleboxes really send, and what an attacker could. */
+	DNSD_TXT_NO_STRINGS,    /* the zone's answer; an empty TXT/SPF goes as RDLENGTH 0 */
+	DNSD_TXT_EMPTY_STRINGS, /* the zone's answer; TXT/SPF with "" around every string */
+	DNSD_MAL_CNAME_LOOP,    /* name CNAME loop.dnsd.invalid, and that CNAME back */
+	DNSD_MAL_CNAME_CHAIN,   /* a chain of DNSD_CNAME_CHAIN CNAMEs, then the A records */
+	DNSD_MAL_PTR_FORWARD,   /* an A record whose owner points forward to a later name */
+	DNSD_MAL_PTR_LOOP2,     /* two owner names pointing at each other */
+	DNSD_MAL_PTR_BEYOND,    /* an owner pointing past the end of the message */
+	DNSD_MAL_TC_ALWAYS,     /* TC=1 and no records, over TCP too */
+	DNSD_MAL_CUT,           /* over UDP the zone's answer cut inside its last record, TC=0 */
+	DNSD_MAL_CORRUPT,       /* the zone's answer with bytes changed; see dnsd_set_seed */
 };
+#define DNSD_ACTION_LAST DNSD_MAL_CORRUPT
+#define DNSD_CNAME_CHAIN 20u /* links of DNSD_MAL_CNAME_CHAIN: over any client's cap */
 
 /*
  * Rules match the question name ignoring ASCII case and a final dot,
@@ -132,11 +152,23 @@ int dnsd_fault_delay(struct dnsd *d, const char *name, uint16_t type, unsigned d
 void dnsd_set_delay(struct dnsd *d, unsigned delay_ms);
 /* Remove every rule (the global delay stays). */
 void dnsd_clear_faults(struct dnsd *d);
+/*
+ * DNSD_MAL_CORRUPT changes 1 to 8 bytes of the answer after its id and
+ * outside its question (so clients do not just drop it), and one time
+ * in four cuts it short. What changes depends only on the seed and the
+ * question (name bytes as asked, type), never on the query id or on
+ * the order of queries: the same seed gives the same bytes, over UDP
+ * and TCP alike.
+ */
+void dnsd_set_seed(struct dnsd *d, uint32_t seed);
 
 /*
  * Names for the command line: "answer", "timeout", "servfail",
  * "truncate", "loop", "past-end", "short", "bad-id", "garbage",
- * "wrong-question". Parsing ignores case; SPFKIT_EINVAL if unknown.
+ * "wrong-question", "txt-no-strings", "empty-strings", "cname-loop",
+ * "cname-chain", "ptr-forward", "ptr-loop2", "ptr-beyond",
+ * "truncate-always", "cut", "corrupt". Parsing ignores case;
+ * SPFKIT_EINVAL if unknown.
  */
 const char *dnsd_action_name(enum dnsd_action a);
 int dnsd_action_parse(const char *s, size_t len, enum dnsd_action *out);

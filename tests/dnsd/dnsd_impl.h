@@ -21,6 +21,7 @@ struct dnsd_reply_in {
 	enum dnsd_action action;
 	int tcp;
 	uint32_t neg_ttl;
+	uint32_t seed; /* for DNSD_MAL_CORRUPT */
 };
 
 /*
@@ -32,6 +33,26 @@ int dnsd__respond(struct spfkit__buf *b, const struct dnsd_reply_in *in);
 /* Header, question and OPT of q with this rcode; FORMERR and friends. */
 int dnsd__reply_empty(struct spfkit__buf *b, const struct dnsd_wire_msg *q, unsigned rcode,
 		      unsigned extra_flags);
+/* Flags of a response to q: QR, AA, RA, RD and opcode copied, rcode. */
+unsigned dnsd__reply_flags(const struct dnsd_wire_msg *q, unsigned rcode);
+/* Start a response: header with these flags and counts, then q's question. */
+int dnsd__put_head(struct spfkit__buf *b, const struct dnsd_wire_msg *q, unsigned flags,
+		   unsigned an, unsigned ns);
+/*
+ * The zone's answer to in->q, its question written as q's. DNSD_SEND,
+ * DNSD_TRUNC (too big for UDP), DNSD_SILENT (the zone says timeout), or
+ * a negative error.
+ */
+int dnsd__zone_reply(struct spfkit__buf *b, const struct dnsd_reply_in *in,
+		     const struct dnsd_wire_msg *q);
+
+/* ---- hostile.c: the answers from DNSD_TXT_NO_STRINGS on -------------- */
+
+/* TXT/SPF RDATA as `action` has it sent (see enum dnsd_action). */
+int dnsd__put_txt(struct spfkit__buf *b, const unsigned char *data, size_t len,
+		  enum dnsd_action action);
+/* The response for a hostile action; returns as dnsd__respond(). */
+int dnsd__hostile(struct spfkit__buf *b, const struct dnsd_reply_in *in);
 
 /* ---- dnsd.c: state shared with the serving thread, under mu ---------- */
 
@@ -99,6 +120,7 @@ struct dnsd {
 	char addr[48];
 	unsigned tcp_idle_ms;
 	uint32_t neg_ttl;
+	uint32_t seed; /* under mu */
 	pthread_t thread;
 	int thread_started;
 

@@ -39,6 +39,9 @@ static void usage(FILE *f)
 	      "  --truncate NAME[/TYPE]   answer NAME over UDP with TC=1 only\n"
 	      "  --malformed NAME[/TYPE]:KIND\n"
 	      "                           KIND: loop past-end short bad-id garbage wrong-question\n"
+	      "                           txt-no-strings empty-strings cname-loop cname-chain\n"
+	      "                           ptr-forward ptr-loop2 ptr-beyond truncate-always cut corrupt\n"
+	      "  --seed N                 what `corrupt` changes (default 0)\n"
 	      "  --tcp-idle-ms N          close idle TCP connections after N ms (default 2000)\n"
 	      "  --neg-ttl N              TTL and SOA minimum of negative answers (default 300)\n"
 	      "Prints \"listening on ADDR:PORT\" when ready; SIGHUP reloads the zone;\n"
@@ -136,7 +139,8 @@ static int is_rule_flag(const char *f)
 static int is_number_flag(const char *f)
 {
 	return strcmp(f, "--port") == 0 || strcmp(f, "--delay-ms") == 0 ||
-	       strcmp(f, "--tcp-idle-ms") == 0 || strcmp(f, "--neg-ttl") == 0;
+	       strcmp(f, "--tcp-idle-ms") == 0 || strcmp(f, "--neg-ttl") == 0 ||
+	       strcmp(f, "--seed") == 0;
 }
 
 static int set_option(struct args *a, const char *flag, const char *val)
@@ -161,6 +165,8 @@ static int set_option(struct args *a, const char *flag, const char *val)
 		a->opt.tcp_idle_ms = (unsigned)v;
 	else if (strcmp(flag, "--neg-ttl") == 0 && parse_uint(val, 0x7fffffff, &v) == 0)
 		a->opt.neg_ttl = (uint32_t)v;
+	else if (strcmp(flag, "--seed") == 0 && parse_uint(val, 0xffffffffu, &v) == 0)
+		a->opt.seed = (uint32_t)v;
 	else if (!is_number_flag(flag))
 		return fail_usage("unknown option", flag);
 	else {

@@ -294,6 +294,7 @@ static int decide(struct dnsd *d, const unsigned char *pkt, size_t len, int tcp,
 	in.action = plan.action;
 	in.tcp = tcp;
 	in.neg_ttl = d->neg_ttl;
+	in.seed = d->seed;
 	rc = dnsd__respond(&d->resp, &in);
 	if (rc == DNSD_SILENT)
 		d->c.unanswered++;

@@ -86,6 +86,8 @@ static struct spfkit_zone *make_zone(void)
 	}
 	assert_int_equal(spfkit_zone_add_timeout(z, "tz.example", 10), 0);
 	add(z, "macro%percent  space%20url-space.example", SPFKIT_RR_TXT, spf, strlen(spf), 0);
+	add(z, "empty.example", SPFKIT_RR_TXT, "", 0, 0); /* the RFC 7208 null-text pair */
+	add(z, "empty.example", SPFKIT_RR_TXT, spf, strlen(spf), 0);
 	return z;
 }
 
@@ -876,15 +878,177 @@ static void malformed_wrong_question(void **state)
 	free(r);
 }
 
+/* ---- hostile answers (hostile.c) ---------------------------------------------- */
+
+/* RDATA bytes of answer record i. */
+static const unsigned char *rdata(const struct reply *r, size_t i, size_t *len)
+{
+	assert_int_equal(r->parse_rc, 0);
+	assert_true(i < r->m.nrr);
+	*len = r->rrs[i].rdlen;
+	return r->buf + r->rrs[i].rdoff;
+}
+
+/* TXT "" is one empty string by default; txt-no-strings sends RDLENGTH 0 instead. */
+static void hostile_txt_no_strings(void **state)
+{
+	struct fx *f = *state;
+	struct reply *r = new_reply();
+	size_t len;
+
+	assert_int_equal(ask_udp(f->port, "empty.example", SPFKIT_RR_TXT, 0, 0, r, 2000), 0);
+	assert_int_equal(r->m.h.ancount, 2);
+	assert_memory_equal(rdata(r, 0, &len), "\0", 1);
+	assert_int_equal(len, 1);
+	assert_int_equal(dnsd_fault(f->d, "empty.example", 0, DNSD_TXT_NO_STRINGS), 0);
+	assert_int_equal(ask_udp(f->port, "empty.example", SPFKIT_RR_TXT, 0, 0, r, 2000), 0);
+	assert_int_equal(r->m.h.ancount, 2);
+	(void)rdata(r, 0, &len);
+	assert_int_equal(len, 0);
+	assert_memory_equal(rdata(r, 1, &len), "\013v=spf1 -all", 12);
+	assert_int_equal(len, 12);
+	free(r);
+}
+
+static void hostile_txt_empty_strings(void **state)
+{
+	struct fx *f = *state;
+	struct reply *r = new_reply();
+	size_t len;
+
+	assert_int_equal(dnsd_fault(f->d, "txt.example", 0, DNSD_TXT_EMPTY_STRINGS), 0);
+	assert_int_equal(ask_udp(f->port, "txt.example", SPFKIT_RR_TXT, 0, 0, r, 2000), 0);
+	assert_memory_equal(rdata(r, 0, &len), "\0\013v=spf1 -all\0", 14);
+	assert_int_equal(len, 14);
+	free(r);
+}
+
+static void hostile_cname_loop_and_chain(void **state)
+{
+	struct fx *f = *state;
+	struct reply *r = new_reply();
+	char name[DNSD_WIRE_TEXT_MAX + 1];
+	size_t off, nlen;
+	const char *why = NULL;
+
+	assert_int_equal(dnsd_fault(f->d, "a.example", 0, DNSD_MAL_CNAME_LOOP), 0);
+	assert_int_equal(ask_udp(f->port, "a.example", SPFKIT_RR_A, 0, 0, r, 2000), 0);
+	want_rcode(r, DNSD_RCODE_NOERROR);
+	assert_int_equal(r->m.nrr, 2);
+	assert_string_equal(r->rrs[0].name, "a.example");
+	assert_string_equal(r->rrs[1].name, "loop.dnsd.invalid");
+	off = r->rrs[1].rdoff; /* the second CNAME points back at the question */
+	assert_int_equal(dnsd_wire_read_name(r->buf, r->len, &off, name, sizeof(name), &nlen, &why),
+			 0);
+	assert_string_equal(name, "a.example");
+	assert_int_equal(dnsd_fault(f->d, "a.example", 0, DNSD_MAL_CNAME_CHAIN), 0);
+	assert_int_equal(ask_udp(f->port, "a.example", SPFKIT_RR_A, 0, 0, r, 2000), 0);
+	want_rcode(r, DNSD_RCODE_NOERROR);
+	assert_int_equal(r->m.nrr, DNSD_CNAME_CHAIN + 1);
+	assert_int_equal(r->rrs[DNSD_CNAME_CHAIN].type, SPFKIT_RR_A);
+	assert_string_equal(r->rrs[DNSD_CNAME_CHAIN].name, "c20.dnsd.invalid");
+	free(r);
+}
+
+static void hostile_pointer_tricks(void **state)
+{
+	static const enum dnsd_action acts[] = { DNSD_MAL_PTR_FORWARD, DNSD_MAL_PTR_LOOP2,
+						 DNSD_MAL_PTR_BEYOND };
+	struct fx *f = *state;
+	struct reply *r = new_reply();
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(dnsd_fault(f->d, "a.example", 0, acts[i]), 0);
+		assert_int_equal(ask_udp(f->port, "a.example", SPFKIT_RR_A, 1, 1232, r, 2000), 0);
+		assert_int_equal(r->parse_rc, SPFKIT_ESYNTAX);
+		assert_string_equal(r->m.why, "compression pointer does not point backwards (loop)");
+		assert_string_equal(r->m.qname, "a.example");
+	}
+	free(r);
+}
+
+/* truncate-always: TC=1 even over TCP, where truncate answers. */
+static void hostile_tc_over_tcp(void **state)
+{
+	struct fx *f = *state;
+	struct reply *r = new_reply();
+
+	assert_int_equal(dnsd_fault(f->d, "a.example", 0, DNSD_MAL_TC_ALWAYS), 0);
+	assert_int_equal(ask_tcp(f->port, "a.example", SPFKIT_RR_A, r, 2000), 0);
+	want_rcode(r, DNSD_RCODE_NOERROR);
+	assert_true(r->m.h.flags & DNSD_F_TC);
+	assert_int_equal(r->m.h.ancount, 0);
+	free(r);
+}
+
+/* cut: over UDP the OPT and one byte before it are gone, TC=0; TCP gets it whole. */
+static void hostile_cut(void **state)
+{
+	struct fx *f = *state;
+	struct reply *r = new_reply();
+	size_t whole;
+
+	assert_int_equal(ask_udp(f->port, "a.example", SPFKIT_RR_A, 1, 1232, r, 2000), 0);
+	want_rcode(r, DNSD_RCODE_NOERROR);
+	whole = r->len;
+	assert_int_equal(dnsd_fault(f->d, "a.example", 0, DNSD_MAL_CUT), 0);
+	assert_int_equal(ask_udp(f->port, "a.example", SPFKIT_RR_A, 1, 1232, r, 2000), 0);
+	assert_int_equal(r->len, whole - 12);
+	assert_false(r->m.h.flags & DNSD_F_TC);
+	assert_int_equal(r->parse_rc, SPFKIT_ESYNTAX);
+	assert_int_equal(ask_tcp(f->port, "a.example", SPFKIT_RR_A, r, 2000), 0);
+	want_rcode(r, DNSD_RCODE_NOERROR);
+	free(r);
+}
+
+/* corrupt: the bytes depend on the seed and the question only; the id and question stay. */
+static void hostile_corrupt_is_seeded(void **state)
+{
+	struct fx *f = *state;
+	struct reply *r1 = new_reply(), *r2 = new_reply();
+	unsigned char q[512];
+	size_t qlen = make_query(q, 0x1234, "big.example", SPFKIT_RR_A, 0, 0);
+	int differs = 0;
+	uint32_t seed;
+
+	assert_int_equal(dnsd_fault(f->d, "big.example", 0, DNSD_MAL_CORRUPT), 0);
+	for (seed = 1; seed <= 8; seed++) {
+		dnsd_set_seed(f->d, seed);
+		assert_int_equal(ask_tcp(f->port, "big.example", SPFKIT_RR_A, r1, 2000), 0);
+		assert_int_equal(ask_tcp(f->port, "big.example", SPFKIT_RR_A, r2, 2000), 0);
+		assert_int_equal(dnsd_wire_get16(r1->buf), 0x4321); /* ask_tcp's id */
+		assert_true(r1->len >= qlen);
+		assert_memory_equal(r1->buf + 12, q + 12, qlen - 12);
+		assert_int_equal(r1->len, r2->len);
+		assert_memory_equal(r1->buf, r2->buf, r1->len);
+		dnsd_set_seed(f->d, seed + 1000);
+		assert_int_equal(ask_tcp(f->port, "big.example", SPFKIT_RR_A, r2, 2000), 0);
+		differs += r1->len != r2->len || memcmp(r1->buf, r2->buf, r1->len) != 0;
+	}
+	assert_true(differs >= 7);
+	free(r1);
+	free(r2);
+}
+
 static void action_names_round_trip(void **state)
 {
 	enum dnsd_action a = DNSD_ANSWER;
+	unsigned i;
 
 	(void)state;
 	assert_int_equal(dnsd_action_parse("Past-End", 8, &a), 0);
 	assert_int_equal(a, DNSD_MAL_PAST_END);
 	assert_string_equal(dnsd_action_name(DNSD_MAL_WRONG_QUESTION), "wrong-question");
 	assert_int_equal(dnsd_action_parse("loops", 5, &a), SPFKIT_EINVAL);
+	for (i = 0; i <= DNSD_ACTION_LAST; i++) {
+		const char *n = dnsd_action_name((enum dnsd_action)i);
+
+		assert_int_equal(dnsd_action_parse(n, strlen(n), &a), 0);
+		assert_int_equal(a, (enum dnsd_action)i);
+	}
+	assert_string_equal(dnsd_action_name(DNSD_MAL_CORRUPT), "corrupt");
+	assert_string_equal(dnsd_action_name(DNSD_ACTION_LAST + 1), "?");
 }
 
 /*
@@ -903,7 +1067,7 @@ static int check_mutated(const struct spfkit_zone *z, struct spfkit__buf *b, uns
 
 	if (dnsd_wire_parse(q, n, &m, NULL, 0) != 0 || !m.has_question)
 		return 0;
-	in = (struct dnsd_reply_in){ &m, z, acts[r % 3], (int)((r >> 4) & 1), 300 };
+	in = (struct dnsd_reply_in){ &m, z, acts[r % 3], (int)((r >> 4) & 1), 300, r };
 	rc = dnsd__respond(b, &in);
 	if (rc == DNSD_SILENT)
 		return 1;
@@ -1309,6 +1473,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(malformed_bad_id, setup, teardown),
 		cmocka_unit_test_setup_teardown(malformed_garbage, setup, teardown),
 		cmocka_unit_test_setup_teardown(malformed_wrong_question, setup, teardown),
+		cmocka_unit_test_setup_teardown(hostile_txt_no_strings, setup, teardown),
+		cmocka_unit_test_setup_teardown(hostile_txt_empty_strings, setup, teardown),
+		cmocka_unit_test_setup_teardown(hostile_cname_loop_and_chain, setup, teardown),
+		cmocka_unit_test_setup_teardown(hostile_pointer_tricks, setup, teardown),
+		cmocka_unit_test_setup_teardown(hostile_tc_over_tcp, setup, teardown),
+		cmocka_unit_test_setup_teardown(hostile_cut, setup, teardown),
+		cmocka_unit_test_setup_teardown(hostile_corrupt_is_seeded, setup, teardown),
 		cmocka_unit_test(answers_to_mutated_queries_parse),
 		cmocka_unit_test_setup_teardown(counters_count_and_reset, setup, teardown),
 		cmocka_unit_test_setup_teardown(rounds_from_receive_times, setup, teardown),

@@ -19,6 +19,9 @@ $TTL 600
 @        IN MX 10 mail
 mail     IN A 192.0.2.25
 slow     IN A 192.0.2.26
+blank    IN TXT ""
+empty    IN TXT ""
+noise    IN TXT "v=spf1 ip4:192.0.2.0/24 -all"
 """
 
 
@@ -29,10 +32,10 @@ def query(name, qtype, qid=0x2222):
     return msg + b"\0" + struct.pack(">HH", qtype, 1)
 
 
-def ask_udp(port, name, qtype, timeout=2.0):
+def ask_udp(port, name, qtype, timeout=2.0, qid=0x2222):
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.settimeout(timeout)
-        s.sendto(query(name, qtype), ("127.0.0.1", port))
+        s.sendto(query(name, qtype, qid), ("127.0.0.1", port))
         try:
             return s.recv(65535)
         except socket.timeout:
@@ -86,7 +89,9 @@ def test_serving(tmp):
     p = subprocess.Popen(
         [DNSD, "--zone", zone, "--port-file", port_file, "--pid-file", pid_file,
          "--servfail", "bad.example", "--delay", "slow.example/A:150",
-         "--malformed", "mal.example:short", "--timeout", "gone.example"],
+         "--malformed", "mal.example:short", "--timeout", "gone.example",
+         "--malformed", "empty.example/TXT:txt-no-strings",
+         "--malformed", "noise.example:corrupt", "--seed", "7"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         if not wait_file(port_file):
@@ -106,6 +111,14 @@ def test_serving(tmp):
         r = ask_udp(port, "slow.example", 1)
         check("delayed >= 150 ms", (time.monotonic() - t0) >= 0.150, True)
         check("TCP TXT answers", ancount(ask_tcp(port, "example", 16)), 1)
+        # TXT "" is one empty string (RDLENGTH 1); txt-no-strings sends RDLENGTH 0.
+        check("TXT \"\" RDATA", ask_udp(port, "blank.example", 16)[-3:], b"\0\1\0")
+        check("TXT with no strings", ask_udp(port, "empty.example", 16)[-2:], b"\0\0")
+        # corrupt: the same bytes whatever the query id, for one seed.
+        r1 = ask_udp(port, "noise.example", 16, qid=1)
+        r2 = ask_udp(port, "noise.example", 16, qid=2)
+        check("corrupt keeps the id", r1[:2], b"\0\1")
+        check("corrupt is deterministic", r1[2:], r2[2:])
 
         # SIGHUP: a new zone is served; a broken one leaves the old in place.
         with open(zone, "w") as f:
@@ -146,6 +159,7 @@ def test_usage(tmp):
         (["--zone", zone, "--listen", "0.0.0.0"], 2, "loopback only"),
         (["--zone", zone, "--listen", "192.0.2.1"], 2, "loopback only"),
         (["--zone", zone, "--port", "70000"], 2, "bad number for --port"),
+        (["--zone", zone, "--seed", "x"], 2, "bad number for --seed"),
         (["--zone", zone, "--malformed", "x.example:nope"], 2, "unknown malformed kind"),
         (["--zone", zone, "--frobnicate", "1"], 2, "unknown option"),
         (["--zone", os.path.join(tmp, "missing.zone")], 1, "missing.zone"),

@@ -47,15 +47,76 @@ static void run_case(struct spfkit_ctx *const ctx[2], struct spfkit_resolver *r,
 		n->failed++;
 }
 
+/* Is v an entry "TXT: [ ]" or "SPF: [ ]", a record with no strings at all? */
+static int no_strings(yaml_document_t *doc, yaml_node_t *v)
+{
+	yaml_node_pair_t *p;
+	yaml_node_t *k, *val;
+
+	if (v == NULL || v->type != YAML_MAPPING_NODE)
+		return 0;
+	for (p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
+		k = yaml_document_get_node(doc, p->key);
+		val = yaml_document_get_node(doc, p->value);
+		if (k == NULL || val == NULL || k->type != YAML_SCALAR_NODE ||
+		    val->type != YAML_SEQUENCE_NODE ||
+		    val->data.sequence.items.top != val->data.sequence.items.start)
+			continue;
+		if (strcmp((const char *)k->data.scalar.value, "TXT") == 0 ||
+		    strcmp((const char *)k->data.scalar.value, "SPF") == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The zone keeps a TXT as its joined text, so `[ ]` (no strings) and
+ * `""` (one empty string) look alike there; on the wire they differ
+ * (RDLENGTH 0 against one zero byte). Names holding a `[ ]` entry get
+ * dnsd's txt-no-strings rule, so they are sent as other servers send
+ * them (the null-text case, issue 7 item 2). 0, or -1 with a message.
+ */
+static int mark_no_strings(struct dnsd *d, const struct suite_scenario *sc)
+{
+	yaml_node_pair_t *p;
+	yaml_node_item_t *it;
+	yaml_node_t *name, *entries;
+
+	if (sc->zonedata == NULL || sc->zonedata->type != YAML_MAPPING_NODE)
+		return 0;
+	for (p = sc->zonedata->data.mapping.pairs.start; p < sc->zonedata->data.mapping.pairs.top;
+	     p++) {
+		name = yaml_document_get_node(sc->doc, p->key);
+		entries = yaml_document_get_node(sc->doc, p->value);
+		if (name == NULL || entries == NULL || name->type != YAML_SCALAR_NODE ||
+		    entries->type != YAML_SEQUENCE_NODE)
+			continue;
+		for (it = entries->data.sequence.items.start; it < entries->data.sequence.items.top;
+		     it++) {
+			if (!no_strings(sc->doc, yaml_document_get_node(sc->doc, *it)))
+				continue;
+			if (dnsd_fault(d, (const char *)name->data.scalar.value, 0,
+				       DNSD_TXT_NO_STRINGS) != 0) {
+				printf("FAIL scenario '%s': cannot set a dnsd rule\n", sc->description);
+				return -1;
+			}
+			break;
+		}
+	}
+	return 0;
+}
+
 static void run_scenario(struct spfkit_ctx *const ctx[2], struct spfkit_resolver *r,
 			 struct dnsd *d, const struct suite_scenario *sc, struct counts *n)
 {
 	struct spfkit_zone *zone = NULL;
 	size_t i;
 
-	if (spfkit_zone_new(NULL, &zone) != 0 || suite_fill_zone(sc, zone) != 0) {
+	if (spfkit_zone_new(NULL, &zone) != 0 || suite_fill_zone(sc, zone) != 0 ||
+	    mark_no_strings(d, sc) != 0) {
 		printf("FAIL scenario '%s': cannot build its zone\n", sc->description);
 		n->failed += (unsigned)sc->ncases;
+		dnsd_clear_faults(d);
 		spfkit_zone_free(zone);
 		return;
 	}
@@ -63,6 +124,7 @@ static void run_scenario(struct spfkit_ctx *const ctx[2], struct spfkit_resolver
 	for (i = 0; i < sc->ncases; i++)
 		run_case(ctx, r, d, sc, &sc->cases[i], n);
 	dnsd_set_zone(d, NULL);
+	dnsd_clear_faults(d);
 	spfkit_zone_free(zone);
 }
 
