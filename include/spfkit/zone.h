@@ -30,6 +30,8 @@ struct spfkit_zone;
 #define SPFKIT_ZONE_MAX_FILE (256u << 20) /* spfkit_zone_load_file() reads at most this */
 #define SPFKIT_ZONE_MAX_CNAME 8u      /* CNAMEs followed by one lookup */
 #define SPFKIT_ZONE_MAX_PENDING 65536u /* questions queued in one zone resolver */
+/* records of one type at one name: what a 64 KiB DNS message can carry, 12 octets each at least */
+#define SPFKIT_ZONE_MAX_RRSET 5461u
 #define SPFKIT_ZONE_NEGATIVE_TTL 300u /* ttl of NODATA and NXDOMAIN answers */
 #define SPFKIT_ZONE_DEFAULT_TTL 3600u /* loader: before any $TTL or explicit TTL */
 

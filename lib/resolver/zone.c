@@ -375,9 +375,13 @@ static int set_reserve(const struct spfkit_allocator *a, struct zset *set, const
 
 	if (set->count < set->cap)
 		return 0;
-	if (set->cap >= UINT32_MAX / 2)
-		return fail_why(why, "too many records at one name", SPFKIT_E2BIG);
+	/* also bounds set_merge_duplicate()'s scan of the set */
+	if (set->cap >= SPFKIT_ZONE_MAX_RRSET)
+		return fail_why(why, "more records of one type at one name than a DNS message can carry",
+				SPFKIT_E2BIG);
 	cap = set->cap ? set->cap * 2 : 2;
+	if (cap > SPFKIT_ZONE_MAX_RRSET)
+		cap = SPFKIT_ZONE_MAX_RRSET;
 	rrs = spfkit__realloc(a, set->rrs, (size_t)cap * sizeof(*rrs));
 	if (rrs == NULL)
 		return SPFKIT_ENOMEM;
@@ -409,7 +413,7 @@ static int rdata_eq(uint16_t type, const struct spfkit_dns_rr *rr, const void *d
  * permerror (RFC 7208 §4.5). A TTL that differs does not make another
  * record; §5.2 has the smallest one used. 1 when data is already in the
  * set (then its TTL is merged), 0 when it is new. A linear scan: a set
- * holds what one DNS answer can carry, a few thousand records at most.
+ * holds at most SPFKIT_ZONE_MAX_RRSET records (set_reserve()).
  */
 static int set_merge_duplicate(struct zset *set, uint16_t type, uint32_t ttl, const void *data,
 			       size_t len, uint16_t pref)

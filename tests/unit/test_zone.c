@@ -654,6 +654,34 @@ static void add_caps_text_at_65535_bytes(void **state)
 	spfkit_zone_free(z);
 }
 
+/* One RRset holds what one DNS message can carry; this also bounds the duplicate scan. */
+static void add_caps_records_per_set(void **state)
+{
+	struct spfkit_zone *z = zone_new();
+	unsigned char ip[4] = { 10, 0, 0, 0 };
+	struct spfkit_dns_answer a;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < SPFKIT_ZONE_MAX_RRSET; i++) {
+		ip[1] = (unsigned char)(i >> 16);
+		ip[2] = (unsigned char)(i >> 8);
+		ip[3] = (unsigned char)i;
+		add(z, "big.example", SPFKIT_RR_A, 60, ip, 4, 0);
+	}
+	ip[1] = 0xff;
+	assert_int_equal(spfkit_zone_add(z, "big.example", 11, SPFKIT_RR_A, 60, ip, 4, 0),
+			 SPFKIT_E2BIG);
+	/* a duplicate of a record already there is still taken (and dropped) */
+	ip[1] = ip[2] = ip[3] = 0;
+	assert_int_equal(spfkit_zone_add(z, "big.example", 11, SPFKIT_RR_A, 60, ip, 4, 0), 0);
+	/* another type at the same name has its own room */
+	add(z, "big.example", SPFKIT_RR_TXT, 60, "v=spf1 -all", 11, 0);
+	a = look(z, "big.example", SPFKIT_RR_A);
+	assert_int_equal(a.count, SPFKIT_ZONE_MAX_RRSET);
+	spfkit_zone_free(z);
+}
+
 static void many_names_all_found(void **state)
 {
 	struct spfkit_zone *z = zone_new();
@@ -1076,6 +1104,7 @@ int main(void)
 		cmocka_unit_test(add_drops_exact_duplicates),
 		cmocka_unit_test(add_checks_data_length_per_type),
 		cmocka_unit_test(add_caps_text_at_65535_bytes),
+		cmocka_unit_test(add_caps_records_per_set),
 		cmocka_unit_test(many_names_all_found),
 		cmocka_unit_test(allocation_failure_changes_nothing),
 		cmocka_unit_test(resolver_delivers_in_wait_in_order),
