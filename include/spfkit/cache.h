@@ -76,6 +76,7 @@ struct spfkit_cache_stats {
 	size_t max_bytes;
 };
 
+/* cache NULL: all zeros; out NULL: nothing. */
 void spfkit_cache_stats(struct spfkit_cache *cache, struct spfkit_cache_stats *out);
 
 /*

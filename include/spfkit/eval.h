@@ -15,6 +15,21 @@
  * The evaluator keeps no clock and touches no socket: the caller gives
  * the time for %{t} and the receiver name for %{r}; the same inputs and
  * answers always give the same result and the same trace.
+ *
+ * Lifetimes: a context must outlive every evaluation made from it (free
+ * the evaluations first, then the context); a result, and every string
+ * it points to, lives until its evaluation is freed; a question's name
+ * until that question is answered. Nothing else is borrowed: requests,
+ * configurations and answers are copied as needed during the call.
+ *
+ * Out of memory is never an SPF result. spfkit_eval_new(),
+ * spfkit_eval_step(), spfkit_eval_answer() and spfkit_check() return
+ * SPFKIT_ENOMEM, and the evaluation stays as it was before the call: an
+ * answer that could not be kept leaves its question open (hand it in
+ * again), and spfkit_eval_step() may be called again. What to tell the
+ * SMTP client then is the caller's choice (a temporary failure, as for
+ * temperror, is the usual one). A result is always the one RFC 7208
+ * gives for the answers handed in.
  */
 #ifndef SPFKIT_EVAL_H
 #define SPFKIT_EVAL_H
@@ -46,7 +61,8 @@ enum spfkit_result_code {
 
 /* "none", "neutral", "pass", "fail", "softfail", "temperror", "permerror". */
 const char *spfkit_result_name(enum spfkit_result_code code);
-/* Inverse of spfkit_result_name (case-insensitive); -1 when unknown. */
+/* Inverse of spfkit_result_name (case-insensitive); -1 when unknown
+ * (name NULL, or len bytes that are no result name, a NUL among them). */
 int spfkit_result_from_name(const char *name, size_t len);
 
 /* Which identity is checked (§2.3, §2.4). */
@@ -74,9 +90,14 @@ struct spfkit_ip {
 	unsigned char addr[16];
 };
 
-/* Parse a textual IPv4 or IPv6 address. 0, or SPFKIT_EINVAL. */
+/* Parse a textual IPv4 or IPv6 address of len bytes. 0, or SPFKIT_EINVAL
+ * (text or out NULL, not an address, or a NUL byte among the len). */
 int spfkit_ip_parse(const char *text, size_t len, struct spfkit_ip *out);
-/* Write the address in its usual text form; returns buf. size >= 46. */
+/* Room for the longest text spfkit_ip_format() writes, with its NUL. */
+#define SPFKIT_IP_TEXT_MAX 46u
+/* Write the address in its usual text form (cut to fit a size below
+ * SPFKIT_IP_TEXT_MAX); returns buf. NULL (and buf set to "" when it has
+ * room) for ip or buf NULL, or a family other than 4 and 6. */
 const char *spfkit_ip_format(const struct spfkit_ip *ip, char *buf, size_t size);
 
 /* ---- tracing: what `spfkit check --trace` prints -------------------- */
@@ -146,15 +167,21 @@ struct spfkit_config {
 
 #define SPFKIT_TIME_BUDGET_MS 20000u
 
-/* Used when no record gives a usable "exp" (§6.2); a macro-string. */
+/* Used when no record gives a usable "exp" (§6.2); a macro-string.
+ * %{c}, not %{i}: §7.3 makes c the readable form of the client address
+ * for explanations, so an IPv6 client shows as "2001:db8::1" rather than
+ * as 32 dotted nibbles. */
 #define SPFKIT_DEFAULT_EXPLANATION \
-	"%{o} does not designate %{i} as permitted sender"
+	"%{o} does not designate %{c} as permitted sender"
 
 struct spfkit_ctx;
 
-/* Copies what it needs from cfg. 0, SPFKIT_ENOMEM, SPFKIT_EINVAL (a
- * default explanation that is not a valid macro-string). */
+/* Copies what it needs from cfg (NULL: all defaults). 0, SPFKIT_ENOMEM,
+ * SPFKIT_EINVAL (out NULL, or a default explanation that is not a valid
+ * macro-string). The context is read-only after this call: threads may
+ * share it. It must outlive every evaluation made from it. */
 SPFKIT_MUSTCHECK int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out);
+/* After every evaluation of the context was freed. NULL: no-op. */
 void spfkit_ctx_free(struct spfkit_ctx *ctx);
 
 /* ---- one evaluation ------------------------------------------------- */
@@ -211,15 +238,24 @@ struct spfkit_question {
 
 struct spfkit_eval;
 
-/* Copies the request. 0, SPFKIT_ENOMEM, SPFKIT_EINVAL. */
+/* Copies the request; ctx is kept (it must outlive the evaluation).
+ * 0, SPFKIT_ENOMEM, SPFKIT_EINVAL (ctx, req or out NULL, a family other
+ * than 4 and 6, a NULL string with a length, a sender or HELO longer
+ * than 4096 bytes or with a NUL among its len bytes). */
 SPFKIT_MUSTCHECK int spfkit_eval_new(const struct spfkit_ctx *ctx, const struct spfkit_request *req,
 				     struct spfkit_eval **out);
-/* Returns an enum spfkit_step value, or a negative error (SPFKIT_ENOMEM). */
+/* Returns an enum spfkit_step value, or a negative error: SPFKIT_ENOMEM
+ * (see above; the call may be repeated), SPFKIT_EINVAL (ev or q NULL). */
 int spfkit_eval_step(struct spfkit_eval *ev, struct spfkit_question *q);
 /* Hand in the answer to question `id`; the answer is copied as needed.
- * 0, SPFKIT_ENOTFOUND (no such outstanding id), SPFKIT_ENOMEM. */
+ * 0, SPFKIT_ENOTFOUND (no such outstanding id), SPFKIT_ENOMEM (the
+ * answer was not kept; the question stays open), SPFKIT_EINVAL (ev or
+ * answer NULL; an OK answer with a count but no records, a record with
+ * NULL data and a length, or sizes whose copy would overflow: checked
+ * before anything is read, the question stays open). */
 int spfkit_eval_answer(struct spfkit_eval *ev, uint32_t id, const struct spfkit_dns_answer *answer);
-/* NULL until spfkit_eval_step() has returned SPFKIT_STEP_DONE. Owned by ev. */
+/* NULL until spfkit_eval_step() has returned SPFKIT_STEP_DONE (or ev is
+ * NULL). Owned by ev: valid until spfkit_eval_free(ev). */
 const struct spfkit_result *spfkit_eval_result(const struct spfkit_eval *ev);
 void spfkit_eval_free(struct spfkit_eval *ev);
 
@@ -227,6 +263,8 @@ void spfkit_eval_free(struct spfkit_eval *ev);
  * Blocking convenience: evaluate `req` with `resolver` (its wait() is
  * used), store the finished evaluation in *out for the caller to read
  * with spfkit_eval_result() and free with spfkit_eval_free().
+ * 0, SPFKIT_EINVAL, SPFKIT_ENOMEM (then *out is NULL), or the resolver's
+ * error. ctx must outlive *out.
  */
 SPFKIT_MUSTCHECK int spfkit_check(const struct spfkit_ctx *ctx, struct spfkit_resolver *resolver,
 				  const struct spfkit_request *req, struct spfkit_eval **out);

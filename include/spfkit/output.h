@@ -63,7 +63,8 @@ struct spfkit_smtp_reply {
 };
 
 /* Fills *out for fail (550 5.7.23), permerror (550 5.7.24), temperror
- * (451 4.7.24); code 0 for the other results. */
+ * (451 4.7.24); code 0 for the other results and for res NULL. out NULL:
+ * nothing is done. */
 void spfkit_smtp_reply_for(const struct spfkit_result *res, struct spfkit_smtp_reply *out);
 
 /* "550 5.7.23 <explanation or a default text>" on one line; control

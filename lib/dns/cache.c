@@ -389,6 +389,12 @@ size_t spfkit__cache_longest_chain(struct spfkit_cache *c)
 
 void spfkit_cache_stats(struct spfkit_cache *c, struct spfkit_cache_stats *out)
 {
+	if (out == NULL)
+		return;
+	if (c == NULL) {
+		memset(out, 0, sizeof(*out));
+		return;
+	}
 	pthread_mutex_lock(&c->mu);
 	*out = c->st;
 	pthread_mutex_unlock(&c->mu);

@@ -14,6 +14,9 @@ int spfkit_ip_parse(const char *text, size_t len, struct spfkit_ip *out)
 
 	if (text == NULL || out == NULL || len == 0 || len >= sizeof(tmp))
 		return SPFKIT_EINVAL;
+	/* inet_pton() stops at a NUL: "1.2.3.4\0junk" must not pass for 1.2.3.4 */
+	if (memchr(text, '\0', len) != NULL)
+		return SPFKIT_EINVAL;
 	memcpy(tmp, text, len);
 	tmp[len] = '\0';
 	memset(out, 0, sizeof(*out));
@@ -105,6 +108,11 @@ const char *spfkit_ip_format(const struct spfkit_ip *ip, char *buf, size_t size)
 	size_t n = 0;
 	int i;
 
+	if (ip == NULL || buf == NULL || (ip->family != 4 && ip->family != 6)) {
+		if (buf != NULL && size > 0)
+			buf[0] = '\0';
+		return NULL;
+	}
 	if (size == 0)
 		return buf;
 	if (ip->family == 4) {

@@ -344,6 +344,8 @@ int spfkit_format_auth_results(const struct spfkit_result *res, const char *auth
 
 void spfkit_smtp_reply_for(const struct spfkit_result *res, struct spfkit_smtp_reply *out)
 {
+	if (out == NULL)
+		return;
 	out->code = 0;
 	out->enhanced = "";
 	if (res == NULL)

@@ -173,13 +173,15 @@ static int copy_records(struct spfkit_eval *ev, struct query *q, const struct sp
 	return 0;
 }
 
-/* §4.5: of the TXT records, exactly one starting "v=spf1" counts. */
+/* §4.5: of the TXT records, exactly one starting "v=spf1" counts. May
+ * run again after SPFKIT_ENOMEM: it starts from scratch each time. */
 int spfkit__query_record(struct spfkit_eval *ev, struct query *q)
 {
 	size_t i;
 
 	if (q->rec_state != REC_UNKNOWN || q->state != Q_DONE)
 		return 0;
+	q->rec_count = 0;
 	for (i = 0; i < q->ans.count; i++) {
 		const struct spfkit_dns_rr *rr = &q->ans.rrs[i];
 
@@ -262,6 +264,25 @@ static int keep_record_only(struct spfkit_eval *ev, struct query *q,
 	return 1;
 }
 
+/*
+ * An answer from the caller, checked before any byte of it is read: a
+ * records pointer for every count, data for every length, and sizes
+ * whose copies (count records, len + 1 bytes each) cannot wrap around.
+ */
+static int answer_usable(const struct spfkit_dns_answer *a)
+{
+	size_t i;
+
+	if (a->status != SPFKIT_DNS_OK || a->count == 0)
+		return 1;
+	if (a->rrs == NULL || a->count > SIZE_MAX / sizeof(struct spfkit_dns_rr))
+		return 0;
+	for (i = 0; i < a->count; i++)
+		if ((a->rrs[i].data == NULL && a->rrs[i].len > 0) || a->rrs[i].len == SIZE_MAX)
+			return 0;
+	return 1;
+}
+
 int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfkit_dns_answer *a)
 {
 	struct query *q;
@@ -269,6 +290,8 @@ int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfki
 
 	if (id == 0 || id > ev->nqueries || ev->queries[id - 1]->state != Q_SENT)
 		return SPFKIT_ENOTFOUND;
+	if (!answer_usable(a))
+		return SPFKIT_EINVAL;
 	q = ev->queries[id - 1];
 	memset(&q->ans, 0, sizeof(q->ans));
 	q->ans.ttl = a->ttl;
@@ -286,16 +309,30 @@ int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfki
 	else if (a->status != SPFKIT_DNS_NODATA && a->status != SPFKIT_DNS_NXDOMAIN)
 		q->ans.status = SPFKIT_DNS_TEMPFAIL;
 	if (rc != 0) {
-		/* Not enough memory to keep it: the evaluation ends in temperror. */
+		/*
+		 * Out of memory is the caller's to handle, never an SPF result
+		 * (eval.h): the answer is not kept and the question stays open,
+		 * so the same answer may be handed in again. What the arena
+		 * handed out meanwhile is only given back with the evaluation.
+		 */
+		spfkit__rcache_release(ev->ctx->records, q->rce);
 		memset(&q->ans, 0, sizeof(q->ans));
-		q->ans.status = SPFKIT_DNS_TEMPFAIL;
-		q->ans.detail = "out of memory storing the answer";
+		q->rce = NULL;
+		q->rec_state = REC_UNKNOWN;
+		q->rec_count = 0;
+		q->rec_rr = NULL;
+		return rc;
 	}
 	q->state = Q_DONE;
 	ev->progress = 1;
 	if (ev->trace != NULL)
 		trace_answer(ev, id, q);
-	if (rc == 0 && ev->lookahead && !ev->done)
-		rc = spfkit__lookahead(ev, q);
-	return rc;
+	/*
+	 * Lookahead only asks early; if it runs out of memory, strict
+	 * evaluation asks the same questions when it needs them and reports
+	 * SPFKIT_ENOMEM itself then. The answer is kept either way.
+	 */
+	if (ev->lookahead && !ev->done)
+		(void)spfkit__lookahead(ev, q);
+	return 0;
 }

@@ -88,6 +88,10 @@ static int check_request(const struct spfkit_request *req)
 		return SPFKIT_EINVAL;
 	if (req->sender_len > EVAL_MAX_IDENTITY || req->helo_len > EVAL_MAX_IDENTITY)
 		return SPFKIT_EINVAL;
+	/* length-delimited: a NUL inside would cut the C strings made from them */
+	if ((req->sender_len > 0 && memchr(req->sender, '\0', req->sender_len) != NULL) ||
+	    (req->helo_len > 0 && memchr(req->helo, '\0', req->helo_len) != NULL))
+		return SPFKIT_EINVAL;
 	return 0;
 }
 

@@ -26,6 +26,8 @@ int spfkit_result_from_name(const char *name, size_t len)
 {
 	size_t i;
 
+	if (name == NULL)
+		return -1;
 	for (i = 0; i < sizeof(result_names) / sizeof(result_names[0]); i++)
 		if (spfkit__memcaseeq(name, len, result_names[i], strlen(result_names[i])))
 			return (int)i;
