@@ -25,7 +25,14 @@ struct spfkit_allocator;
 
 /* Hard caps; input past them is rejected, never truncated. */
 #define SPFKIT_RECORD_MAX_LEN 65535u /* the largest a DNS message can carry */
-#define SPFKIT_RECORD_MAX_TERMS 1024u
+/*
+ * Sized from the length, not chosen: a term takes at least one byte and
+ * its space, so no record within SPFKIT_RECORD_MAX_LEN reaches this and
+ * every record that fits in a DNS answer evaluates (as in pyspf and
+ * Mail::SPF). Memory stays bounded by the length: a parsed record takes
+ * at most about 200 bytes per term, 72 times its text at worst.
+ */
+#define SPFKIT_RECORD_MAX_TERMS ((SPFKIT_RECORD_MAX_LEN + 1u) / 2u)
 
 /* mechanism = ( all / include / a / mx / ptr / ip4 / ip6 / exists ) */
 enum spfkit_mech_kind {

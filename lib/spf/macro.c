@@ -297,14 +297,24 @@ int spfkit__macro_ends_in_expand(const struct spfkit_macro_string *ms)
  * Appends to a buffer, counting against SPFKIT_MACRO_MAX_EXPANSION. Small
  * writes (parts, dots) collect in `stage` and reach the buffer in a few
  * appends instead of one per part.
+ *
+ * A domain-spec longer than the cap is not an error: §7.3 keeps only its
+ * last 253 octets (whole labels), so when the buffer fills, the labels
+ * that can no longer be part of the result are dropped (cut_to_253 on
+ * what is there so far) and expansion goes on in the room freed. Memory
+ * stays within the cap; the work is one pass over the expansion.
  */
 struct emit {
 	struct spfkit__buf *b;
 	size_t start; /* b->len when the expansion began */
 	int err;
+	int domain;   /* SPFKIT__MACRO_DOMAIN: cut instead of failing */
+	int skip;     /* a cut fell inside a label: drop up to the next '.' */
 	size_t staged;
 	char stage[256];
 };
+
+static void cut_to_253(struct spfkit__buf *b, size_t start, int *mid_label);
 
 static void emit_flush(struct emit *e)
 {
@@ -313,13 +323,55 @@ static void emit_flush(struct emit *e)
 	e->staged = 0;
 }
 
+/* Domain-specs: what was expanded so far, cut as §7.3 would cut it. A
+ * label cut off is never part of the result, whatever follows it. */
+static void emit_compact(struct emit *e)
+{
+	int mid_label;
+
+	emit_flush(e);
+	if (e->err)
+		return;
+	cut_to_253(e->b, e->start, &mid_label);
+	if (mid_label)
+		e->skip = 1;
+}
+
 static void emit_raw(struct emit *e, const char *p, size_t n)
 {
+	const size_t chunk = SPFKIT_MACRO_MAX_EXPANSION / 2;
+	const char *dot;
 	size_t used;
 
 	if (e->err || n == 0)
 		return;
+	if (e->domain && n > chunk) { /* in pieces that fit once compacted */
+		for (; n > chunk && !e->err; p += chunk, n -= chunk)
+			emit_raw(e, p, chunk);
+		if (e->err)
+			return;
+	}
+	if (e->skip) {
+		dot = memchr(p, '.', n);
+		if (dot == NULL)
+			return;
+		e->skip = 0;
+		n -= (size_t)(dot + 1 - p);
+		p = dot + 1;
+		if (n == 0)
+			return;
+	}
 	used = e->b->len - e->start + e->staged; /* never above the cap, see below */
+	if (n > SPFKIT_MACRO_MAX_EXPANSION - used && e->domain) {
+		emit_compact(e);
+		if (e->err)
+			return;
+		if (e->skip) { /* everything so far went: start again on p */
+			emit_raw(e, p, n);
+			return;
+		}
+		used = e->b->len - e->start;
+	}
 	if (n > SPFKIT_MACRO_MAX_EXPANSION - used) {
 		e->err = SPFKIT_E2BIG;
 		return;
@@ -596,18 +648,24 @@ static int letter_value(const struct spfkit__macro_env *env, char letter, char *
 }
 
 /* §7.3: drop labels from the left until at most 253 octets remain (one
- * final dot not counted); the cut happens in place, once. */
-static void cut_to_253(struct spfkit__buf *b, size_t start)
+ * final dot not counted); the cut happens in place, once. *mid_label
+ * (may be NULL) is set when everything went and the text did not end in
+ * a dot: the last label was cut, and its rest, if more follows, too. */
+static void cut_to_253(struct spfkit__buf *b, size_t start, int *mid_label)
 {
 	char *r = b->data + start;
 	size_t n = b->len - start, name, k = 0;
 	const char *dot;
 
+	if (mid_label != NULL)
+		*mid_label = 0;
 	name = (n > 0 && r[n - 1] == '.') ? n - 1 : n;
 	while (name - k > SPFKIT_DOMAIN_MAX_LEN) {
 		dot = memchr(r + k, '.', name - k);
 		if (dot == NULL) {
 			k = n; /* one label longer than a name may be: nothing left */
+			if (mid_label != NULL)
+				*mid_label = name == n;
 			break;
 		}
 		k = (size_t)(dot - r) + 1;
@@ -635,6 +693,8 @@ int spfkit__macro_expand(const struct spfkit_macro_string *ms, const struct spfk
 	e.b = out;
 	e.start = out->len;
 	e.err = 0;
+	e.domain = use == SPFKIT__MACRO_DOMAIN;
+	e.skip = 0;
 	e.staged = 0;
 	for (i = 0; i < ms->count && !e.err; i++) {
 		p = &ms->pieces[i];
@@ -655,6 +715,6 @@ int spfkit__macro_expand(const struct spfkit_macro_string *ms, const struct spfk
 		return e.err;
 	}
 	if (use == SPFKIT__MACRO_DOMAIN && out->data != NULL)
-		cut_to_253(out, e.start);
+		cut_to_253(out, e.start, NULL);
 	return 0;
 }

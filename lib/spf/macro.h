@@ -18,7 +18,8 @@
 
 #include "core.h"
 
-/* An expansion never grows past this (bytes); beyond it: SPFKIT_E2BIG. */
+/* An expansion never grows past this (bytes): an explain-string beyond it
+ * is SPFKIT_E2BIG, a domain-spec is cut as §7.3 says (see below). */
 #define SPFKIT_MACRO_MAX_EXPANSION 8192u
 /* §7.3: a name used in a query is cut to this by dropping left labels. */
 #define SPFKIT_DOMAIN_MAX_LEN 253u
@@ -86,14 +87,17 @@ int spfkit__macro_ends_in_expand(const struct spfkit_macro_string *ms);
  * the dotted quad, or for IPv6 32 lowercase hex nibbles joined by dots;
  * %{c} the dotted quad or the RFC 5952 text; %{v} "in-addr" or "ip6".
  *
- * The cap is checked on the raw expansion: more than
- * SPFKIT_MACRO_MAX_EXPANSION bytes from this call is SPFKIT_E2BIG,
- * whatever the use. Only then does SPFKIT__MACRO_DOMAIN apply the
- * 253-octet rule of §7.3 to what this call appended: labels are dropped
- * from the left (each with its following dot) until at most 253 octets
- * remain, not counting one final dot, which is kept (the suite's
- * "domain-name-truncation" case expands to 258 octets and wants the
- * cut, not an error). A name with no dot to cut at becomes empty.
+ * SPFKIT__MACRO_DOMAIN applies the 253-octet rule of §7.3 to what this
+ * call appended: labels are dropped from the left (each with its
+ * following dot) until at most 253 octets remain, not counting one final
+ * dot, which is kept (the suite's "domain-name-truncation" case expands
+ * to 258 octets and wants the cut, not an error). A name with no dot to
+ * cut at becomes empty. However long the raw expansion, the result is
+ * that of the rule (as pyspf and Mail::SPF give it): whenever the
+ * expansion reaches SPFKIT_MACRO_MAX_EXPANSION bytes, the labels the
+ * rule would drop anyway are dropped then, so memory stays within the
+ * cap and the work is one pass. SPFKIT__MACRO_EXPLAIN has no such rule:
+ * more than SPFKIT_MACRO_MAX_EXPANSION bytes is SPFKIT_E2BIG.
  *
  * Returns 0, SPFKIT_E2BIG (our cap or out's own), SPFKIT_ENOMEM, or
  * SPFKIT_EINVAL (NULL argument, or i/c/v used with env->ip NULL). On

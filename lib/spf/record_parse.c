@@ -739,8 +739,8 @@ int spfkit_record_parse(const char *txt, size_t len, const struct spfkit_allocat
 		return SPFKIT_ESYNTAX;
 	}
 	count_terms(txt, len, &nterms, &npct);
-	if (nterms > SPFKIT_RECORD_MAX_TERMS) {
-		set_error(err, 0, "more than 1024 terms", "3.4");
+	if (nterms > SPFKIT_RECORD_MAX_TERMS) { /* unreachable within the length cap */
+		set_error(err, 0, "more terms than SPFKIT_RECORD_MAX_TERMS", "3.4");
 		return SPFKIT_E2BIG;
 	}
 	r = record_new(alloc, txt, len, nterms, npct);

@@ -266,6 +266,54 @@ static void h4_answer_misuse(void **state)
 	spfkit_eval_free(ev);
 }
 
+/* Item 6: a record of 2,000 terms (26 KiB, far below 64 KiB) evaluates,
+ * as pyspf and Mail::SPF do: pass on its last ip4. */
+static void h4_record_of_2000_terms(void **state)
+{
+	struct fixture *fx = *state;
+	enum { N = 2000 };
+	char *rec = malloc(20 * N + 64);
+	size_t n = 0, i;
+
+	assert_non_null(rec);
+	n += (size_t)sprintf(rec, "v=spf1");
+	for (i = 0; i < N - 1; i++)
+		n += (size_t)sprintf(rec + n, " ip4:10.%u.%u.0/24", (unsigned)(i / 256), (unsigned)(i % 256));
+	sprintf(rec + n, " ip4:192.0.2.77 -all");
+	txt(fx, "many.example", rec);
+	free(rec);
+	assert_result(check(fx, "192.0.2.77", "a@many.example"), SPFKIT_RESULT_PASS);
+	assert_string_equal(fx->res->mechanism, "ip4:192.0.2.77");
+	assert_result(check(fx, "192.0.2.78", "a@many.example"), SPFKIT_RESULT_FAIL);
+}
+
+/* Item 6: an exists: target of 9,012 octets is cut from the left to the
+ * last 253 (§7.3), looked up, and matches; it is not a permerror. */
+static void h4_long_expansion_is_cut(void **state)
+{
+	struct fixture *fx = *state;
+	char local[3001], sender[3100], want[254];
+	size_t i;
+
+	memcpy(local, "x1", 2);
+	for (i = 2; i < 3000; i += 2)
+		memcpy(local + i, ".y", 2);
+	local[3000] = '\0';
+	snprintf(sender, sizeof(sender), "%s@cut.example", local);
+	for (i = 0; i < 244; i += 2)
+		memcpy(want + i, "y.", 2);
+	memcpy(want + 244, "t.example", 10); /* 122 labels "y" + "t.example": 253 octets */
+	assert_int_equal(strlen(want), 253);
+	txt(fx, "cut.example", "v=spf1 exists:%{l}.%{l}.%{l}.t.example -all");
+	addr(fx, want, "127.0.0.2");
+	assert_result(check(fx, "192.0.2.1", sender), SPFKIT_RESULT_PASS);
+	/* the same through redirect= */
+	txt(fx, "redir.example", "v=spf1 redirect=%{l}.%{l}.%{l}.t.example");
+	txt(fx, want, "v=spf1 +all");
+	snprintf(sender, sizeof(sender), "%s@redir.example", local);
+	assert_result(check(fx, "192.0.2.1", sender), SPFKIT_RESULT_PASS);
+}
+
 /* Item 9: the default explanation names an IPv6 client in its readable
  * form (%{c}, RFC 5952), not as 32 dotted nibbles. */
 static void h4_default_explanation_ipv6(void **state)
@@ -666,8 +714,8 @@ static void expansion_is_bounded(void **state)
 		n += (size_t)snprintf(rec + n, sizeof(rec) - n, "%%{i}");
 	snprintf(rec + n, sizeof(rec) - n, ".example -all");
 	txt(fx, "macro.example", rec);
-	assert_result(check(fx, "2001:db8::1", "a@macro.example"), SPFKIT_RESULT_PERMERROR);
-	assert_problem_has(fx, "too long");
+	/* §7.3: cut to 253 octets from the left, looked up, no match: -all */
+	assert_result(check(fx, "2001:db8::1", "a@macro.example"), SPFKIT_RESULT_FAIL);
 }
 
 /* Non-ASCII identities are evaluated (DNS can carry the bytes), never
@@ -997,8 +1045,8 @@ static void allocation_failures(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(h4_api_misuse), T(h4_answer_misuse), T(h4_default_explanation_ipv6),
-		T(h4_answer_out_of_memory),
+		T(h4_api_misuse), T(h4_answer_misuse), T(h4_record_of_2000_terms),
+		T(h4_long_expansion_is_cut), T(h4_default_explanation_ipv6), T(h4_answer_out_of_memory),
 		T(all_and_qualifiers), T(ip4_ip6_cidr), T(a_with_dual_cidr), T(mx_hosts),
 		T(ptr_validated_names), T(exists_and_macros), T(include_results_map),
 		T(redirect_and_exp), T(identities), T(dns_term_limit), T(redirect_counts_as_term),

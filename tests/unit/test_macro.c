@@ -715,13 +715,92 @@ static void rule_253_only_on_appended_part(void **state)
 
 /* ---- bounds ---------------------------------------------------------- */
 
-/* Thousands of %{i} stop at the cap with SPFKIT_E2BIG; out is unchanged. */
+/* The §7.3 cut done the plain way, on the whole text: the offset of
+ * what remains (n when nothing does). */
+static size_t naive_cut(const char *s, size_t n)
+{
+	size_t name = (n > 0 && s[n - 1] == '.') ? n - 1 : n, k = 0;
+	const char *dot;
+
+	while (name - k > SPFKIT_DOMAIN_MAX_LEN) {
+		dot = memchr(s + k, '.', name - k);
+		if (dot == NULL)
+			return n;
+		k = (size_t)(dot - s) + 1;
+	}
+	return k;
+}
+
+/*
+ * Issue 7, item 6: a domain-spec expanding past SPFKIT_MACRO_MAX_EXPANSION
+ * is cut to its last 253 octets as §7.3 says, not refused. The bounded
+ * expansion gives what cutting the whole text would, for labels longer
+ * and shorter than a name, cuts inside and between pieces, a final dot.
+ */
+static void long_domain_is_cut_not_refused(void **state)
+{
+	static const size_t lens[] = {5000, 3000, 300, 254, 253, 100, 63};
+	static const size_t gaps[] = {0, 1, 2, 7, 63, 200, 300};
+	static const char *const seps[] = {"", ".", "-"};
+	struct spfkit__macro_env env = env_for(&ip4);
+	char *helo = test_malloc(5001), *src = test_malloc(256), *full = test_malloc(50000);
+	struct spfkit__arena ar;
+	struct spfkit_macro_string ms;
+	struct spfkit__buf b;
+	size_t li, gi, si, reps, i, n, k, cases = 0;
+
+	(void)state;
+	for (li = 0; li < sizeof(lens) / sizeof(lens[0]); li++)
+		for (gi = 0; gi < sizeof(gaps) / sizeof(gaps[0]); gi++)
+			for (si = 0; si < 3; si++)
+				for (reps = 1; reps <= 8; reps++) {
+					/* helo: letters with a dot every gaps[gi] + 1 bytes */
+					for (i = 0; i < lens[li]; i++)
+						helo[i] = gaps[gi] && i % (gaps[gi] + 1) == gaps[gi] ? '.' : (char)('a' + i % 26);
+					env.helo = helo;
+					env.helo_len = lens[li];
+					n = 0;
+					for (i = 0; i < reps; i++)
+						n += (size_t)snprintf(src + n, 256 - n, "%s%%{h}", i ? seps[si] : "");
+					snprintf(src + n, 256 - n, "%s", reps % 2 ? ".x.example" : ".x.example.");
+					/* the whole text, by hand */
+					n = 0;
+					for (i = 0; i < reps; i++) {
+						if (i) {
+							memcpy(full + n, seps[si], strlen(seps[si]));
+							n += strlen(seps[si]);
+						}
+						memcpy(full + n, helo, lens[li]);
+						n += lens[li];
+					}
+					memcpy(full + n, reps % 2 ? ".x.example" : ".x.example.", reps % 2 ? 10 : 11);
+					n += reps % 2 ? 10 : 11;
+					k = naive_cut(full, n);
+					spfkit__arena_init(&ar, &talloc, 256, 0);
+					spfkit__buf_init(&b, &talloc, SPFKIT_MACRO_MAX_EXPANSION);
+					assert_int_equal(spfkit__macro_parse(src, strlen(src), SPFKIT__MACRO_DOMAIN, &ar, &ms, NULL, NULL), 0);
+					assert_int_equal(spfkit__macro_expand(&ms, &env, SPFKIT__MACRO_DOMAIN, &b), 0);
+					if (b.len != n - k || (n > k && memcmp(b.data, full + k, n - k) != 0))
+						fail_msg("helo %zu bytes, dot gap %zu, sep '%s', %zu copies: got %zu bytes, want %zu",
+							 lens[li], gaps[gi], seps[si], reps, b.len, n - k);
+					cases++;
+					spfkit__buf_free(&b);
+					spfkit__arena_free(&ar);
+				}
+	assert_true(cases > 1000);
+	test_free(helo);
+	test_free(src);
+	test_free(full);
+}
+
+/* Thousands of %{i}: an explain-string stops at the cap with SPFKIT_E2BIG
+ * (out unchanged); a domain-spec is cut to its last 253 octets (§7.3). */
 static void thousands_of_i_hit_the_cap(void **state)
 {
 	struct spfkit__macro_env env = env_for(&ip6);
 	struct spfkit__arena ar;
-	struct spfkit_macro_string ms;
-	struct spfkit__buf b;
+	struct spfkit_macro_string ms, ms1;
+	struct spfkit__buf b, b1;
 	char *src;
 	size_t i, n = 16000;
 
@@ -738,6 +817,30 @@ static void thousands_of_i_hit_the_cap(void **state)
 
 		assert_int_equal(spfkit__macro_parse(src, 4 * n, use, &ar, &ms, NULL, NULL), 0);
 		assert_int_equal(ms.count, n);
+		if (use == SPFKIT__MACRO_DOMAIN) {
+			/* the cut depends on the last copies only: five, cut by hand */
+			char five[5 * 63 + 1], one[64];
+			size_t k, j;
+
+			assert_int_equal(spfkit__macro_parse("%{i}", 4, use, &ar, &ms1, NULL, NULL), 0);
+			spfkit__buf_init(&b1, &talloc, 64);
+			assert_int_equal(spfkit__macro_expand(&ms1, &env, use, &b1), 0);
+			assert_int_equal(b1.len, 63);
+			memcpy(one, b1.data, 64);
+			spfkit__buf_free(&b1);
+			for (j = 0; j < 5; j++)
+				memcpy(five + 63 * j, one, 63);
+			k = naive_cut(five, 5 * 63);
+			assert_int_equal(spfkit__macro_parse(src, 4 * n, use, &ar, &ms, NULL, NULL), 0);
+			assert_int_equal(spfkit__macro_expand(&ms, &env, use, &b), 0);
+			assert_memory_equal(b.data, "keep", 4);
+			assert_int_equal(b.len - 4, 5 * 63 - k);
+			assert_memory_equal(b.data + 4, five + k, 5 * 63 - k);
+			assert_true(b.cap <= 2 * SPFKIT_MACRO_MAX_EXPANSION + 64);
+			spfkit__buf_reset(&b);
+			assert_int_equal(spfkit__buf_puts(&b, "keep"), 0);
+			continue;
+		}
 		assert_int_equal(spfkit__macro_expand(&ms, &env, use, &b), SPFKIT_E2BIG);
 		assert_int_equal(b.len, 4);
 		assert_string_equal(b.data, "keep");
@@ -891,6 +994,7 @@ int main(void)
 		cmocka_unit_test(rule_253_one_huge_label_leaves_nothing),
 		cmocka_unit_test(rule_253_only_on_appended_part),
 		cmocka_unit_test(thousands_of_i_hit_the_cap),
+		cmocka_unit_test(long_domain_is_cut_not_refused),
 		cmocka_unit_test(cap_is_exact),
 		cmocka_unit_test(out_buffer_cap),
 		cmocka_unit_test(missing_ip_is_einval),
