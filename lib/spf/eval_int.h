@@ -151,6 +151,7 @@ struct spfkit_eval {
 	unsigned dns_terms;
 	unsigned void_lookups;
 	unsigned speculative; /* questions filed by lookahead */
+	unsigned speculative_terms; /* of those, for a term (not MX hosts): lookahead.c */
 	int lookahead;
 	int done;
 	struct spfkit_result result;

@@ -9,20 +9,57 @@
  * answer through need(), where void lookups are counted; an answer it
  * never reaches is never counted, never turns the result into an error,
  * and spfkit_eval_step() reports DONE without waiting for it.
+ *
+ * Bounded (issue 7): the lookup limits exist to bound the load one
+ * evaluation puts on DNS (§4.6.4, §11.1), so lookahead only asks for a
+ * term strict evaluation could still reach within them. Each time a
+ * record or an MX answer arrives, it walks the record tree from where
+ * strict evaluation stands, in strict's order, as if no mechanism that
+ * needs DNS matched:
+ *  - every DNS-querying term passed is one of the 10 (§4.6.4); the walk
+ *    stops where strict evaluation would give permerror;
+ *  - an ip4/ip6/all term that matches the client decides its record
+ *    without DNS (§4.6.2), and so does an a/mx/exists term whose answers
+ *    are in and match: nothing after it is asked; an included record
+ *    decided "pass" decides its includer the same way (§5.2);
+ *  - a record not yet in hides how many terms it holds, so the places
+ *    after it are lower bounds: terms there are still asked for (that
+ *    is what makes sibling includes travel together), but in records
+ *    entered past it only their includes are, and MX hosts wait;
+ *  - whatever the records turn out to hold, lookahead asks for at most
+ *    as many terms of its own as the limit lets strict evaluation query.
  */
 #include "domain.h"
 #include "eval_int.h"
+#include "ipaddr.h"
+
+/* Where a walked record leaves strict evaluation. */
+enum walked {
+	W_ON = 0, /* no match (or unknown yet): the includer goes on */
+	W_PASS,   /* decided "pass": an including term matches */
+	W_OTHER,  /* decided fail, softfail or neutral: the includer goes on */
+	W_END,    /* strict evaluation stops here: permerror, temperror, the limit */
+};
+
+struct walk {
+	struct spfkit_eval *ev;
+	unsigned pos;   /* DNS-querying terms strict evaluation has charged by here */
+	unsigned limit; /* the 10 of §4.6.4 */
+	int exact;      /* every record before this point is known: pos is exact */
+	int blind;      /* in a record entered while !exact: only records are asked for */
+	int rc;         /* SPFKIT_ENOMEM */
+};
 
 /* A target that needs no DNS to expand: none given (the record's own
  * domain) or a macro-free domain-spec. */
-static int literal_target(const struct spfkit_term *t, const struct query *owner,
+static int literal_target(const struct spfkit_term *t, const char *domain, size_t domain_len,
 			  const char **name, size_t *len)
 {
 	const struct spfkit_macro_string *ms = &t->domain;
 
 	if (!t->has_domain) {
-		*name = owner->name;
-		*len = owner->name_len;
+		*name = domain;
+		*len = domain_len;
 		return 1;
 	}
 	if (ms->letters != 0 || ms->count != 1 || ms->pieces[0].kind != SPFKIT_PIECE_LITERAL)
@@ -32,15 +69,45 @@ static int literal_target(const struct spfkit_term *t, const struct query *owner
 	return spfkit__domain_valid(*name, *len);
 }
 
-static int speculate(struct spfkit_eval *ev, uint16_t type, const char *name, size_t len,
-		     unsigned flags, unsigned level)
+/* The question already filed, if any (no new entry). */
+static struct query *find(const struct spfkit_eval *ev, uint16_t type, const char *name,
+			  size_t len)
 {
-	if (ev->speculative >= EVAL_MAX_SPECULATIVE)
-		return 0;
-	if (spfkit__file(ev, type, name, len, flags, level) == NULL)
-		return ev->nqueries >= EVAL_MAX_QUERIES ? 0 : SPFKIT_ENOMEM;
-	ev->speculative++;
-	return 0;
+	size_t i;
+
+	len = spfkit__domain_trim(name, len);
+	for (i = 0; i < ev->nqueries; i++) {
+		struct query *q = ev->queries[i];
+
+		if (q->type == type && spfkit__memcaseeq(q->name, q->name_len, name, len))
+			return q;
+	}
+	return NULL;
+}
+
+/*
+ * The question (filed now if new), or NULL. `term`: asked for a term
+ * itself, not an MX host: lookahead files those for at most as many
+ * terms as the limit (§4.6.4) lets strict evaluation query, whatever the
+ * records turn out to hold; past that it only reads what is filed.
+ */
+static struct query *speculate(struct walk *w, uint16_t type, const char *name, size_t len,
+			       unsigned flags, unsigned level, int term)
+{
+	struct spfkit_eval *ev = w->ev;
+	size_t before = ev->nqueries;
+	struct query *q;
+
+	if (ev->speculative >= EVAL_MAX_SPECULATIVE || (term && ev->speculative_terms >= w->limit))
+		return find(ev, type, name, len);
+	q = spfkit__file(ev, type, name, len, flags, level);
+	if (q == NULL && ev->nqueries < EVAL_MAX_QUERIES)
+		w->rc = SPFKIT_ENOMEM;
+	if (ev->nqueries > before) {
+		ev->speculative++;
+		ev->speculative_terms += term;
+	}
+	return q;
 }
 
 static uint16_t address_type(const struct spfkit_eval *ev)
@@ -48,70 +115,270 @@ static uint16_t address_type(const struct spfkit_eval *ev)
 	return ev->ip.family == 4 ? SPFKIT_RR_A : SPFKIT_RR_AAAA;
 }
 
-/* The DNS-querying terms of a record, in order, as far as the term limit reaches. */
-static int speculate_record(struct spfkit_eval *ev, const struct query *q)
+/* Does an address answer hold the client within the term's CIDR length (§5.3, §5.4)? */
+static int answer_has_client(const struct spfkit_eval *ev, const struct spfkit_term *t,
+			     const struct query *q)
 {
-	const struct spfkit_record *rec = q->rce->rec;
-	unsigned dns_terms = 0;
-	size_t i;
-	int rc = 0;
+	size_t i, want = ev->ip.family == 4 ? 4 : 16;
 
-	for (i = 0; i < rec->count && rc == 0; i++) {
-		const struct spfkit_term *t = &rec->terms[i];
-		int redirect = t->is_modifier && t->mod == SPFKIT_MOD_REDIRECT;
-		const char *name;
-		size_t len;
+	if (q->state != Q_DONE || q->ans.status != SPFKIT_DNS_OK)
+		return 0;
+	for (i = 0; i < q->ans.count; i++) {
+		const struct spfkit_dns_rr *rr = &q->ans.rrs[i];
 
-		if (t->is_modifier && !redirect)
-			continue;
-		if (!redirect && t->mech != SPFKIT_MECH_INCLUDE && t->mech != SPFKIT_MECH_A &&
-		    t->mech != SPFKIT_MECH_MX && t->mech != SPFKIT_MECH_EXISTS)
-			continue;
-		if (++dns_terms > ev->ctx->limits.dns_terms)
-			break;
-		if (!literal_target(t, q, &name, &len))
-			continue;
-		if (redirect || t->mech == SPFKIT_MECH_INCLUDE)
-			rc = speculate(ev, SPFKIT_RR_TXT, name, len, QF_RECORD, q->level + 1u);
-		else if (t->mech == SPFKIT_MECH_MX)
-			rc = speculate(ev, SPFKIT_RR_MX, name, len, QF_MX, q->level + 1u);
-		else
-			rc = speculate(ev, t->mech == SPFKIT_MECH_EXISTS ? SPFKIT_RR_A : address_type(ev),
-				       name, len, 0, q->level + 1u);
+		if (rr->len == want && spfkit__ip_match(&ev->ip, ev->ip.family, rr->data,
+							 ev->ip.family == 4 ? t->cidr4 : t->cidr6))
+			return 1;
 	}
-	return rc;
+	return 0;
 }
 
-/* The hosts of an MX answer, as many as the MX limit lets "mx" look up. */
-static int speculate_mx_hosts(struct spfkit_eval *ev, const struct query *q)
+/* The hosts of an MX answer, as many as the MX limit lets "mx" look up;
+ * 1 when one whose answer is in holds the client: then the term matches
+ * (or strict evaluation meets a failed host before it, temperror): either
+ * way it decides. */
+static int speculate_mx_hosts(struct walk *w, const struct spfkit_term *t, const struct query *mx)
 {
 	size_t i, n = 0;
-	int rc = 0;
+	int found = 0;
 
-	for (i = 0; i < q->ans.count && rc == 0 && n < ev->ctx->limits.mx_names; i++) {
-		const struct spfkit_dns_rr *rr = &q->ans.rrs[i];
+	for (i = 0; i < mx->ans.count && w->rc == 0 && n < w->ev->ctx->limits.mx_names; i++) {
+		const struct spfkit_dns_rr *rr = &mx->ans.rrs[i];
+		const struct query *q;
 
 		if (!spfkit__domain_valid((const char *)rr->data, rr->len))
 			continue;
 		n++;
-		rc = speculate(ev, address_type(ev), (const char *)rr->data, rr->len, 0,
-			       q->level + 1u);
+		q = speculate(w, address_type(w->ev), (const char *)rr->data, rr->len, 0,
+			      mx->level + 1u, 0);
+		if (q != NULL && answer_has_client(w->ev, t, q))
+			found = 1;
 	}
-	return rc;
+	return found;
+}
+
+/* ip4, ip6 and all decide without DNS: does this one match the client? */
+static int matches_without_dns(const struct spfkit_eval *ev, const struct spfkit__hot_term *h,
+			       const struct spfkit_term *t)
+{
+	switch (h->mech) {
+	case SPFKIT_MECH_ALL: return 1;
+	case SPFKIT_MECH_IP4: return ev->ip.family == 4 && ((ev->ip4 ^ h->ip4) & h->mask4) == 0;
+	case SPFKIT_MECH_IP6: return ev->ip.family == 6 && spfkit__ip_match(&ev->ip, 6, t->ip, t->cidr6);
+	default: return 0;
+	}
+}
+
+/* An a or exists term whose answer is already in: does it match (§5.3,
+ * §5.7)? Then it decides its record as strict evaluation will find. */
+static int answered_match(const struct spfkit_eval *ev, const struct spfkit_term *t,
+			  const struct query *q)
+{
+	if (t->mech == SPFKIT_MECH_EXISTS)
+		return q->state == Q_DONE && q->ans.status == SPFKIT_DNS_OK && q->ans.count > 0;
+	return answer_has_client(ev, t, q);
+}
+
+static int queries_dns(uint8_t mech)
+{
+	return mech == SPFKIT_MECH_INCLUDE || mech == SPFKIT_MECH_A || mech == SPFKIT_MECH_MX ||
+	       mech == SPFKIT_MECH_PTR || mech == SPFKIT_MECH_EXISTS;
+}
+
+/* One more DNS-querying term passed (unless strict already charged it);
+ * 0 when strict evaluation gives permerror there (§4.6.4). */
+static int charge(struct walk *w, int charged)
+{
+	if (!charged)
+		w->pos++;
+	return w->pos <= w->limit;
+}
+
+static enum walked walk_record(struct walk *w, struct query *txt, unsigned depth);
+
+/* A DNS-querying term at a place strict evaluation reaches: ask for it. */
+static enum walked walk_dns_term(struct walk *w, const struct spfkit_term *t, const char *domain,
+				 size_t domain_len, unsigned level, unsigned depth)
+{
+	const char *name;
+	size_t len;
+	struct query *q;
+	enum walked r;
+
+	if (!literal_target(t, domain, domain_len, &name, &len)) {
+		if (t->mech == SPFKIT_MECH_INCLUDE)
+			w->exact = 0; /* a record we cannot know yet */
+		return W_ON;
+	}
+	if (w->blind && t->mech != SPFKIT_MECH_INCLUDE)
+		return W_ON;
+	switch (t->mech) {
+	case SPFKIT_MECH_A:
+	case SPFKIT_MECH_EXISTS:
+		q = speculate(w, t->mech == SPFKIT_MECH_EXISTS ? SPFKIT_RR_A : address_type(w->ev),
+			      name, len, 0, level + 1u, 1);
+		if (q != NULL && answered_match(w->ev, t, q))
+			return t->qualifier == '+' ? W_PASS : W_OTHER;
+		return W_ON;
+	case SPFKIT_MECH_MX:
+		q = speculate(w, SPFKIT_RR_MX, name, len, QF_MX, level + 1u, 1);
+		if (q != NULL && q->state == Q_DONE && q->ans.status == SPFKIT_DNS_OK && w->exact &&
+		    speculate_mx_hosts(w, t, q))
+			return t->qualifier == '+' ? W_PASS : W_OTHER;
+		return W_ON;
+	case SPFKIT_MECH_INCLUDE:
+		if (depth + 1u >= EVAL_MAX_DEPTH)
+			return W_END;
+		q = speculate(w, SPFKIT_RR_TXT, name, len, QF_RECORD, level + 1u, 1);
+		if (q == NULL)
+			return W_END;
+		r = walk_record(w, q, depth + 1u);
+		/* §5.2: pass matches the include; fail, softfail, neutral do not */
+		return r == W_PASS ? (t->qualifier == '+' ? W_PASS : W_OTHER) : r == W_END ? W_END : W_ON;
+	default:
+		return W_ON; /* ptr: the client's own reverse name, asked by strict evaluation */
+	}
+}
+
+/* §6.1: no mechanism matched; the redirect's result is the record's. */
+static enum walked walk_redirect(struct walk *w, const struct spfkit_record *rec,
+				 const char *domain, size_t domain_len, int charged,
+				 unsigned level, unsigned depth)
+{
+	const struct spfkit_term *t;
+	const char *name;
+	size_t len;
+	struct query *q;
+
+	if (rec->redirect < 0)
+		return W_OTHER; /* neutral (§4.7) */
+	if (!charge(w, charged))
+		return W_END;
+	t = &rec->terms[rec->redirect];
+	if (!literal_target(t, domain, domain_len, &name, &len)) {
+		w->exact = 0;
+		return W_ON;
+	}
+	q = speculate(w, SPFKIT_RR_TXT, name, len, QF_RECORD, level + 1u, 1);
+	return q == NULL ? W_END : walk_record(w, q, depth);
+}
+
+/* The terms of a record from `first` on (`charged`: strict evaluation
+ * already counted that one), then its redirect. */
+static enum walked walk_terms(struct walk *w, const struct spfkit_record *rec,
+			      const struct spfkit__hot_term *hot, const char *domain,
+			      size_t domain_len, size_t first, int charged, unsigned level,
+			      unsigned depth)
+{
+	size_t i;
+
+	for (i = first; i < rec->count && w->rc == 0; i++) {
+		const struct spfkit_term *t = &rec->terms[i];
+		enum walked r;
+
+		if (hot[i].is_modifier)
+			continue;
+		if (matches_without_dns(w->ev, &hot[i], t))
+			return t->qualifier == '+' ? W_PASS : W_OTHER;
+		if (!queries_dns(hot[i].mech))
+			continue;
+		if (!charge(w, charged && i == first))
+			return W_END;
+		r = walk_dns_term(w, t, domain, domain_len, level, depth);
+		if (r != W_ON)
+			return r;
+	}
+	if (w->rc != 0)
+		return W_END;
+	return walk_redirect(w, rec, domain, domain_len, charged && first == rec->count, level,
+			     depth);
+}
+
+/* A record's TXT question: enter the record once it is in and known to
+ * be at the place counted. */
+static enum walked walk_record(struct walk *w, struct query *txt, unsigned depth)
+{
+	enum walked r;
+	int blind;
+
+	if (txt->state != Q_DONE) {
+		w->exact = 0;
+		return W_ON;
+	}
+	if (txt->ans.status != SPFKIT_DNS_OK && !spfkit__answer_void(&txt->ans))
+		return W_END; /* temperror */
+	if (spfkit__query_record(w->ev, txt) != 0) {
+		w->rc = SPFKIT_ENOMEM;
+		return W_END;
+	}
+	if (txt->rec_state != REC_OK)
+		return W_END; /* none, or permerror: for an include or redirect both end it */
+	blind = w->blind;
+	w->blind = blind || !w->exact;
+	r = walk_terms(w, txt->rce->rec, txt->rce->hot, txt->name, txt->name_len, 0, 0,
+		       txt->level, depth);
+	w->blind = blind;
+	return r;
+}
+
+/* Where strict evaluation stands in its innermost frame. */
+static enum walked walk_current(struct walk *w, struct frame *f, unsigned depth)
+{
+	struct query *q;
+
+	switch (f->phase) {
+	case PH_START:
+		q = spfkit__file(w->ev, SPFKIT_RR_TXT, f->domain, f->domain_len, QF_RECORD,
+				 (unsigned)f->base_level + 1u);
+		if (q == NULL)
+			return W_END;
+		return walk_record(w, q, depth);
+	case PH_TERMS:
+		return walk_terms(w, f->rec, f->hot, f->domain, f->domain_len, f->term,
+				  f->term_charged, f->rec_level, depth);
+	case PH_REDIRECT:
+		return walk_terms(w, f->rec, f->hot, f->domain, f->domain_len, f->rec->count,
+				  f->term_charged, f->rec_level, depth);
+	default:
+		return W_END; /* the top-level result is known (§6.2 explanation) */
+	}
+}
+
+/* Strict's position, then out through the frames of its includes. */
+static void walk_from_strict(struct walk *w)
+{
+	unsigned d = w->ev->depth;
+	enum walked r = walk_current(w, &w->ev->frames[d - 1], d - 1);
+
+	for (; d > 1 && r != W_END && w->rc == 0; d--) {
+		struct frame *parent = &w->ev->frames[d - 2];
+		const struct spfkit_term *t = &parent->rec->terms[parent->term];
+
+		if (r == W_PASS) /* the include matches: its qualifier is the result */
+			r = t->qualifier == '+' ? W_PASS : W_OTHER;
+		else
+			r = walk_terms(w, parent->rec, parent->hot, parent->domain,
+				       parent->domain_len, parent->term + 1u, 0, parent->rec_level,
+				       d - 2);
+	}
 }
 
 int spfkit__lookahead(struct spfkit_eval *ev, struct query *q)
 {
-	int rc;
+	struct walk w;
 
-	if (q->ans.status != SPFKIT_DNS_OK)
+	if (q->ans.status != SPFKIT_DNS_OK || ev->depth == 0)
 		return 0;
-	if (q->type == SPFKIT_RR_MX && (q->flags & QF_MX))
-		return speculate_mx_hosts(ev, q);
-	if (q->type != SPFKIT_RR_TXT || !(q->flags & QF_RECORD))
+	/* only a record or an MX answer tells more of what comes next */
+	if (!(q->type == SPFKIT_RR_MX && (q->flags & QF_MX)) &&
+	    !(q->type == SPFKIT_RR_TXT && (q->flags & QF_RECORD)))
 		return 0;
-	rc = spfkit__query_record(ev, q);
-	if (rc != 0 || q->rec_state != REC_OK)
-		return rc;
-	return speculate_record(ev, q);
+	w.ev = ev;
+	w.pos = ev->dns_terms;
+	w.limit = ev->ctx->limits.dns_terms;
+	w.exact = 1;
+	w.blind = 0;
+	w.rc = 0;
+	walk_from_strict(&w);
+	return w.rc;
 }
