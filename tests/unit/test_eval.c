@@ -1040,6 +1040,191 @@ static void allocation_failures(void **state)
 	assert_true(ok);
 }
 
+/* ---- lookahead's speculative traffic (issue 7, item 4) -------------
+ * The lookup limits exist to bound the load one evaluation puts on DNS
+ * (RFC 7208 §4.6.4, §11.1): lookahead may ask early, but not for terms
+ * strict evaluation could never reach. Questions are counted through
+ * the trace (one QUERY event per question sent), strict and with
+ * lookahead, through the zone resolver, which answers in rounds. */
+
+struct la_count {
+	unsigned questions;
+	const char *avoid; /* questions whose name holds this are counted apart */
+	unsigned avoided;
+};
+
+static void la_trace(void *arg, const struct spfkit_trace_event *e)
+{
+	struct la_count *c = arg;
+
+	if (e->kind != SPFKIT_TRACE_QUERY)
+		return;
+	c->questions++;
+	if (c->avoid != NULL && strstr(e->name, c->avoid) != NULL)
+		c->avoided++;
+}
+
+/* One evaluation in a context of its own; returns the questions sent. */
+static unsigned la_questions(struct fixture *fx, int lookahead, const char *ip,
+			     const char *sender, enum spfkit_result_code want, struct la_count *c)
+{
+	struct spfkit_config cfg = {.alloc = &test_alloc, .receiver = "mx.receiver.example",
+				    .no_lookahead = !lookahead};
+	struct spfkit_ctx *ctx;
+	struct spfkit_resolver *r;
+	struct spfkit_request req;
+	struct spfkit_eval *ev = NULL;
+	const struct spfkit_result *res;
+	unsigned n;
+
+	c->questions = c->avoided = 0;
+	memset(&req, 0, sizeof(req));
+	assert_int_equal(spfkit_ip_parse(ip, strlen(ip), &req.ip), 0);
+	req.sender = sender;
+	req.sender_len = strlen(sender);
+	req.helo = "helo.example.org";
+	req.helo_len = strlen(req.helo);
+	req.identity = SPFKIT_IDENTITY_MAILFROM;
+	req.now = 1700000000;
+	req.trace = la_trace;
+	req.trace_arg = c;
+	assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(spfkit_zone_resolver(fx->zone, &r), 0);
+	assert_int_equal(spfkit_check(ctx, r, &req, &ev), 0);
+	res = spfkit_eval_result(ev);
+	assert_non_null(res);
+	assert_result(res->code, want);
+	assert_int_equal(res->queries, c->questions);
+	n = res->queries;
+	spfkit_eval_free(ev);
+	spfkit_resolver_free(r);
+	spfkit_ctx_free(ctx);
+	return n;
+}
+
+/* An ip4/ip6 term that covers the client decides without DNS: nothing
+ * after it may be asked. */
+static void la_stops_at_matching_ip(void **state)
+{
+	struct fixture *fx = *state;
+	struct la_count c = {0};
+
+	txt(fx, "first.la.example",
+	    "v=spf1 ip4:192.0.2.1 a mx include:inc.la.example exists:e.la.example "
+	    "a:h.la.example mx:m.la.example include:inc2.la.example -all");
+	assert_int_equal(la_questions(fx, 0, "192.0.2.1", "a@first.la.example",
+				      SPFKIT_RESULT_PASS, &c), 1);
+	assert_int_equal(la_questions(fx, 1, "192.0.2.1", "a@first.la.example",
+				      SPFKIT_RESULT_PASS, &c), 1);
+	/* the DNS terms before the match are strict's too */
+	txt(fx, "third.la.example",
+	    "v=spf1 a:x1.la.example a:x2.la.example ip4:192.0.2.0/24 mx mx:y.la.example "
+	    "include:z.la.example exists:w.la.example -all");
+	addr(fx, "x1.la.example", "198.51.100.1");
+	addr(fx, "x2.la.example", "198.51.100.2");
+	assert_int_equal(la_questions(fx, 0, "192.0.2.7", "a@third.la.example",
+				      SPFKIT_RESULT_PASS, &c), 3);
+	assert_int_equal(la_questions(fx, 1, "192.0.2.7", "a@third.la.example",
+				      SPFKIT_RESULT_PASS, &c), 3);
+	txt(fx, "six.la.example", "v=spf1 ip6:2001:db8::/32 a mx include:inc.la.example -all");
+	assert_int_equal(la_questions(fx, 1, "2001:db8::1", "a@six.la.example",
+				      SPFKIT_RESULT_PASS, &c), 1);
+	/* an included record that passes on an ip4 term decides its includer */
+	txt(fx, "outer.la.example", "v=spf1 include:inner.la.example -all");
+	txt(fx, "inner.la.example", "v=spf1 ip4:192.0.2.1 a:never.la.example mx:never.la.example");
+	c.avoid = "never.la.example";
+	assert_int_equal(la_questions(fx, 1, "192.0.2.1", "a@outer.la.example",
+				      SPFKIT_RESULT_PASS, &c), 2);
+	assert_int_equal(c.avoided, 0);
+}
+
+/* 60 includes, each record with an "a" term: strict evaluation reaches
+ * the first 5 includes and their "a" terms at most (10 terms, §4.6.4). */
+static void la_sixty_includes(void **state)
+{
+	struct fixture *fx = *state;
+	struct la_count c = {.avoid = "never-"};
+	char rec[2048], name[64], child[128];
+	size_t n = 0;
+	unsigned strict, look;
+	int i;
+
+	n += (size_t)snprintf(rec, sizeof(rec), "v=spf1");
+	for (i = 0; i < 60; i++)
+		n += (size_t)snprintf(rec + n, sizeof(rec) - n, " include:i%d.sixty.example", i);
+	snprintf(rec + n, sizeof(rec) - n, " -all");
+	txt(fx, "sixty.example", rec);
+	for (i = 0; i < 60; i++) {
+		snprintf(name, sizeof(name), "i%d.sixty.example", i);
+		snprintf(child, sizeof(child), "v=spf1 ip4:198.51.100.%d a:%s-a%d.sixty.example -all",
+			 i + 1, i < 5 ? "reach" : "never", i);
+		txt(fx, name, child);
+		snprintf(name, sizeof(name), "%s-a%d.sixty.example", i < 5 ? "reach" : "never", i);
+		addr(fx, name, "203.0.113.1");
+	}
+	/* the 5th include passes on its ip4 term: strict asks the top
+	 * record, 5 included records and 4 "a" names */
+	strict = la_questions(fx, 0, "198.51.100.5", "a@sixty.example", SPFKIT_RESULT_PASS, &c);
+	assert_int_equal(strict, 10);
+	look = la_questions(fx, 1, "198.51.100.5", "a@sixty.example", SPFKIT_RESULT_PASS, &c);
+	assert_int_equal(c.avoided, 0);
+	/* what lookahead adds: the records of includes 6 to 10, asked with
+	 * the first ones (each could have held no DNS term) */
+	if (look > strict + 5)
+		fail_msg("lookahead asked %u questions, strict %u", look, strict);
+	/* no include passes: the 11th term is a permerror */
+	strict = la_questions(fx, 0, "192.0.2.1", "a@sixty.example", SPFKIT_RESULT_PERMERROR, &c);
+	assert_int_equal(strict, 11);
+	look = la_questions(fx, 1, "192.0.2.1", "a@sixty.example", SPFKIT_RESULT_PERMERROR, &c);
+	assert_int_equal(c.avoided, 0);
+	if (look > strict + 5)
+		fail_msg("lookahead asked %u questions, strict %u", look, strict);
+}
+
+/* Includes of records full of mx terms: strict evaluation reaches the
+ * first two records' mx terms (terms 2-5 and 7-10) and stops at the third
+ * include; nothing of the third and fourth records may be asked. */
+static void la_include_tree_with_mx(void **state)
+{
+	struct fixture *fx = *state;
+	struct la_count c = {0};
+	char name[64], rec[256], host[64];
+	unsigned strict, look;
+	int i, j, k;
+
+	txt(fx, "tree.example",
+	    "v=spf1 include:t1.tree.example include:t2.tree.example include:t3.tree.example "
+	    "include:t4.tree.example -all");
+	for (i = 1; i <= 4; i++) {
+		snprintf(name, sizeof(name), "t%d.tree.example", i);
+		snprintf(rec, sizeof(rec),
+			 "v=spf1 mx:m1.t%d.tree.example mx:m2.t%d.tree.example "
+			 "mx:m3.t%d.tree.example mx:m4.t%d.tree.example -all",
+			 i, i, i, i);
+		txt(fx, name, rec);
+		for (j = 1; j <= 4; j++) {
+			snprintf(name, sizeof(name), "m%d.t%d.tree.example", j, i);
+			for (k = 1; k <= 3; k++) {
+				snprintf(host, sizeof(host), "h%d.m%d.t%d.tree.example", k, j, i);
+				name_rr(fx, name, SPFKIT_RR_MX, host, (uint16_t)k);
+				addr(fx, host, "198.51.100.1");
+			}
+		}
+	}
+	strict = la_questions(fx, 0, "192.0.2.1", "a@tree.example", SPFKIT_RESULT_PERMERROR, &c);
+	assert_int_equal(strict, 1 + 2 * (1 + 4 * (1 + 3)));
+	c.avoid = ".t3.tree.example";
+	look = la_questions(fx, 1, "192.0.2.1", "a@tree.example", SPFKIT_RESULT_PERMERROR, &c);
+	assert_int_equal(c.avoided, 0);
+	c.avoid = ".t4.tree.example";
+	look = la_questions(fx, 1, "192.0.2.1", "a@tree.example", SPFKIT_RESULT_PERMERROR, &c);
+	assert_int_equal(c.avoided, 0);
+	/* at most the TXT of the two includes past the budget, asked with the
+	 * first two before their records told how many terms those hold */
+	if (look > strict + 2)
+		fail_msg("lookahead asked %u questions, strict %u", look, strict);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -1053,6 +1238,8 @@ int main(void)
 		T(void_lookup_limit), T(mx_name_limit), T(ptr_name_limit), T(question_table_growth), T(permerror_reasons),
 		T(temperror_on_dns_failure), T(huge_and_binary_records), T(expansion_is_bounded), T(non_ascii_input), T(answer_of_64k),
 		T(threads_share_a_context), T(time_budget_gives_temperror), T(step_and_answer_contract), T(bad_requests), T(ip_text_forms), T(allocation_failures),
+		/* lookahead's speculative traffic (issue 7, item 4) */
+		T(la_stops_at_matching_ip), T(la_sixty_includes), T(la_include_tree_with_mx),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
