@@ -54,13 +54,17 @@ void spfkit__policyd_log(struct spfkit__policyd *srv, int prio, const char *fmt,
 }
 
 
+/* Room for " (N more like this held back)" with the largest N. */
+#define RATELOG_NOTE_MAX 64
+
 /*
- * 1 when a repeatable warning is due (then *held says how many were
- * held back since the last one); 0 when it is to be held back. A flood
- * (descriptors gone, one address reconnecting) must not become a flood
- * of log lines.
+ * 1 when a repeatable warning is due; then `note` holds what to append:
+ * " (N more like this held back)" when N were held back since the last
+ * one, else "" (a "0 more" reads as if something had been). 0 when it
+ * is to be held back. A flood (descriptors gone, one address
+ * reconnecting) must not become a flood of log lines.
  */
-static int ratelog_due(struct ratelog *r, unsigned long *held)
+static int ratelog_due(struct ratelog *r, char note[RATELOG_NOTE_MAX])
 {
 	struct timespec now;
 
@@ -69,7 +73,9 @@ static int ratelog_due(struct ratelog *r, unsigned long *held)
 		r->held++;
 		return 0;
 	}
-	*held = r->held;
+	note[0] = '\0';
+	if (r->held > 0)
+		snprintf(note, RATELOG_NOTE_MAX, " (%lu more like this held back)", r->held);
 	r->held = 0;
 	r->last = now.tv_sec > 0 ? now.tv_sec : 1;
 	return 1;
@@ -123,17 +129,17 @@ static void on_accept_error(struct evconnlistener *l, void *arg)
 	struct spfkit__policyd *srv = arg;
 	int err = EVUTIL_SOCKET_ERROR();
 	struct timeval pause = {0, SPFKIT_POLICYD_ACCEPT_PAUSE_MS * 1000};
-	unsigned long held;
+	char note[RATELOG_NOTE_MAX];
 
 	(void)l;
 	accept_set(srv, 0);
 	evtimer_add(srv->accept_pause, &pause);
-	if (ratelog_due(&srv->log_accept, &held))
+	if (ratelog_due(&srv->log_accept, note))
 		spfkit__policyd_log(srv, LOG_ERR,
 				    "accept: %s with %zu connections open; not accepting for %d ms "
-				    "or until one closes (%lu more like this held back)",
+				    "or until one closes%s",
 				    evutil_socket_error_to_string(err), srv->n_conns,
-				    SPFKIT_POLICYD_ACCEPT_PAUSE_MS, held);
+				    SPFKIT_POLICYD_ACCEPT_PAUSE_MS, note);
 }
 
 /* A connection went: its descriptor is free again. */
@@ -474,16 +480,15 @@ static int over_per_client(struct spfkit__policyd *srv, const struct spfkit_ip *
 			   const char *peer)
 {
 	size_t n = conns_from(srv, ip);
-	unsigned long held;
+	char note[RATELOG_NOTE_MAX];
 	char text[64];
 
 	if (n < srv->opts.max_per_client)
 		return 0;
-	if (ratelog_due(&srv->log_per_client, &held))
+	if (ratelog_due(&srv->log_per_client, note))
 		spfkit__policyd_log(srv, LOG_WARNING,
-				    "%s: %zu connections from %s already (--max-per-client); closing "
-				    "(%lu more like this held back)",
-				    peer, n, spfkit_ip_format(ip, text, sizeof(text)), held);
+				    "%s: %zu connections from %s already (--max-per-client); closing%s",
+				    peer, n, spfkit_ip_format(ip, text, sizeof(text)), note);
 	return 1;
 }
 
@@ -511,7 +516,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	struct bufferevent *bev;
 	struct spfkit_ip ip;
 	int has_addr = peer_addr(sa, &ip);
-	unsigned long held;
+	char note[RATELOG_NOTE_MAX];
 	char peer[96];
 
 	(void)l;
@@ -535,10 +540,10 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		return;
 	/* full: the next clients wait in the backlog until one of these closes */
 	accept_set(srv, 0);
-	if (ratelog_due(&srv->log_full, &held))
+	if (ratelog_due(&srv->log_full, note))
 		spfkit__policyd_log(srv, LOG_WARNING,
-				    "%zu connections (--max-connections): not accepting until one closes "
-				    "(%lu more like this held back)", srv->n_conns, held);
+				    "%zu connections (--max-connections): not accepting until one closes%s",
+				    srv->n_conns, note);
 }
 
 /* ---- the server ------------------------------------------------------------ */
