@@ -9,6 +9,7 @@ Usage: test_daemon_limits.py /path/to/spfkit-policyd
 Loopback only; DNS from a zone file. Each test starts its own daemon.
 """
 import os
+import resource
 import shutil
 import socket
 import subprocess
@@ -61,6 +62,56 @@ def test_fd_limit_does_not_spin():
             expect(ask(s, request()), "Received-SPF: pass")
             expect(ask(s, request(sender="bob@exp.example")), "550 5.7.23")
         d.wait_log("max-connections")  # the clamp to the file limit is said
+    finally:
+        for s in idle:
+            s.close()
+        assert d.stop() == 0
+
+
+def open_fds(pid):
+    return len(os.listdir("/proc/%d/fd" % pid))
+
+
+def test_accept_emfile_backs_off():
+    """Item 1, the path the start-up clamp keeps us from: accept() failing
+    with EMFILE. The limit is lowered under the running daemon to a few
+    descriptors above what it holds, 40 clients come: the listeners pause
+    (one log line per interval, no busy loop), and once the idle clients
+    are gone good ones get answers again."""
+    d = Daemon(args=("--max-connections", "200", "--max-per-client", "200"))
+    idle = []
+    try:
+        pid = d.proc.pid
+        room = 3
+        limit = open_fds(pid) + room
+        # lowering soft and hard needs no privilege for a process of our uid
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (limit, limit))
+        for i in range(40):
+            idle.append(d.connect_from("127.0.2.%d" % (i + 1)))
+        d.wait_log("Too many open files")
+        lines0, cpu0, t0 = d.log_count(), d.cpu_seconds(), time.time()
+        time.sleep(2.0)
+        cpu = d.cpu_seconds() - cpu0
+        wall = time.time() - t0
+        lines = d.log_count() - lines0
+        with d.lock:
+            about = [x for x in d.lines if "Too many open files" in x]
+        print("  EMFILE: %.2f s CPU in %.2f s, %d log lines in the window, %d about accept, "
+              "%d fds open (limit %d)" % (cpu, wall, lines, len(about), open_fds(pid), limit))
+        assert d.proc.poll() is None, "daemon died"
+        assert cpu < 0.3, "daemon busy: %.2f s CPU in %.2f s" % (cpu, wall)
+        assert lines <= 2 and len(about) <= 2, "%d log lines in %.1f s (%d about accept):\n%s" % (
+            lines, wall, len(about), "\n".join(d.lines[-5:]))
+        # nothing held back yet: the first warning carries no count
+        assert "held back" not in about[0], about[0]
+        for s in idle:
+            s.close()
+        idle = []
+        time.sleep(0.5)  # the daemon closes them, then takes the backlog and closes those
+        with d.connect() as s:
+            expect(ask(s, request()), "Received-SPF: pass")
+            expect(ask(s, request(sender="bob@exp.example")), "550 5.7.23")
+        assert open_fds(pid) <= limit
     finally:
         for s in idle:
             s.close()
