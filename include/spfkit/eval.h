@@ -153,7 +153,8 @@ struct spfkit_config {
 	/*
 	 * Parsed records kept by the context for all its evaluations (a
 	 * record is parsed once while it stays; least recently used ones go
-	 * first). 0: 4096.
+	 * first). 0: 4096. The cache is also bounded by bytes: see
+	 * record_cache_bytes.
 	 */
 	unsigned record_cache_size;
 	/*
@@ -163,6 +164,16 @@ struct spfkit_config {
 	 * 0: SPFKIT_TIME_BUDGET_MS. Event-loop callers apply their own.
 	 */
 	unsigned time_budget_ms;
+	/*
+	 * The most memory the parsed-record cache (record_cache_size) may
+	 * take, in bytes: the record texts, their parsed forms and the
+	 * allocator's overhead. A parsed record takes up to about 70 times
+	 * its text, so a hostile 64 KiB record can take some 5 MB; least
+	 * recently used records go first, records an evaluation is using
+	 * stay until it is freed, and a record larger than the whole budget
+	 * is evaluated without being kept. 0: 32 MiB.
+	 */
+	size_t record_cache_bytes;
 };
 
 #define SPFKIT_TIME_BUDGET_MS 20000u

@@ -63,10 +63,10 @@ int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out)
 	ctx->time_budget_ms = limit_or_default(cfg->time_budget_ms, SPFKIT_TIME_BUDGET_MS);
 	rc = ctx_set_strings(ctx, cfg);
 	if (rc == 0)
-		rc = spfkit__rcache_new(cfg->alloc,
-					cfg->record_cache_size ? cfg->record_cache_size
-							       : SPFKIT_RECORD_CACHE_DEFAULT,
-					&ctx->records);
+		rc = spfkit__rcache_new_bounded(cfg->alloc,
+						cfg->record_cache_size ? cfg->record_cache_size
+								       : SPFKIT_RECORD_CACHE_DEFAULT,
+						cfg->record_cache_bytes, &ctx->records);
 	if (rc != 0) {
 		spfkit_ctx_free(ctx);
 		return rc;

@@ -11,6 +11,7 @@ struct spfkit__rcache {
 	struct spfkit__rcache_entry **buckets;
 	size_t nbuckets; /* a power of two */
 	size_t count, max;
+	size_t bytes, peak, max_bytes; /* charged to cached entries (record_cache.h) */
 	struct spfkit__list lru;
 	size_t hits, misses;
 	/* Record texts are chosen by whoever publishes them: a keyed hash of
@@ -20,6 +21,12 @@ struct spfkit__rcache {
 
 int spfkit__rcache_new(const struct spfkit_allocator *a, size_t max_entries,
 		       struct spfkit__rcache **out)
+{
+	return spfkit__rcache_new_bounded(a, max_entries, 0, out);
+}
+
+int spfkit__rcache_new_bounded(const struct spfkit_allocator *a, size_t max_entries,
+			       size_t max_bytes, struct spfkit__rcache **out)
 {
 	struct spfkit__rcache *c = spfkit__zalloc(a, sizeof(*c));
 	size_t n = 64;
@@ -32,6 +39,7 @@ int spfkit__rcache_new(const struct spfkit_allocator *a, size_t max_entries,
 	c->alloc = a;
 	spfkit__hash_key_random(&c->key);
 	c->max = max_entries;
+	c->max_bytes = max_bytes ? max_bytes : SPFKIT__RCACHE_DEFAULT_BYTES;
 	c->nbuckets = n;
 	c->buckets = spfkit__calloc(a, n, sizeof(*c->buckets));
 	if (c->buckets == NULL || pthread_mutex_init(&c->lock, NULL) != 0) {
@@ -50,10 +58,51 @@ static struct spfkit__rcache_entry *entry_of(struct spfkit__link *n)
 
 static void entry_free(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
 {
-	spfkit__free(c->alloc, e->hot);
+	spfkit__free(e->under, e->hot);
 	spfkit_record_free(e->rec);
-	spfkit__free(c->alloc, e->text);
+	spfkit__free(e->under, e->text);
 	spfkit__free(c->alloc, e);
+}
+
+/* What a block of `size` bytes really costs: rounded up to 16 like the
+ * allocator does, plus its header. */
+static size_t block_cost(size_t size)
+{
+	return ((size + 15) & ~(size_t)15) + SPFKIT__RCACHE_BLOCK_OVERHEAD;
+}
+
+/*
+ * The entry's allocator: every block for the entry (text, parsed record,
+ * compact terms) is charged to it. Only the thread that parses the entry
+ * allocates, before the entry is shared; frees need no count.
+ */
+static void *count_alloc(void *user, size_t size)
+{
+	struct spfkit__rcache_entry *e = user;
+	void *p = spfkit__alloc(e->under, size);
+
+	if (p != NULL)
+		e->bytes += block_cost(size);
+	return p;
+}
+
+static void *count_realloc(void *user, void *ptr, size_t size)
+{
+	struct spfkit__rcache_entry *e = user;
+	void *p = spfkit__realloc(e->under, ptr, size);
+
+	/* the old block is not subtracted (its size is unknown): counting
+	 * high is safe, and the parser's arena never reallocates */
+	if (p != NULL)
+		e->bytes += block_cost(size);
+	return p;
+}
+
+static void count_free(void *user, void *ptr)
+{
+	struct spfkit__rcache_entry *e = user;
+
+	spfkit__free(e->under, ptr);
 }
 
 void spfkit__rcache_free(struct spfkit__rcache *c)
@@ -96,16 +145,28 @@ static void unhash(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
 	*pp = e->chain;
 }
 
-/* Make room: drop least recently used entries nobody holds. */
-static void evict(struct spfkit__rcache *c)
+/* Is there room for one more entry of `need` bytes? (bytes <= max_bytes
+ * always holds, so the subtraction cannot wrap.) */
+static int room_for(const struct spfkit__rcache *c, size_t need)
+{
+	return c->count < c->max && need <= c->max_bytes - c->bytes;
+}
+
+/* Make room for `need` bytes: drop least recently used entries nobody
+ * holds. An entry larger than the whole budget is never cached, so it
+ * evicts nothing: a huge record must not flush the cache each time. */
+static void evict(struct spfkit__rcache *c, size_t need)
 {
 	struct spfkit__rcache_entry *e = entry_of(c->lru.tail), *prev;
 
-	while (c->count >= c->max && e != NULL) {
+	if (need > c->max_bytes)
+		return;
+	while (!room_for(c, need) && e != NULL) {
 		prev = entry_of(e->lru.prev);
 		if (atomic_load(&e->refs) == 0) {
 			unhash(c, e);
 			spfkit__list_unlink(&c->lru, &e->lru);
+			c->bytes -= e->bytes;
 			entry_free(c, e);
 			c->count--;
 		}
@@ -128,11 +189,11 @@ static struct spfkit__rcache_entry *acquire(struct spfkit__rcache *c, uint64_t h
 	return e;
 }
 
-static int make_hot(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
+static int make_hot(struct spfkit__rcache_entry *e)
 {
 	size_t i;
 
-	e->hot = spfkit__calloc(c->alloc, e->rec->count, sizeof(*e->hot));
+	e->hot = spfkit__calloc(&e->counting, e->rec->count, sizeof(*e->hot));
 	if (e->hot == NULL && e->rec->count > 0)
 		return SPFKIT_ENOMEM;
 	for (i = 0; i < e->rec->count; i++) {
@@ -156,15 +217,18 @@ static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64
 
 	if (e == NULL)
 		return NULL;
-	e->text = spfkit__strndup(c->alloc, text, len);
+	e->under = c->alloc;
+	e->counting = (struct spfkit_allocator){count_alloc, count_realloc, count_free, e};
+	e->bytes = block_cost(sizeof(*e));
+	e->text = spfkit__strndup(&e->counting, text, len);
 	if (e->text == NULL) {
 		spfkit__free(c->alloc, e);
 		return NULL;
 	}
 	e->hash = hash;
 	e->len = len;
-	e->rc = spfkit_record_parse(text, len, c->alloc, &e->rec, &e->pe);
-	if (e->rc == SPFKIT_ENOMEM || (e->rc == 0 && make_hot(c, e) != 0)) {
+	e->rc = spfkit_record_parse(text, len, &e->counting, &e->rec, &e->pe);
+	if (e->rc == SPFKIT_ENOMEM || (e->rc == 0 && make_hot(e) != 0)) {
 		entry_free(c, e);
 		return NULL;
 	}
@@ -196,13 +260,16 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 	pthread_mutex_lock(&c->lock);
 	e = acquire(c, hash, text, len);
 	if (e == NULL) {
-		evict(c);
-		if (c->count < c->max) {
+		evict(c, mine->bytes);
+		if (room_for(c, mine->bytes)) {
 			mine->chain = *bucket_of(c, hash);
 			*bucket_of(c, hash) = mine;
 			spfkit__list_push_front(&c->lru, &mine->lru);
 			mine->cached = 1;
 			c->count++;
+			c->bytes += mine->bytes;
+			if (c->bytes > c->peak)
+				c->peak = c->bytes;
 		}
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -251,5 +318,14 @@ void spfkit__rcache_stats(struct spfkit__rcache *c, size_t *hits, size_t *misses
 	*hits = c->hits;
 	*misses = c->misses;
 	*entries = c->count;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void spfkit__rcache_bytes(struct spfkit__rcache *c, size_t *bytes, size_t *peak, size_t *max)
+{
+	pthread_mutex_lock(&c->lock);
+	*bytes = c->bytes;
+	*peak = c->peak;
+	*max = c->max_bytes;
 	pthread_mutex_unlock(&c->lock);
 }

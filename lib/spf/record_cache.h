@@ -4,6 +4,13 @@
  * kept too). Keyed by the exact record text. Thread-safe: one mutex
  * around lookups; entries are reference-counted so an entry an
  * evaluation holds is never evicted under it. Internal API.
+ *
+ * Bounded twice: by entries and by bytes. A parsed record can take about
+ * 70 times its text (a 64 KiB record of one-letter terms parses to some
+ * 4.7 MB), so a count alone would let hostile records fill gigabytes.
+ * Each entry's bytes are what was really allocated for it (its text,
+ * the parser's arena, the compact terms, the entry itself), each block
+ * charged SPFKIT__RCACHE_BLOCK_OVERHEAD more for the allocator's header.
  */
 #ifndef SPFKIT_RECORD_CACHE_H
 #define SPFKIT_RECORD_CACHE_H
@@ -32,6 +39,11 @@ struct spfkit__hot_term {
 
 struct spfkit__rcache_entry {
 	uint64_t hash;
+	size_t bytes; /* memory charged to the cache while it is cached */
+	/* The parser allocates through this, so its blocks are counted into
+	 * `bytes`; it forwards to the cache's allocator. */
+	struct spfkit_allocator counting;
+	const struct spfkit_allocator *under;
 	char *text; /* the key, NUL-terminated copy */
 	size_t len;
 	struct spfkit_record *rec; /* NULL when the parse failed */
@@ -46,6 +58,17 @@ struct spfkit__rcache_entry {
 
 struct spfkit__rcache;
 
+/* Default byte budget: 32 MiB, some 4,000 ordinary records parsed. */
+#define SPFKIT__RCACHE_DEFAULT_BYTES ((size_t)32 << 20)
+/* What an allocator spends per block beyond the size asked (glibc: 8 to
+ * 16 bytes of header and rounding); charged so that a record of many
+ * small blocks is not counted below its cost. */
+#define SPFKIT__RCACHE_BLOCK_OVERHEAD 16u
+
+/* max_bytes 0: SPFKIT__RCACHE_DEFAULT_BYTES. */
+int spfkit__rcache_new_bounded(const struct spfkit_allocator *a, size_t max_entries,
+			       size_t max_bytes, struct spfkit__rcache **out);
+/* Same with the default byte budget. */
 int spfkit__rcache_new(const struct spfkit_allocator *a, size_t max_entries,
 		       struct spfkit__rcache **out);
 /* Every entry must have been released. NULL is a no-op. */
@@ -55,6 +78,9 @@ void spfkit__rcache_free(struct spfkit__rcache *c);
  * The entry for this record text, parsed now if it is not cached, with a
  * reference the caller gives back with spfkit__rcache_release().
  * 0 or SPFKIT_ENOMEM. The entry's rc tells whether the record is valid.
+ * An entry that cannot be cached (larger than the whole budget, or the
+ * cache is full of entries other evaluations hold) is still returned,
+ * private to the caller and freed by its release.
  */
 int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 		       struct spfkit__rcache_entry **out);
@@ -62,6 +88,9 @@ void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entr
 
 /* hits, misses and entries, for benchmarks and tests */
 void spfkit__rcache_stats(struct spfkit__rcache *c, size_t *hits, size_t *misses, size_t *entries);
+/* Bytes charged to cached entries now, the most ever, and the budget
+ * (tests: bytes <= peak <= max). */
+void spfkit__rcache_bytes(struct spfkit__rcache *c, size_t *bytes, size_t *peak, size_t *max);
 /* Entries in the fullest hash bucket (tests: hash flooding). */
 size_t spfkit__rcache_longest_chain(struct spfkit__rcache *c);
 

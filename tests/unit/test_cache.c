@@ -7,6 +7,7 @@
  */
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,8 +18,10 @@
 #include <cmocka.h>
 
 #include <spfkit/cache.h>
+#include <spfkit/spfkit.h>
 
 #include "cache_int.h"
+#include "ctx.h" /* the context's parsed-record cache, for its byte counts */
 
 /* ---- allocator: counts live blocks; can fail after `left` ------------- */
 
@@ -769,6 +772,327 @@ static void flooded_names_spread(void **state)
 	spfkit_cache_free(c);
 }
 
+/* ---- the parsed-record cache's byte budget (lib/spf/record_cache.c) ----- */
+
+/*
+ * A parsed record takes some 70 times its text, so the cache of parsed
+ * records is bounded by bytes as well as entries: hostile records of many
+ * terms must not fill memory. These evaluate through a zone, on a context
+ * with a small budget.
+ */
+
+/* "v=spf1 ip4:198.51.100.N" then `filler` unknown modifiers (cheap text,
+ * one term each, no DNS), then "-all": passes 198.51.100.N only. */
+static char *big_record(unsigned n, size_t filler)
+{
+	size_t cap = 64 + filler * 8, len;
+	char *r = malloc(cap);
+	size_t i;
+
+	assert_non_null(r);
+	len = (size_t)snprintf(r, cap, "v=spf1 ip4:198.51.100.%u", n);
+	for (i = 0; i < filler; i++)
+		len += (size_t)snprintf(r + len, cap - len, " x%zu=", i % 100);
+	snprintf(r + len, cap - len, " -all");
+	return r;
+}
+
+static void zone_txt(struct spfkit_zone *z, const char *name, const char *text)
+{
+	assert_int_equal(spfkit_zone_add(z, name, strlen(name), SPFKIT_RR_TXT, 300, text,
+					 strlen(text), 0), 0);
+}
+
+static enum spfkit_result_code rc_check(const struct spfkit_ctx *ctx, const struct spfkit_zone *z,
+					const char *ip, const char *sender)
+{
+	struct spfkit_resolver *r = NULL;
+	struct spfkit_request req;
+	struct spfkit_eval *ev = NULL;
+	enum spfkit_result_code code = SPFKIT_RESULT_NONE;
+
+	memset(&req, 0, sizeof(req));
+	if (spfkit_ip_parse(ip, strlen(ip), &req.ip) != 0)
+		return (enum spfkit_result_code)-1;
+	req.sender = sender;
+	req.sender_len = strlen(sender);
+	req.helo = "helo.example";
+	req.helo_len = 12;
+	if (spfkit_zone_resolver(z, &r) != 0)
+		return (enum spfkit_result_code)-1;
+	if (spfkit_check(ctx, r, &req, &ev) == 0)
+		code = spfkit_eval_result(ev)->code;
+	else
+		code = (enum spfkit_result_code)-1;
+	spfkit_eval_free(ev);
+	spfkit_resolver_free(r);
+	return code;
+}
+
+struct rc_bytes {
+	size_t now, peak, max, entries;
+};
+
+static struct rc_bytes rc_bytes_of(const struct spfkit_ctx *ctx)
+{
+	struct rc_bytes b;
+	size_t hits, misses;
+
+	spfkit__rcache_bytes(ctx->records, &b.now, &b.peak, &b.max);
+	spfkit__rcache_stats(ctx->records, &hits, &misses, &b.entries);
+	return b;
+}
+
+#define RC_BUDGET ((size_t)512 << 10)
+
+static void record_cache_byte_budget(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_config cfg = {.alloc = &t->alloc, .record_cache_bytes = RC_BUDGET};
+	struct spfkit_ctx *ctx;
+	struct spfkit_zone *z;
+	struct rc_bytes b;
+	char name[32], sender[40], ip[32], *rec;
+	unsigned i, round;
+
+	assert_int_equal(spfkit_zone_new(NULL, &z), 0);
+	/* 24 records of ~2 KB text and 400 terms (~70 KB parsed): several
+	 * fit, not all */
+	for (i = 0; i < 24; i++) {
+		snprintf(name, sizeof(name), "r%u.example", i);
+		rec = big_record(i, 400);
+		zone_txt(z, name, rec);
+		free(rec);
+	}
+	/* one record of ~52 KB and 13,000 terms (~2 MB parsed), larger than
+	 * the budget */
+	rec = big_record(200, 13000);
+	zone_txt(z, "huge.example", rec);
+	free(rec);
+	assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
+	for (round = 0; round < 3; round++) {
+		for (i = 0; i < 24; i++) {
+			snprintf(sender, sizeof(sender), "a@r%u.example", i);
+			snprintf(ip, sizeof(ip), "198.51.100.%u", i);
+			assert_int_equal(rc_check(ctx, z, ip, sender), SPFKIT_RESULT_PASS);
+			snprintf(ip, sizeof(ip), "198.51.100.%u", i + 1);
+			assert_int_equal(rc_check(ctx, z, ip, sender), SPFKIT_RESULT_FAIL);
+			b = rc_bytes_of(ctx);
+			if (b.now > RC_BUDGET || b.peak > RC_BUDGET)
+				fail_msg("record cache holds %zu bytes (peak %zu), budget %zu",
+					 b.now, b.peak, RC_BUDGET);
+		}
+	}
+	b = rc_bytes_of(ctx);
+	/* the budget is used, by more than one record but not all 24 */
+	if (b.entries < 2 || b.entries > 23)
+		fail_msg("%zu entries in %zu bytes", b.entries, b.now);
+	assert_true(b.now > RC_BUDGET / 2);
+	/* over the budget: evaluated every time, never kept, evicts nothing */
+	assert_int_equal(rc_check(ctx, z, "198.51.100.200", "a@huge.example"), SPFKIT_RESULT_PASS);
+	assert_int_equal(rc_check(ctx, z, "198.51.100.201", "a@huge.example"), SPFKIT_RESULT_FAIL);
+	assert_int_equal(rc_bytes_of(ctx).entries, b.entries);
+	assert_int_equal(rc_bytes_of(ctx).now, b.now);
+	assert_true(rc_bytes_of(ctx).peak <= RC_BUDGET);
+	spfkit_ctx_free(ctx);
+	spfkit_zone_free(z);
+}
+
+/* ---- a byte-counting allocator: live bytes and their peak ---------------- */
+
+static atomic_size_t rc_live, rc_peak;
+
+static void *rc_alloc(void *u, size_t n)
+{
+	size_t *p = malloc(n + 16), live;
+
+	(void)u;
+	if (p == NULL)
+		return NULL;
+	p[0] = n;
+	live = atomic_fetch_add(&rc_live, n) + n;
+	if (live > atomic_load(&rc_peak))
+		atomic_store(&rc_peak, live); /* single-threaded users only */
+	return (char *)p + 16;
+}
+
+static void rc_free(void *u, void *q)
+{
+	size_t *p = q != NULL ? (size_t *)((char *)q - 16) : NULL;
+
+	(void)u;
+	if (p == NULL)
+		return;
+	atomic_fetch_sub(&rc_live, p[0]);
+	free(p);
+}
+
+static void *rc_realloc(void *u, void *q, size_t n)
+{
+	size_t old = q != NULL ? ((size_t *)((char *)q - 16))[0] : 0;
+	char *p = rc_alloc(u, n);
+
+	if (p != NULL && q != NULL) {
+		memcpy(p, q, old < n ? old : n);
+		rc_free(u, q);
+	}
+	return p;
+}
+
+static const struct spfkit_allocator rc_counting = {rc_alloc, rc_realloc, rc_free, NULL};
+
+/* What the cache charges an entry is at least what was allocated for it. */
+static void record_cache_charges_real_bytes(void **state)
+{
+	struct spfkit_config cfg = {.alloc = &rc_counting};
+	struct spfkit_ctx *ctx;
+	struct spfkit_zone *z;
+	size_t before, held;
+	char *rec = big_record(7, 2000);
+
+	(void)state;
+	assert_int_equal(spfkit_zone_new(NULL, &z), 0);
+	zone_txt(z, "r.example", rec);
+	assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
+	before = atomic_load(&rc_live);
+	assert_int_equal(rc_check(ctx, z, "198.51.100.7", "a@r.example"), SPFKIT_RESULT_PASS);
+	held = atomic_load(&rc_live) - before; /* the evaluation is gone: the entry */
+	assert_int_equal(rc_bytes_of(ctx).entries, 1);
+	if (rc_bytes_of(ctx).now < held || rc_bytes_of(ctx).now > held + held / 4)
+		fail_msg("entry charged %zu bytes, allocated %zu (text %zu)", rc_bytes_of(ctx).now,
+			 held, strlen(rec));
+	print_message("record of %zu bytes, 2,002 terms: %zu bytes cached (%.1fx)\n", strlen(rec),
+		      held, (double)held / (double)strlen(rec));
+	spfkit_ctx_free(ctx);
+	spfkit_zone_free(z);
+	free(rec);
+	assert_int_equal(atomic_load(&rc_live), 0);
+}
+
+/*
+ * What one evaluation can take, nothing cached (budget 1 byte): a record
+ * of 10 includes, each of a different 64 KiB record. Two kinds: one-letter
+ * "a" terms (32k of them; strict evaluation stops at the 10th DNS term,
+ * lookahead may fetch all ten), and unknown modifiers "x=" (21k, no DNS:
+ * all ten are evaluated). The RFC's 10 DNS terms bound the records per
+ * evaluation to 11, so the peak is bounded: printed, and held under
+ * 11 records' worth plus the evaluation's own 32 MiB cap.
+ */
+static size_t worst_eval_bytes(const char *term, int no_lookahead)
+{
+	struct spfkit_config cfg = {.alloc = &rc_counting, .record_cache_bytes = 1,
+				    .no_lookahead = no_lookahead};
+	struct spfkit_ctx *ctx;
+	struct spfkit_zone *z;
+	char name[32], top[512];
+	size_t tl = 0, before, len, tlen = strlen(term);
+	char *rec = malloc(SPFKIT_RECORD_MAX_LEN + 1);
+	unsigned i;
+
+	assert_non_null(rec);
+	assert_int_equal(spfkit_zone_new(NULL, &z), 0);
+	tl = (size_t)snprintf(top, sizeof(top), "v=spf1");
+	for (i = 0; i < 10; i++) {
+		tl += (size_t)snprintf(top + tl, sizeof(top) - tl, " include:h%u.example", i);
+		/* distinct texts: the 7th byte from the end differs */
+		len = (size_t)snprintf(rec, 16, "v=spf1");
+		while (len + tlen <= SPFKIT_RECORD_MAX_LEN - 8) {
+			memcpy(rec + len, term, tlen);
+			len += tlen;
+		}
+		len += (size_t)snprintf(rec + len, 8, " x%u=", i);
+		snprintf(name, sizeof(name), "h%u.example", i);
+		assert_int_equal(spfkit_zone_add(z, name, strlen(name), SPFKIT_RR_TXT, 300, rec, len,
+						 0), 0);
+	}
+	snprintf(top + tl, sizeof(top) - tl, " -all");
+	zone_txt(z, "top.example", top);
+	assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
+	before = atomic_load(&rc_live);
+	atomic_store(&rc_peak, before);
+	(void)rc_check(ctx, z, "192.0.2.1", "a@top.example");
+	assert_int_equal(rc_bytes_of(ctx).entries, 0);
+	assert_int_equal(atomic_load(&rc_live), before);
+	spfkit_ctx_free(ctx);
+	spfkit_zone_free(z);
+	free(rec);
+	return atomic_load(&rc_peak) - before;
+}
+
+static void record_cache_worst_evaluation(void **state)
+{
+	size_t a_strict = worst_eval_bytes(" a", 1), a_look = worst_eval_bytes(" a", 0);
+	size_t x_strict = worst_eval_bytes(" x=", 1);
+	size_t bound = (size_t)11 * 80 * SPFKIT_RECORD_MAX_LEN + ((size_t)32 << 20);
+
+	(void)state;
+	print_message("one evaluation, 10 includes of 64 KiB records, uncached: "
+		      "\" a\" strict %zu, lookahead %zu; \" x=\" %zu bytes at the peak\n",
+		      a_strict, a_look, x_strict);
+	assert_true(a_strict <= bound && a_look <= bound && x_strict <= bound);
+}
+
+/* 4 threads share a context whose budget holds a few of 12 records. */
+struct rc_worker {
+	const struct spfkit_ctx *ctx;
+	const struct spfkit_zone *zone;
+	unsigned id;
+	int failures;
+};
+
+static void *rc_work(void *arg)
+{
+	struct rc_worker *w = arg;
+	char sender[40], ip[32];
+	unsigned i, n;
+
+	for (i = 0; i < 150; i++) {
+		n = (i * 5 + w->id) % 12;
+		snprintf(sender, sizeof(sender), "a@r%u.example", n);
+		snprintf(ip, sizeof(ip), "198.51.100.%u", n + (i & 1));
+		if (rc_check(w->ctx, w->zone, ip, sender) !=
+		    (i & 1 ? SPFKIT_RESULT_FAIL : SPFKIT_RESULT_PASS))
+			w->failures++;
+	}
+	return NULL;
+}
+
+static void record_cache_budget_threads(void **state)
+{
+	struct t *t = *state;
+	struct spfkit_config cfg = {.alloc = &t->alloc, .record_cache_bytes = RC_BUDGET};
+	struct rc_worker w[4];
+	pthread_t th[4];
+	struct spfkit_ctx *ctx;
+	struct spfkit_zone *z;
+	struct rc_bytes b;
+	char name[32], *rec;
+	unsigned i;
+
+	assert_int_equal(spfkit_zone_new(NULL, &z), 0);
+	for (i = 0; i < 12; i++) {
+		snprintf(name, sizeof(name), "r%u.example", i);
+		rec = big_record(i, 400);
+		zone_txt(z, name, rec);
+		free(rec);
+	}
+	assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
+	for (i = 0; i < 4; i++) {
+		w[i] = (struct rc_worker){ctx, z, i, 0};
+		assert_int_equal(pthread_create(&th[i], NULL, rc_work, &w[i]), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		assert_int_equal(w[i].failures, 0);
+	}
+	b = rc_bytes_of(ctx);
+	if (b.peak > RC_BUDGET)
+		fail_msg("record cache peaked at %zu bytes, budget %zu", b.peak, RC_BUDGET);
+	assert_true(b.entries > 0 && b.entries < 12);
+	spfkit_ctx_free(ctx);
+	spfkit_zone_free(z);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -796,6 +1120,10 @@ int main(void)
 		T(layer_inner_failure_is_returned),
 		T(layer_api_rejects_others),
 		T(flooded_names_spread),
+		T(record_cache_byte_budget),
+		T(record_cache_charges_real_bytes),
+		T(record_cache_worst_evaluation),
+		T(record_cache_budget_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
