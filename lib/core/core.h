@@ -141,11 +141,17 @@ struct spfkit__hash_key {
 
 /* 16 bytes from getrandom(), else /dev/urandom, else the clocks; never fails. */
 void spfkit__hash_key_random(struct spfkit__hash_key *k);
-/* SipHash-1-3 of the whole key (what the tables use). */
+/* Keys up to this many bytes take SipHash-1-3; longer ones a cheaper
+ * keyed multiply-mix hash over the whole key (hash.c explains). */
+#define SPFKIT__HASH_SHORT 32u
+/* The keyed hash of the whole key: SipHash-1-3 up to SPFKIT__HASH_SHORT
+ * bytes, the multiply-mix hash past it. For long keys (record texts). */
+uint64_t spfkit__hash_keyed(const struct spfkit__hash_key *k, const void *p, size_t len);
+/* SipHash-1-3 of the whole key, any length. */
 uint64_t spfkit__siphash13(const struct spfkit__hash_key *k, const void *p, size_t len);
 /* SipHash-2-4, the paper's variant: only to check the code against its test vector. */
 uint64_t spfkit__siphash24(const struct spfkit__hash_key *k, const void *p, size_t len);
-/* SipHash-1-3 of a DNS name with ASCII case folded and one final dot ignored. */
+/* spfkit__hash_keyed() of a DNS name with ASCII case folded and one final dot ignored. */
 uint64_t spfkit__name_hash_keyed(const struct spfkit__hash_key *k, const char *name, size_t len);
 
 #endif

@@ -239,7 +239,7 @@ static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64
 int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 		       struct spfkit__rcache_entry **out)
 {
-	uint64_t hash = spfkit__siphash13(&c->key, text, len);
+	uint64_t hash = spfkit__hash_keyed(&c->key, text, len);
 	struct spfkit__rcache_entry *e, *mine;
 
 	pthread_mutex_lock(&c->lock);

@@ -128,6 +128,72 @@ static void keyed_hash_depends_on_key_and_whole_name(void **state)
 		    spfkit__name_hash_keyed(&k1, b, sizeof(b)));
 }
 
+/*
+ * The hash of long keys (spfkit__hash_keyed past SPFKIT__HASH_SHORT
+ * bytes, record texts): every byte of every length counts, at any
+ * alignment, and the key decides the value.
+ */
+static void keyed_hash_long_keys_whole_and_keyed(void **state)
+{
+	static const size_t lens[] = {31, 32, 33, 40, 47, 48, 49, 64, 100, 255, 1000};
+	struct spfkit__hash_key k1, k2;
+	unsigned char a[1008], b[1008];
+	size_t i, j, n;
+	uint64_t h;
+
+	(void)state;
+	spfkit__hash_key_random(&k1);
+	spfkit__hash_key_random(&k2);
+	for (i = 0; i < sizeof(a); i++)
+		a[i] = (unsigned char)(i * 7 + 3);
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		n = lens[i];
+		h = spfkit__hash_keyed(&k1, a, n);
+		assert_true(h != spfkit__hash_keyed(&k2, a, n));
+		assert_true(h != spfkit__hash_keyed(&k1, a, n + 1));
+		/* the same bytes at another alignment */
+		memcpy(b + 5, a, n);
+		assert_true(h == spfkit__hash_keyed(&k1, b + 5, n));
+		for (j = 0; j < n; j++) {
+			memcpy(b, a, n);
+			b[j] ^= (unsigned char)(1u << (j % 8));
+			if (spfkit__hash_keyed(&k1, b, n) == h)
+				fail_msg("length %zu: flipping byte %zu left the hash alone", n, j);
+		}
+	}
+	/* long names fold case and drop the final dot like short ones */
+	assert_true(spfkit__name_hash_keyed(&k1, "_spf.Mail-Servers.Example.COM.", 30) ==
+		    spfkit__name_hash_keyed(&k1, "_spf.mail-servers.example.com", 29));
+	assert_true(spfkit__name_hash_keyed(&k1, "_spf.a-long-subdomain-name.Example.COM.", 39) ==
+		    spfkit__name_hash_keyed(&k1, "_spf.a-long-subdomain-name.example.com", 38));
+	assert_true(spfkit__name_hash_keyed(&k1, "_spf.a-long-subdomain-name@example.com", 38) !=
+		    spfkit__name_hash_keyed(&k1, "_spf.a-long-subdomain-name`example.com", 38));
+}
+
+/* 4,096 texts of 200 bytes differing in two middle bytes only, in 4,096
+ * buckets: no chain near 16 (odds far below 2^-40 for a random hash). */
+static void keyed_hash_long_keys_spread(void **state)
+{
+	static unsigned short chain[4096];
+	struct spfkit__hash_key k;
+	char txt[200];
+	unsigned i, most = 0;
+	size_t b;
+
+	(void)state;
+	spfkit__hash_key_random(&k);
+	memset(chain, 0, sizeof(chain));
+	memset(txt, 'a', sizeof(txt));
+	for (i = 0; i < 4096; i++) {
+		txt[90] = (char)(' ' + i % 64);
+		txt[91] = (char)(' ' + i / 64);
+		b = spfkit__hash_keyed(&k, txt, sizeof(txt)) & 4095;
+		if (++chain[b] > most)
+			most = chain[b];
+	}
+	assert_true(most < 16);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -138,6 +204,8 @@ int main(void)
 		cmocka_unit_test(ascii_case_and_hash),
 		cmocka_unit_test(siphash_paper_vector),
 		cmocka_unit_test(keyed_hash_depends_on_key_and_whole_name),
+		cmocka_unit_test(keyed_hash_long_keys_whole_and_keyed),
+		cmocka_unit_test(keyed_hash_long_keys_spread),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
