@@ -69,6 +69,10 @@ struct query {
 	size_t rec_count;                   /* SPF records found */
 	struct spfkit__rcache_entry *rce;   /* parsed or failed; released with the evaluation */
 	const struct spfkit_dns_rr *rec_rr; /* the record's RR (REC_OK, REC_INVALID) */
+	/* lookahead.c: 1 + the first term that matches the client without
+	 * DNS (or 1 + the term count); 0 until worked out */
+	size_t la_stop;
+	struct query **la_terms; /* lookahead.c: each term's question once found, or NULL */
 };
 
 enum frame_phase {

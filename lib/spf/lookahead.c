@@ -29,6 +29,8 @@
  *  - whatever the records turn out to hold, lookahead asks for at most
  *    as many terms of its own as the limit lets strict evaluation query.
  */
+#include <string.h>
+
 #include "domain.h"
 #include "eval_int.h"
 #include "ipaddr.h"
@@ -66,7 +68,7 @@ static int literal_target(const struct spfkit_term *t, const char *domain, size_
 		return 0;
 	*name = ms->pieces[0].text;
 	*len = ms->pieces[0].len;
-	return spfkit__domain_valid(*name, *len);
+	return 1; /* speculate() checks it before filing */
 }
 
 /* The question already filed, if any (no new entry). */
@@ -79,7 +81,8 @@ static struct query *find(const struct spfkit_eval *ev, uint16_t type, const cha
 	for (i = 0; i < ev->nqueries; i++) {
 		struct query *q = ev->queries[i];
 
-		if (q->type == type && spfkit__memcaseeq(q->name, q->name_len, name, len))
+		if (q->type == type && q->name_len == len &&
+		    spfkit__memcaseeq(q->name, q->name_len, name, len))
 			return q;
 	}
 	return NULL;
@@ -98,8 +101,14 @@ static struct query *speculate(struct walk *w, uint16_t type, const char *name, 
 	size_t before = ev->nqueries;
 	struct query *q;
 
+	/* walked again at each answer: most are found, unhashed, unchecked */
+	q = find(ev, type, name, len);
+	if (q != NULL)
+		return q;
 	if (ev->speculative >= EVAL_MAX_SPECULATIVE || (term && ev->speculative_terms >= w->limit))
-		return find(ev, type, name, len);
+		return NULL;
+	if (!spfkit__domain_valid(name, len))
+		return NULL; /* strict: no match, or for include a permerror */
 	q = spfkit__file(ev, type, name, len, flags, level);
 	if (q == NULL && ev->nqueries < EVAL_MAX_QUERIES)
 		w->rc = SPFKIT_ENOMEM;
@@ -146,8 +155,8 @@ static int speculate_mx_hosts(struct walk *w, const struct spfkit_term *t, const
 		const struct spfkit_dns_rr *rr = &mx->ans.rrs[i];
 		const struct query *q;
 
-		if (!spfkit__domain_valid((const char *)rr->data, rr->len))
-			continue;
+		if (rr->len == 0 || (rr->len == 1 && rr->data[0] == '.'))
+			continue; /* the null MX of RFC 7505, skipped by strict too */
 		n++;
 		q = speculate(w, address_type(w->ev), (const char *)rr->data, rr->len, 0,
 			      mx->level + 1u, 0);
@@ -161,12 +170,26 @@ static int speculate_mx_hosts(struct walk *w, const struct spfkit_term *t, const
 static int matches_without_dns(const struct spfkit_eval *ev, const struct spfkit__hot_term *h,
 			       const struct spfkit_term *t)
 {
+	if (h->is_modifier)
+		return 0;
 	switch (h->mech) {
 	case SPFKIT_MECH_ALL: return 1;
 	case SPFKIT_MECH_IP4: return ev->ip.family == 4 && ((ev->ip4 ^ h->ip4) & h->mask4) == 0;
 	case SPFKIT_MECH_IP6: return ev->ip.family == 6 && spfkit__ip_match(&ev->ip, 6, t->ip, t->cidr6);
 	default: return 0;
 	}
+}
+
+/* The first term from `first` on that matches without DNS, or the count. */
+static size_t static_stop(const struct spfkit_eval *ev, const struct spfkit_record *rec,
+			  const struct spfkit__hot_term *hot, size_t first)
+{
+	size_t i;
+
+	for (i = first; i < rec->count; i++)
+		if (matches_without_dns(ev, &hot[i], &rec->terms[i]))
+			break;
+	return i;
 }
 
 /* An a or exists term whose answer is already in: does it match (§5.3,
@@ -179,10 +202,12 @@ static int answered_match(const struct spfkit_eval *ev, const struct spfkit_term
 	return answer_has_client(ev, t, q);
 }
 
-static int queries_dns(uint8_t mech)
+static int queries_dns(const struct spfkit__hot_term *h)
 {
-	return mech == SPFKIT_MECH_INCLUDE || mech == SPFKIT_MECH_A || mech == SPFKIT_MECH_MX ||
-	       mech == SPFKIT_MECH_PTR || mech == SPFKIT_MECH_EXISTS;
+	return !h->is_modifier &&
+	       (h->mech == SPFKIT_MECH_INCLUDE || h->mech == SPFKIT_MECH_A ||
+		h->mech == SPFKIT_MECH_MX || h->mech == SPFKIT_MECH_PTR ||
+		h->mech == SPFKIT_MECH_EXISTS);
 }
 
 /* One more DNS-querying term passed (unless strict already charged it);
@@ -196,9 +221,25 @@ static int charge(struct walk *w, int charged)
 
 static enum walked walk_record(struct walk *w, struct query *txt, unsigned depth);
 
+/* A term's question: from the record's memo (`slot`, may be NULL) when a
+ * walk met it before, else found or filed, and kept there. */
+static struct query *term_question(struct walk *w, struct query **slot, uint16_t type,
+				   const char *name, size_t len, unsigned flags, unsigned level)
+{
+	struct query *q;
+
+	if (slot != NULL && *slot != NULL)
+		return *slot;
+	q = speculate(w, type, name, len, flags, level, 1);
+	if (slot != NULL)
+		*slot = q;
+	return q;
+}
+
 /* A DNS-querying term at a place strict evaluation reaches: ask for it. */
-static enum walked walk_dns_term(struct walk *w, const struct spfkit_term *t, const char *domain,
-				 size_t domain_len, unsigned level, unsigned depth)
+static enum walked walk_dns_term(struct walk *w, const struct spfkit_term *t, struct query **slot,
+				 const char *domain, size_t domain_len, unsigned level,
+				 unsigned depth)
 {
 	const char *name;
 	size_t len;
@@ -215,13 +256,14 @@ static enum walked walk_dns_term(struct walk *w, const struct spfkit_term *t, co
 	switch (t->mech) {
 	case SPFKIT_MECH_A:
 	case SPFKIT_MECH_EXISTS:
-		q = speculate(w, t->mech == SPFKIT_MECH_EXISTS ? SPFKIT_RR_A : address_type(w->ev),
-			      name, len, 0, level + 1u, 1);
+		q = term_question(w, slot,
+				  t->mech == SPFKIT_MECH_EXISTS ? SPFKIT_RR_A : address_type(w->ev),
+				  name, len, 0, level + 1u);
 		if (q != NULL && answered_match(w->ev, t, q))
 			return t->qualifier == '+' ? W_PASS : W_OTHER;
 		return W_ON;
 	case SPFKIT_MECH_MX:
-		q = speculate(w, SPFKIT_RR_MX, name, len, QF_MX, level + 1u, 1);
+		q = term_question(w, slot, SPFKIT_RR_MX, name, len, QF_MX, level + 1u);
 		if (q != NULL && q->state == Q_DONE && q->ans.status == SPFKIT_DNS_OK && w->exact &&
 		    speculate_mx_hosts(w, t, q))
 			return t->qualifier == '+' ? W_PASS : W_OTHER;
@@ -229,7 +271,7 @@ static enum walked walk_dns_term(struct walk *w, const struct spfkit_term *t, co
 	case SPFKIT_MECH_INCLUDE:
 		if (depth + 1u >= EVAL_MAX_DEPTH)
 			return W_END;
-		q = speculate(w, SPFKIT_RR_TXT, name, len, QF_RECORD, level + 1u, 1);
+		q = term_question(w, slot, SPFKIT_RR_TXT, name, len, QF_RECORD, level + 1u);
 		if (q == NULL)
 			return W_END;
 		r = walk_record(w, q, depth + 1u);
@@ -242,8 +284,8 @@ static enum walked walk_dns_term(struct walk *w, const struct spfkit_term *t, co
 
 /* §6.1: no mechanism matched; the redirect's result is the record's. */
 static enum walked walk_redirect(struct walk *w, const struct spfkit_record *rec,
-				 const char *domain, size_t domain_len, int charged,
-				 unsigned level, unsigned depth)
+				 struct query **memo, const char *domain, size_t domain_len,
+				 int charged, unsigned level, unsigned depth)
 {
 	const struct spfkit_term *t;
 	const char *name;
@@ -259,45 +301,77 @@ static enum walked walk_redirect(struct walk *w, const struct spfkit_record *rec
 		w->exact = 0;
 		return W_ON;
 	}
-	q = speculate(w, SPFKIT_RR_TXT, name, len, QF_RECORD, level + 1u, 1);
+	q = term_question(w, memo != NULL ? &memo[rec->redirect] : NULL, SPFKIT_RR_TXT, name, len,
+			  QF_RECORD, level + 1u);
 	return q == NULL ? W_END : walk_record(w, q, depth);
 }
 
-/* The terms of a record from `first` on (`charged`: strict evaluation
- * already counted that one), then its redirect. */
+/* The terms of a record from `first` up to `stop` (the first that
+ * matches without DNS, or the count; `charged`: strict evaluation already
+ * counted term `first`), then its redirect. */
 static enum walked walk_terms(struct walk *w, const struct spfkit_record *rec,
-			      const struct spfkit__hot_term *hot, const char *domain,
-			      size_t domain_len, size_t first, int charged, unsigned level,
-			      unsigned depth)
+			      const struct spfkit__hot_term *hot, struct query **memo, const char *domain,
+			      size_t domain_len, size_t first, size_t stop, int charged,
+			      unsigned level, unsigned depth)
 {
-	size_t i;
+	size_t i = first;
 
-	for (i = first; i < rec->count && w->rc == 0; i++) {
-		const struct spfkit_term *t = &rec->terms[i];
+	/* provider records are mostly ip4/ip6 lists: skip them in one go */
+	if (rec->dns_terms == (rec->redirect >= 0 ? 1u : 0u))
+		i = stop;
+	for (; i < stop && w->rc == 0; i++) {
 		enum walked r;
 
-		if (hot[i].is_modifier)
-			continue;
-		if (matches_without_dns(w->ev, &hot[i], t))
-			return t->qualifier == '+' ? W_PASS : W_OTHER;
-		if (!queries_dns(hot[i].mech))
+		if (!queries_dns(&hot[i]))
 			continue;
 		if (!charge(w, charged && i == first))
 			return W_END;
-		r = walk_dns_term(w, t, domain, domain_len, level, depth);
+		r = walk_dns_term(w, &rec->terms[i], memo != NULL ? &memo[i] : NULL, domain,
+				  domain_len, level, depth);
 		if (r != W_ON)
 			return r;
 	}
 	if (w->rc != 0)
 		return W_END;
-	return walk_redirect(w, rec, domain, domain_len, charged && first == rec->count, level,
-			     depth);
+	if (stop < rec->count) /* §4.6.2: the first match decides */
+		return rec->terms[stop].qualifier == '+' ? W_PASS : W_OTHER;
+	return walk_redirect(w, rec, memo, domain, domain_len, charged && first == rec->count,
+			     level, depth);
+}
+
+/* Each term's question of a record, kept with its TXT answer for the
+ * next walks (NULL when there is no memory for it: then found anew). */
+static struct query **term_memo(struct spfkit_eval *ev, struct query *txt)
+{
+	size_t n = txt->rce->rec->count;
+
+	if (txt->la_terms == NULL && n > 0) {
+		txt->la_terms = spfkit__arena_alloc(&ev->arena, n * sizeof(*txt->la_terms));
+		if (txt->la_terms != NULL)
+			memset(txt->la_terms, 0, n * sizeof(*txt->la_terms));
+	}
+	return txt->la_terms;
+}
+
+/* The terms of a frame's record from `first` on. */
+static enum walked walk_frame_terms(struct walk *w, const struct frame *f, size_t first,
+				    int charged)
+{
+	size_t stop = static_stop(w->ev, f->rec, f->hot, first);
+	struct query *txt = find(w->ev, SPFKIT_RR_TXT, f->domain, f->domain_len);
+	struct query **memo = NULL;
+
+	if (txt != NULL && txt->rec_state == REC_OK && txt->rce->rec == f->rec)
+		memo = term_memo(w->ev, txt);
+	return walk_terms(w, f->rec, f->hot, memo, f->domain, f->domain_len, first, stop, charged,
+			  f->rec_level, (unsigned)(f - w->ev->frames));
 }
 
 /* A record's TXT question: enter the record once it is in and known to
  * be at the place counted. */
 static enum walked walk_record(struct walk *w, struct query *txt, unsigned depth)
 {
+	const struct spfkit_record *rec;
 	enum walked r;
 	int blind;
 
@@ -313,10 +387,14 @@ static enum walked walk_record(struct walk *w, struct query *txt, unsigned depth
 	}
 	if (txt->rec_state != REC_OK)
 		return W_END; /* none, or permerror: for an include or redirect both end it */
+	rec = txt->rce->rec;
+	/* walked again at each record or MX answer: scan the ip4 lists once */
+	if (txt->la_stop == 0)
+		txt->la_stop = 1 + static_stop(w->ev, rec, txt->rce->hot, 0);
 	blind = w->blind;
 	w->blind = blind || !w->exact;
-	r = walk_terms(w, txt->rce->rec, txt->rce->hot, txt->name, txt->name_len, 0, 0,
-		       txt->level, depth);
+	r = walk_terms(w, rec, txt->rce->hot, term_memo(w->ev, txt), txt->name, txt->name_len, 0,
+		       txt->la_stop - 1, 0, txt->level, depth);
 	w->blind = blind;
 	return r;
 }
@@ -328,17 +406,18 @@ static enum walked walk_current(struct walk *w, struct frame *f, unsigned depth)
 
 	switch (f->phase) {
 	case PH_START:
+		q = find(w->ev, SPFKIT_RR_TXT, f->domain, f->domain_len);
+		if (q != NULL)
+			return walk_record(w, q, depth);
 		q = spfkit__file(w->ev, SPFKIT_RR_TXT, f->domain, f->domain_len, QF_RECORD,
 				 (unsigned)f->base_level + 1u);
 		if (q == NULL)
 			return W_END;
 		return walk_record(w, q, depth);
 	case PH_TERMS:
-		return walk_terms(w, f->rec, f->hot, f->domain, f->domain_len, f->term,
-				  f->term_charged, f->rec_level, depth);
+		return walk_frame_terms(w, f, f->term, f->term_charged);
 	case PH_REDIRECT:
-		return walk_terms(w, f->rec, f->hot, f->domain, f->domain_len, f->rec->count,
-				  f->term_charged, f->rec_level, depth);
+		return walk_frame_terms(w, f, f->rec->count, f->term_charged);
 	default:
 		return W_END; /* the top-level result is known (§6.2 explanation) */
 	}
@@ -357,9 +436,7 @@ static void walk_from_strict(struct walk *w)
 		if (r == W_PASS) /* the include matches: its qualifier is the result */
 			r = t->qualifier == '+' ? W_PASS : W_OTHER;
 		else
-			r = walk_terms(w, parent->rec, parent->hot, parent->domain,
-				       parent->domain_len, parent->term + 1u, 0, parent->rec_level,
-				       d - 2);
+			r = walk_frame_terms(w, parent, parent->term + 1u, 0);
 	}
 }
 
