@@ -3,7 +3,9 @@
  * test moves, negative caching, the memory bound and LRU order,
  * concurrent use from several threads, and the resolver layer over a
  * scripted inner resolver (the seam's contract: hits never delivered
- * inside submit, cancel, destroy with questions pending).
+ * inside submit, cancel, destroy with questions pending). Then the
+ * parsed-record cache's byte budget (lib/spf/record_cache.c): bytes
+ * charged, LRU eviction, threads, and what one evaluation can take.
  */
 #include <pthread.h>
 #include <setjmp.h>
