@@ -11,6 +11,8 @@
  *    back, so both see the same load. Wall time / delay is the number of
  *    round trips taken; spfkit_result.depth, the longest chain of
  *    answers the result needed, is the fewest any resolver could take.
+ *    Questions per evaluation are printed for both modes too (mean and
+ *    maximum, issue 7): lookahead may ask early, not ask much more.
  *  - warm: a struct spfkit_cache over the same c-ares resolver, filled
  *    by one pass in each mode, then timed; its counters and dnsd's show
  *    whether any question still reached the server.
@@ -214,6 +216,7 @@ static unsigned min_depth(const struct bench *b, size_t i)
 
 struct sums {
 	double rt, depth, queries, bursts;
+	unsigned max_queries;
 	uint64_t udp, tcp, truncated;
 };
 
@@ -228,6 +231,8 @@ static void sum_mode(const struct bench *b, int mode, struct sums *s)
 		s->rt += e->rt;
 		s->depth += e->depth;
 		s->queries += e->queries;
+		if (e->queries > s->max_queries)
+			s->max_queries = e->queries;
 		s->bursts += e->bursts;
 		s->udp += e->srv.udp_queries;
 		s->tcp += e->srv.tcp_queries;
@@ -254,6 +259,16 @@ static void print_mode(const struct bench *b, int mode, const struct sums *s)
 	       mode_name[mode], s->rt / n, s->rt / n * b->delay_ms, s->queries / n,
 	       (unsigned long long)(s->udp + s->tcp), (unsigned long long)s->udp,
 	       (unsigned long long)s->tcp, (unsigned long long)s->truncated, s->bursts / n);
+}
+
+/* Issue 7: lookahead may ask early, not ask much more (§4.6.4, §11.1). */
+static void print_questions(const struct sums s[NMODES], double n)
+{
+	printf("  questions/eval: strict %.2f (max %u), lookahead %.2f (max %u): "
+	       "lookahead/strict = %.2fx (target: <= 1.25x, max not above strict's)\n",
+	       s[STRICT].queries / n, s[STRICT].max_queries, s[LOOKAHEAD].queries / n,
+	       s[LOOKAHEAD].max_queries,
+	       s[STRICT].queries > 0 ? s[LOOKAHEAD].queries / s[STRICT].queries : 0.0);
 }
 
 /* Lookahead evaluations by round trips beyond the minimum (rounded). */
@@ -344,17 +359,21 @@ static size_t report_cold(const struct bench *b)
 	printf("  minimum   %5.2f RT/eval (mean spfkit_result.depth, the smaller of the two "
 	       "modes; strict's alone %.2f, lookahead's %.2f)\n",
 	       min, s[STRICT].depth / n, s[LOOKAHEAD].depth / n);
-	printf("  lookahead/minimum = %.2fx (acceptance: <= 1.2x), strict/minimum = %.2fx\n",
+	printf("  lookahead/minimum = %.2fx (target: <= 1.1x), strict/minimum = %.2fx\n",
 	       s[LOOKAHEAD].rt / n / min, s[STRICT].rt / n / min);
+	print_questions(s, n);
 	print_excess(b);
 	report_agreement(b, &codes, &depths);
 	printf("#BENCH latency delay_ms=%u sample=%zu strict_rt=%.2f lookahead_rt=%.2f "
 	       "min_rt=%.2f ratio=%.2f strict_q=%.2f lookahead_q=%.2f strict_served=%llu "
-	       "lookahead_served=%llu disagree=%zu depth_disagree=%zu\n",
+	       "lookahead_served=%llu disagree=%zu depth_disagree=%zu strict_qmax=%u "
+	       "lookahead_qmax=%u q_ratio=%.2f\n",
 	       b->delay_ms, b->n, s[STRICT].rt / n, s[LOOKAHEAD].rt / n, min,
 	       s[LOOKAHEAD].rt / n / min, s[STRICT].queries / n, s[LOOKAHEAD].queries / n,
 	       (unsigned long long)(s[STRICT].udp + s[STRICT].tcp),
-	       (unsigned long long)(s[LOOKAHEAD].udp + s[LOOKAHEAD].tcp), codes, depths);
+	       (unsigned long long)(s[LOOKAHEAD].udp + s[LOOKAHEAD].tcp), codes, depths,
+	       s[STRICT].max_queries, s[LOOKAHEAD].max_queries,
+	       s[STRICT].queries > 0 ? s[LOOKAHEAD].queries / s[STRICT].queries : 0.0);
 	return codes;
 }
 
