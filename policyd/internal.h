@@ -153,6 +153,9 @@ void spfkit__policyd_request_go(struct job *j);
 void spfkit__policyd_job_free(struct job *j);
 void spfkit__policyd_job_run(struct job *j);
 void spfkit__policyd_job_finish(struct job *j);
+/* The request cannot go on (rc from the library while `doing`): answered
+ * with the temperror reaction (see fail_action()), logged, freed. */
+void spfkit__policyd_job_fail(struct job *j, int rc, const char *doing);
 void spfkit__policyd_checks_start(struct job *j);
 void spfkit__policyd_cancel_questions(struct job *j);
 int spfkit__policyd_submit(struct job *j, const char *name, size_t len, uint16_t type, uint32_t id,

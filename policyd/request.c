@@ -18,6 +18,27 @@
 const struct spfkit_dns_answer spfkit__policyd_timed_out = {SPFKIT_DNS_TEMPFAIL, 0, NULL, 0,
 							    "Lookup_Time exceeded"};
 
+/* What stands in for an answer the evaluator refused as malformed. */
+static const struct spfkit_dns_answer refused = {SPFKIT_DNS_TEMPFAIL, 0, NULL, 0,
+						 "unusable answer from the resolver"};
+
+/*
+ * Hand an answer to the evaluation being fed. A backend's answer the
+ * evaluator refuses (SPFKIT_EINVAL: malformed) is a failed lookup, as
+ * a resolver error would be. An id the evaluation no longer waits for
+ * needs nothing. Anything else (SPFKIT_ENOMEM: the question stays open
+ * and nothing would ever answer it) is returned for the caller to end
+ * the request with spfkit__policyd_job_fail().
+ */
+static int feed(struct job *j, uint32_t id, const struct spfkit_dns_answer *answer)
+{
+	int rc = spfkit_eval_answer(j->cur, id, answer);
+
+	if (rc == SPFKIT_EINVAL)
+		rc = spfkit_eval_answer(j->cur, id, &refused);
+	return rc == SPFKIT_ENOTFOUND ? 0 : rc;
+}
+
 static void question_unlink(struct job *j, struct question *q)
 {
 	if (q->prev != NULL)
@@ -34,6 +55,7 @@ static void on_answer(void *arg, const struct spfkit_dns_answer *answer)
 	struct job *j = q->job;
 	uint32_t id = q->id;
 	int raw = q->raw;
+	int rc;
 
 	question_unlink(j, q);
 	spfkit__free(NULL, q);
@@ -41,7 +63,11 @@ static void on_answer(void *arg, const struct spfkit_dns_answer *answer)
 		spfkit__policyd_wl_answer(j, answer);
 		return;
 	}
-	(void)spfkit_eval_answer(j->cur, id, answer);
+	rc = feed(j, id, answer);
+	if (rc != 0) {
+		spfkit__policyd_job_fail(j, rc, "keeping a DNS answer");
+		return;
+	}
 	spfkit__policyd_job_run(j);
 }
 
@@ -73,11 +99,16 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 	while (j->questions != NULL) {
 		struct question *q = j->questions;
 		uint32_t id = q->id;
+		int rc;
 
 		spfkit_resolver_cancel(j->conn->srv->resolver, q->handle);
 		question_unlink(j, q);
 		spfkit__free(NULL, q);
-		(void)spfkit_eval_answer(j->cur, id, &spfkit__policyd_timed_out);
+		rc = feed(j, id, &spfkit__policyd_timed_out);
+		if (rc != 0) {
+			spfkit__policyd_job_fail(j, rc, "timing out a DNS question");
+			return;
+		}
 	}
 	spfkit__policyd_job_run(j);
 }
@@ -108,10 +139,12 @@ int spfkit__policyd_submit(struct job *j, const char *name, size_t len, uint16_t
 	return 0;
 }
 
-static void ask(struct job *j, const struct spfkit_question *sq)
+/* A question that cannot be sent fails as a lookup; 0, or feed()'s error. */
+static int ask(struct job *j, const struct spfkit_question *sq)
 {
 	if (spfkit__policyd_submit(j, sq->name, sq->name_len, sq->type, sq->id, 0) != 0)
-		(void)spfkit_eval_answer(j->cur, sq->id, &spfkit__policyd_timed_out);
+		return feed(j, sq->id, &spfkit__policyd_timed_out);
+	return 0;
 }
 
 /* ---- a request ------------------------------------------------------------ */
@@ -188,10 +221,59 @@ void spfkit__policyd_job_finish(struct job *j)
 		spfkit__policyd_conn_process(c);
 }
 
+#define FAIL_TEXT "Temporary local problem checking SPF, please try again later"
+
+/*
+ * The answer when we cannot tell. Out of memory is no SPF result
+ * (include/spfkit/eval.h), so no Received-SPF header claims one: with
+ * TempError_Defer the client is told to come back, in the form of
+ * TempError_Action, as for a temperror; otherwise no opinion. TestOnly = 0
+ * and an identity checked under "False" never defer, as for a temperror.
+ * Input the evaluator refuses (SPFKIT_EINVAL) will not get better by
+ * coming back: no opinion.
+ */
+static const char *fail_action(const struct job *j, int rc)
+{
+	const struct spfkit__mta_config *cfg = j->gen->cfg;
+	enum spfkit__mta_reject policy;
+
+	if (rc != SPFKIT_ENOMEM || !cfg->temperror_defer || cfg->test_only == 0)
+		return "dunno";
+	if (j->phase == PH_CHECKS) {
+		policy = j->stage == SPFKIT_IDENTITY_HELO ? cfg->helo_reject : cfg->mail_from_reject;
+		if (policy == SPFKIT_MTA_REJECT_FALSE || policy == SPFKIT_MTA_REJECT_NO_CHECK)
+			return "dunno";
+	}
+	/* RFC 3463 4.3.0: a local problem, not the sender's DNS (4.7.24) */
+	if (cfg->temperror_action == SPFKIT_MTA_DEFER_451)
+		return cfg->enhanced_status_codes ? "451 4.3.0 " FAIL_TEXT : "451 " FAIL_TEXT;
+	return cfg->enhanced_status_codes ? "defer_if_permit 4.3.0 " FAIL_TEXT
+					  : "defer_if_permit " FAIL_TEXT;
+}
+
+/*
+ * The request cannot go on (rc: what the library said while `doing`):
+ * answer it now, never leave it to the client's timeout, and log why.
+ * Nothing is cached: the next recipient gets a fresh try.
+ */
+void spfkit__policyd_job_fail(struct job *j, int rc, const char *doing)
+{
+	struct conn *c = j->conn;
+	const char *action = fail_action(j, rc);
+
+	spfkit__policyd_send_reply(c, action);
+	spfkit__policyd_log(c->srv, LOG_ERR, "%s: SPF check not finished: %s while %s; action=%s",
+			    c->peer, spfkit_strerror(rc), doing, action);
+	spfkit__policyd_job_free(j);
+	if (!c->in_process)
+		spfkit__policyd_conn_process(c);
+}
+
 static int stage_start(struct job *j, enum spfkit_identity id)
 {
 	struct spfkit_request req;
 	struct timeval tv = {j->gen->cfg->lookup_time, 0};
+	int rc;
 
 	memset(&req, 0, sizeof(req));
 	req.ip = j->gen->cfg->has_prospective ? j->gen->cfg->prospective : j->ip;
@@ -205,8 +287,9 @@ static int stage_start(struct job *j, enum spfkit_identity id)
 	req.trace_arg = j;
 	j->stage = id;
 	j->expired = 0;
-	if (spfkit_eval_new(j->gen->ctx, &req, &j->ev[id]) != 0)
-		return SPFKIT_ENOMEM;
+	rc = spfkit_eval_new(j->gen->ctx, &req, &j->ev[id]);
+	if (rc != 0)
+		return rc;
 	j->cur = j->ev[id];
 	evtimer_add(j->deadline, &tv);
 	spfkit__policyd_job_run(j);
@@ -235,8 +318,11 @@ static void stage_done(struct job *j)
 	chk->res = spfkit_eval_result(j->ev[j->stage]);
 	chk->no_mail_record = j->no_mail[j->stage];
 	if (j->stage == SPFKIT_IDENTITY_HELO && spfkit__mta_want_mailfrom(j->gen->cfg, &j->in)) {
-		if (stage_start(j, SPFKIT_IDENTITY_MAILFROM) != 0)
-			spfkit__policyd_job_finish(j);
+		int rc = stage_start(j, SPFKIT_IDENTITY_MAILFROM);
+
+		/* deciding on HELO alone would pass off its result as MAIL FROM's */
+		if (rc != 0)
+			spfkit__policyd_job_fail(j, rc, "starting the MAIL FROM check");
 		return;
 	}
 	spfkit__policyd_job_finish(j);
@@ -253,7 +339,12 @@ void spfkit__policyd_job_run(struct job *j)
 		int s = spfkit_eval_step(j->cur, &q);
 
 		if (s == SPFKIT_STEP_QUERY) {
-			ask(j, &q);
+			int rc = ask(j, &q);
+
+			if (rc != 0) {
+				spfkit__policyd_job_fail(j, rc, "answering an unsent DNS question");
+				return;
+			}
 			asked = 1;
 			continue;
 		}
@@ -265,17 +356,7 @@ void spfkit__policyd_job_run(struct job *j)
 			stage_done(j);
 			return;
 		}
-		/* out of memory inside the evaluator: no opinion rather than a guess */
-		spfkit__policyd_log(j->conn->srv, LOG_ERR, "%s: evaluation failed: %s", j->conn->peer,
-				    spfkit_strerror(s));
-		spfkit__policyd_send_reply(j->conn, "dunno");
-		{
-			struct conn *c = j->conn;
-
-			spfkit__policyd_job_free(j);
-			if (!c->in_process)
-				spfkit__policyd_conn_process(c);
-		}
+		spfkit__policyd_job_fail(j, s, "evaluating");
 		return;
 	}
 }
@@ -430,5 +511,5 @@ void spfkit__policyd_checks_start(struct job *j)
 	else
 		spfkit__policyd_job_finish(j);
 	if (rc != 0)
-		spfkit__policyd_job_finish(j);
+		spfkit__policyd_job_fail(j, rc, "starting the SPF check");
 }

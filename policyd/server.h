@@ -31,6 +31,9 @@ struct spfkit__policyd_opts {
 	int request_timeout;      /* s from a request's first byte to its end (a deadline, not
 				     reset by each byte); 0: SPFKIT_POLICYD_REQUEST_TIMEOUT */
 	size_t cache_max;         /* instance cache entries; 0: SPFKIT_POLICYD_CACHE_MAX */
+	/* The SPF contexts' allocator (every evaluation's memory); NULL: libc.
+	 * tests/policyd/test_request.c makes it fail. */
+	const struct spfkit_allocator *alloc;
 };
 
 #define SPFKIT_POLICYD_MAX_CONNECTIONS 4096u

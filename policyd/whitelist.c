@@ -19,10 +19,12 @@ static void wl_timer(struct job *j)
 	evtimer_add(j->deadline, &tv);
 }
 
-/* Domain_Whitelist: check_host(ip, domain, postmaster@domain), as policyd-spf. */
+/* Domain_Whitelist: check_host(ip, domain, postmaster@domain), as policyd-spf.
+ * 0, or spfkit_eval_new()'s error. */
 static int wl_domain(struct job *j, const char *domain)
 {
 	struct spfkit_request req;
+	int rc;
 
 	memset(&req, 0, sizeof(req));
 	req.ip = j->gen->cfg->has_prospective ? j->gen->cfg->prospective : j->ip;
@@ -33,8 +35,9 @@ static int wl_domain(struct job *j, const char *domain)
 	req.now = (int64_t)time(NULL);
 	spfkit_eval_free(j->wl_ev);
 	j->wl_ev = NULL;
-	if (spfkit_eval_new(j->gen->ctx, &req, &j->wl_ev) != 0)
-		return -1;
+	rc = spfkit_eval_new(j->gen->ctx, &req, &j->wl_ev);
+	if (rc != 0)
+		return rc;
 	j->cur = j->wl_ev;
 	wl_timer(j);
 	spfkit__policyd_job_run(j);
@@ -61,14 +64,21 @@ void spfkit__policyd_wl_next(struct job *j)
 	const struct spfkit__mta_config *cfg = j->gen->cfg;
 	char rev[SPFKIT__REVERSE_MAX];
 	size_t n;
+	int rc;
 
 	for (;;) {
 		switch (j->phase) {
 		case PH_WL_DOMAIN:
 			if (j->wl_index < cfg->domain_whitelist.count) {
-				if (wl_domain(j, cfg->domain_whitelist.names[j->wl_index++]) == 0)
+				rc = wl_domain(j, cfg->domain_whitelist.names[j->wl_index++]);
+				if (rc == 0)
 					return;
-				continue;
+				/* skipping a listed domain for want of memory could reject its mail */
+				if (rc == SPFKIT_ENOMEM) {
+					spfkit__policyd_job_fail(j, rc, "starting a Domain_Whitelist check");
+					return;
+				}
+				continue; /* a name the evaluator refuses cannot match */
 			}
 			j->phase = PH_WL_HELO;
 			continue;
