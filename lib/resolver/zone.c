@@ -403,7 +403,7 @@ static int rdata_eq(uint16_t type, const struct spfkit_dns_rr *rr, const void *d
 	case SPFKIT_RR_CNAME:
 		return spfkit__memcaseeq(rr->data, rr->len, data, len);
 	}
-	return rr->len == len && memcmp(rr->data, data, len) == 0;
+	return rr->len == len && (len == 0 || memcmp(rr->data, data, len) == 0);
 }
 
 /*

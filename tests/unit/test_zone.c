@@ -610,11 +610,18 @@ static void add_drops_exact_duplicates(void **state)
 	assert_int_equal(a.count, 1);
 	assert_int_equal(spfkit_zone_add(z, "c.example", 9, SPFKIT_RR_CNAME, 1, "e.example", 9, 0),
 			 SPFKIT_EINVAL);
+	/* empty data (a null MX, a TXT with no strings) twice is one record (fuzz_zonefile found a memcmp of NULL) */
+	add(z, "n.example", SPFKIT_RR_MX, 300, ".", 1, 0);
+	add(z, "n.example", SPFKIT_RR_MX, 300, ".", 1, 0);
+	add(z, "n.example", SPFKIT_RR_TXT, 300, NULL, 0, 0);
+	add(z, "n.example", SPFKIT_RR_TXT, 300, NULL, 0, 0);
+	assert_int_equal(look(z, "n.example", SPFKIT_RR_MX).count, 1);
+	assert_int_equal(look(z, "n.example", SPFKIT_RR_TXT).count, 1);
 	/* text is compared byte for byte: case makes another record */
 	add(z, "d.example", SPFKIT_RR_TXT, 600, "V=SPF1 -ALL", 11, 0);
 	a = look(z, "d.example", SPFKIT_RR_TXT);
 	assert_int_equal(a.count, 2);
-	assert_int_equal(spfkit_zone_size(z), 2);
+	assert_int_equal(spfkit_zone_size(z), 3);
 	spfkit_zone_free(z);
 }
 
