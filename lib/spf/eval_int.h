@@ -45,6 +45,20 @@ enum query_state { Q_NEW = 0, Q_SENT, Q_DONE };
 /* What a question is for, so lookahead knows what its answer leads to. */
 #define QF_RECORD 0x01u /* TXT of a domain whose SPF record is wanted */
 #define QF_MX 0x02u     /* MX of an "mx" target: its hosts are next */
+#define QF_STRICT 0x04u /* strict evaluation asked it (need()), not only lookahead */
+
+/*
+ * Parsed records lookahead may hold before strict evaluation reaches
+ * them. A record parses to up to some 75 times its text (record.h), so
+ * ten includes of 64 KiB records would otherwise hold 50 MB in one
+ * evaluation where strict holds one record. Past the budget a fetched
+ * record is kept as text and parsed when strict evaluation needs it.
+ */
+#define EVAL_SPEC_RECORD_BYTES ((size_t)4 << 20)
+/* What a record of `len` bytes may cost parsed, at most (text, terms,
+ * compact terms and blocks; record.h: about 200 bytes a term of 2 bytes
+ * or more), charged before a speculative parse. */
+#define EVAL_RECORD_COST(len) ((size_t)(len) * 100u + 4096u)
 
 /* The SPF record a TXT answer holds (§4.5), worked out once per answer. */
 enum record_state {
@@ -156,6 +170,9 @@ struct spfkit_eval {
 	unsigned void_lookups;
 	unsigned speculative; /* questions filed by lookahead */
 	unsigned speculative_terms; /* of those, for a term (not MX hosts): lookahead.c */
+	/* bytes of the parsed records the questions hold (record cache
+	 * entries, each counted per question), now and at most */
+	size_t rec_bytes, rec_peak;
 	int lookahead;
 	int done;
 	struct spfkit_result result;
@@ -176,6 +193,10 @@ struct query *spfkit__file(struct spfkit_eval *ev, uint16_t type, const char *na
 			   unsigned flags, unsigned level);
 /* Select and parse the SPF record of a QF_RECORD TXT answer, once. 0 or SPFKIT_ENOMEM. */
 int spfkit__query_record(struct spfkit_eval *ev, struct query *q);
+/* Give back a question's parsed record, uncounted from ev->rec_bytes. */
+void spfkit__query_drop_record(struct spfkit_eval *ev, struct query *q);
+/* Tests: the bytes of parsed records the evaluation holds, now and at most. */
+void spfkit__eval_record_bytes(const struct spfkit_eval *ev, size_t *now, size_t *peak);
 int spfkit__emit(struct spfkit_eval *ev, struct spfkit_question *q);
 int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfkit_dns_answer *a);
 int spfkit__answer_void(const struct spfkit_dns_answer *a);

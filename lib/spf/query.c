@@ -92,7 +92,7 @@ const struct query *spfkit__need(struct spfkit_eval *ev, struct frame *f, uint16
 
 	*nomem = 0;
 	*fresh = 0;
-	q = spfkit__file(ev, type, name, len, flags, (unsigned)f->term_level + 1);
+	q = spfkit__file(ev, type, name, len, flags | QF_STRICT, (unsigned)f->term_level + 1);
 	if (q == NULL) {
 		if (ev->nqueries >= EVAL_MAX_QUERIES)
 			return &query_cap_reached;
@@ -173,6 +173,48 @@ static int copy_records(struct spfkit_eval *ev, struct query *q, const struct sp
 	return 0;
 }
 
+/* Parse (or find in the cache) the record text for q and count what it
+ * holds against the evaluation. 0 or SPFKIT_ENOMEM. */
+static int hold_record(struct spfkit_eval *ev, struct query *q, const char *text, size_t len)
+{
+	if (spfkit__rcache_get(ev->ctx->records, text, len, &q->rce) != 0)
+		return SPFKIT_ENOMEM;
+	ev->rec_bytes += q->rce->bytes;
+	if (ev->rec_bytes > ev->rec_peak)
+		ev->rec_peak = ev->rec_bytes;
+	return 0;
+}
+
+/*
+ * May q's record of `len` bytes be parsed now? Always once strict
+ * evaluation asked for it; for lookahead alone only while what the
+ * evaluation holds stays within EVAL_SPEC_RECORD_BYTES, so speculation
+ * adds at most that to what strict evaluation holds. A record not parsed
+ * now is parsed from its answer when strict evaluation reaches it.
+ */
+static int may_parse(const struct spfkit_eval *ev, const struct query *q, size_t len)
+{
+	if (q->flags & QF_STRICT)
+		return 1;
+	return ev->rec_bytes <= EVAL_SPEC_RECORD_BYTES &&
+	       EVAL_RECORD_COST(len) <= EVAL_SPEC_RECORD_BYTES - ev->rec_bytes;
+}
+
+void spfkit__query_drop_record(struct spfkit_eval *ev, struct query *q)
+{
+	if (q->rce == NULL)
+		return;
+	ev->rec_bytes -= q->rce->bytes;
+	spfkit__rcache_release(ev->ctx->records, q->rce);
+	q->rce = NULL;
+}
+
+void spfkit__eval_record_bytes(const struct spfkit_eval *ev, size_t *now, size_t *peak)
+{
+	*now = ev->rec_bytes;
+	*peak = ev->rec_peak;
+}
+
 /* §4.5: of the TXT records, exactly one starting "v=spf1" counts. May
  * run again after SPFKIT_ENOMEM: it starts from scratch each time. */
 int spfkit__query_record(struct spfkit_eval *ev, struct query *q)
@@ -194,8 +236,9 @@ int spfkit__query_record(struct spfkit_eval *ev, struct query *q)
 		q->rec_state = q->rec_count == 0 ? REC_NONE : REC_MULTIPLE;
 		return 0;
 	}
-	if (spfkit__rcache_get(ev->ctx->records, (const char *)q->rec_rr->data, q->rec_rr->len,
-			       &q->rce) != 0)
+	if (!may_parse(ev, q, q->rec_rr->len))
+		return 0; /* REC_UNKNOWN: lookahead stops here */
+	if (hold_record(ev, q, (const char *)q->rec_rr->data, q->rec_rr->len) != 0)
 		return SPFKIT_ENOMEM;
 	q->rec_state = q->rce->rc == 0 ? REC_OK : REC_INVALID;
 	return 0;
@@ -241,11 +284,10 @@ static int keep_record_only(struct spfkit_eval *ev, struct query *q,
 		}
 		n++;
 	}
-	if (found != 1)
+	if (found != 1 || !may_parse(ev, q, spf->len))
 		return 0;
 	rrs = spfkit__arena_alloc(&ev->arena, n * sizeof(*rrs));
-	if (rrs == NULL || spfkit__rcache_get(ev->ctx->records, (const char *)spf->data, spf->len,
-					      &q->rce) != 0)
+	if (rrs == NULL || hold_record(ev, q, (const char *)spf->data, spf->len) != 0)
 		return 0;
 	for (i = 0, n = 0; i < a->count; i++) {
 		if (a->rrs[i].type != SPFKIT_RR_TXT)
@@ -315,9 +357,8 @@ int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfki
 		 * so the same answer may be handed in again. What the arena
 		 * handed out meanwhile is only given back with the evaluation.
 		 */
-		spfkit__rcache_release(ev->ctx->records, q->rce);
+		spfkit__query_drop_record(ev, q);
 		memset(&q->ans, 0, sizeof(q->ans));
-		q->rce = NULL;
 		q->rec_state = REC_UNKNOWN;
 		q->rec_count = 0;
 		q->rec_rr = NULL;

@@ -21,6 +21,8 @@
 
 #include <spfkit/spfkit.h>
 
+#include "eval_int.h" /* spfkit__eval_record_bytes(): parsed records held */
+
 /* Counts live blocks; teardown checks that every evaluation, zone and
  * context gave back all it took. */
 static atomic_long live_blocks; /* threads allocate too */
@@ -1225,6 +1227,104 @@ static void la_include_tree_with_mx(void **state)
 		fail_msg("lookahead asked %u questions, strict %u", look, strict);
 }
 
+/* ---- parsed records one evaluation holds ---------------------------
+ * A record of 64 KiB parses to some 5 MB (record.h). Lookahead asks for
+ * every include target at once; it must not parse and hold what strict
+ * evaluation has not reached past EVAL_SPEC_RECORD_BYTES. */
+
+/* One evaluation; returns the peak bytes of parsed records it held. */
+static size_t held_peak(struct fixture *fx, int lookahead, const char *sender,
+			enum spfkit_result_code *code, const char **problem)
+{
+	struct spfkit_config cfg = {.alloc = &test_alloc, .receiver = "mx.receiver.example",
+				    .no_lookahead = !lookahead};
+	struct spfkit_ctx *ctx;
+	struct spfkit_resolver *r;
+	struct spfkit_request req;
+	struct spfkit_eval *ev = NULL;
+	size_t now, peak;
+	static char why[256];
+
+	memset(&req, 0, sizeof(req));
+	assert_int_equal(spfkit_ip_parse("192.0.2.1", 9, &req.ip), 0);
+	req.sender = sender;
+	req.sender_len = strlen(sender);
+	req.helo = "helo.example.org";
+	req.helo_len = strlen(req.helo);
+	req.identity = SPFKIT_IDENTITY_MAILFROM;
+	req.now = 1700000000;
+	assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(spfkit_zone_resolver(fx->zone, &r), 0);
+	assert_int_equal(spfkit_check(ctx, r, &req, &ev), 0);
+	*code = spfkit_eval_result(ev)->code;
+	snprintf(why, sizeof(why), "%s", spfkit_eval_result(ev)->problem ? spfkit_eval_result(ev)->problem : "");
+	*problem = why;
+	spfkit__eval_record_bytes(ev, &now, &peak);
+	spfkit_eval_free(ev);
+	spfkit_resolver_free(r);
+	spfkit_ctx_free(ctx);
+	return peak;
+}
+
+/* `top` includes 10 records of 64 KiB, each `term` repeated, then `end`. */
+static void big_includes(struct fixture *fx, const char *top, const char *term, const char *end)
+{
+	static char rec[SPFKIT_RECORD_MAX_LEN + 1];
+	char name[64], incs[512];
+	size_t n = 0, m = 0, tl = strlen(term), el = strlen(end);
+	int i;
+
+	m += (size_t)snprintf(incs, sizeof(incs), "v=spf1");
+	for (i = 0; i < 10; i++)
+		m += (size_t)snprintf(incs + m, sizeof(incs) - m, " include:i%d.%s", i, top);
+	snprintf(incs + m, sizeof(incs) - m, " -all");
+	txt(fx, top, incs);
+	n = (size_t)snprintf(rec, sizeof(rec), "v=spf1");
+	while (n + tl + el + 8 < 65000) {
+		memcpy(rec + n, term, tl);
+		n += tl;
+	}
+	memcpy(rec + n, end, el + 1);
+	for (i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "i%d.%s", i, top);
+		/* a different text each, so no two share a cache entry */
+		snprintf(rec + n + el, 16, " x%d=", i);
+		txt(fx, name, rec);
+	}
+}
+
+static void held_records_are_bounded(void **state)
+{
+	struct fixture *fx = *state;
+	static const struct {
+		const char *top, *term, *end;
+		enum spfkit_result_code want;
+	} shapes[] = {
+		{"a.held.example", " a", "", SPFKIT_RESULT_PERMERROR},   /* 11th DNS term */
+		{"x.held.example", " x=", " -all", SPFKIT_RESULT_FAIL},  /* all ten evaluated */
+	};
+	enum spfkit_result_code strict_code, look_code;
+	const char *strict_why, *look_why;
+	size_t strict, look, i;
+	char sender[64], keep[256];
+
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		big_includes(fx, shapes[i].top, shapes[i].term, shapes[i].end);
+		snprintf(sender, sizeof(sender), "a@%s", shapes[i].top);
+		strict = held_peak(fx, 0, sender, &strict_code, &strict_why);
+		print_message("%s strict: %zu bytes of parsed records\n", shapes[i].top, strict);
+		snprintf(keep, sizeof(keep), "%s", strict_why);
+		look = held_peak(fx, 1, sender, &look_code, &look_why);
+		print_message("%s lookahead: %zu bytes of parsed records\n", shapes[i].top, look);
+		assert_result(strict_code, shapes[i].want);
+		assert_result(look_code, strict_code);
+		assert_string_equal(look_why, keep);
+		if (look > strict + EVAL_SPEC_RECORD_BYTES)
+			fail_msg("%s: lookahead held %zu bytes of parsed records, strict %zu",
+				 shapes[i].top, look, strict);
+	}
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -1240,6 +1340,8 @@ int main(void)
 		T(threads_share_a_context), T(time_budget_gives_temperror), T(step_and_answer_contract), T(bad_requests), T(ip_text_forms), T(allocation_failures),
 		/* lookahead's speculative traffic (issue 7, item 4) */
 		T(la_stops_at_matching_ip), T(la_sixty_includes), T(la_include_tree_with_mx),
+		/* parsed records one evaluation holds */
+		T(held_records_are_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
