@@ -257,6 +257,20 @@ static int frame_terms(struct spfkit_eval *ev, struct frame *f)
 	return STEP_DONE;
 }
 
+/* f is done with its record: give it back unless an open frame (an
+ * include loop) reads the same one. */
+static void frame_release_record(struct spfkit_eval *ev, const struct frame *f)
+{
+	unsigned i;
+
+	if (f->rec == NULL)
+		return;
+	for (i = 0; i < ev->depth; i++)
+		if (&ev->frames[i] != f && ev->frames[i].rec == f->rec)
+			return;
+	spfkit__query_record_done(ev, f->domain, f->domain_len, f->rec);
+}
+
 /* §6.1: no mechanism matched; follow redirect, else neutral (§4.7). */
 static int frame_redirect(struct spfkit_eval *ev, struct frame *f)
 {
@@ -283,6 +297,7 @@ static int frame_redirect(struct spfkit_eval *ev, struct frame *f)
 		return STEP_DONE;
 	}
 	trace_frame(ev, f, SPFKIT_TRACE_TERM, f->rec->text + t->offset, t->len, 1);
+	frame_release_record(ev, f);
 	/* The redirect's result is this check_host()'s result: reuse the frame. */
 	f->domain = target;
 	f->domain_len = len;
@@ -362,6 +377,7 @@ static void frame_pop(struct spfkit_eval *ev)
 	}
 	ev->depth--;
 	include_returned(ev, &ev->frames[ev->depth - 1], f);
+	frame_release_record(ev, f);
 }
 
 /* Advance as far as the answers in hand allow. */

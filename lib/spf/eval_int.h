@@ -195,6 +195,15 @@ struct query *spfkit__file(struct spfkit_eval *ev, uint16_t type, const char *na
 int spfkit__query_record(struct spfkit_eval *ev, struct query *q);
 /* Give back a question's parsed record, uncounted from ev->rec_bytes. */
 void spfkit__query_drop_record(struct spfkit_eval *ev, struct query *q);
+/*
+ * Strict evaluation is done with `rec`, the record of domain's TXT answer
+ * (its include returned, or it redirected): the parsed form is given
+ * back, and parsed again from the answer if the domain comes up again,
+ * so one evaluation holds the records of its open frames, not of every
+ * include it went through (10 includes of 64 KiB records: 50 MB).
+ */
+void spfkit__query_record_done(struct spfkit_eval *ev, const char *domain, size_t len,
+			       const struct spfkit_record *rec);
 /* Tests: the bytes of parsed records the evaluation holds, now and at most. */
 void spfkit__eval_record_bytes(const struct spfkit_eval *ev, size_t *now, size_t *peak);
 int spfkit__emit(struct spfkit_eval *ev, struct spfkit_question *q);

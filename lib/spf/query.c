@@ -209,6 +209,45 @@ void spfkit__query_drop_record(struct spfkit_eval *ev, struct query *q)
 	q->rce = NULL;
 }
 
+/*
+ * The answer keeps the record text apart from the parsed record that
+ * holds it (keep_record_only() points into the cache entry): a copy of
+ * the answer's records, the SPF one's text in the arena.
+ */
+static int unshare_text(struct spfkit_eval *ev, struct query *q)
+{
+	size_t at = (size_t)(q->rec_rr - q->ans.rrs);
+	struct spfkit_dns_rr *rrs;
+	char *text;
+
+	if (q->rec_rr->data != (const unsigned char *)q->rce->text)
+		return 0;
+	rrs = spfkit__arena_alloc(&ev->arena, q->ans.count * sizeof(*rrs));
+	text = spfkit__arena_strndup(&ev->arena, q->rce->text, q->rce->len);
+	if (rrs == NULL || text == NULL)
+		return SPFKIT_ENOMEM;
+	memcpy(rrs, q->ans.rrs, q->ans.count * sizeof(*rrs));
+	rrs[at].data = (const unsigned char *)text;
+	q->ans.rrs = rrs;
+	q->rec_rr = &rrs[at];
+	return 0;
+}
+
+void spfkit__query_record_done(struct spfkit_eval *ev, const char *domain, size_t len,
+			       const struct spfkit_record *rec)
+{
+	struct query *q;
+
+	len = spfkit__domain_trim(domain, len);
+	q = query_find(ev, SPFKIT_RR_TXT, domain, len, spfkit__name_hash(domain, len));
+	if (q == NULL || q->rec_state != REC_OK || q->rce->rec != rec || unshare_text(ev, q) != 0)
+		return; /* kept: only memory, given back with the evaluation */
+	spfkit__query_drop_record(ev, q);
+	q->rec_state = REC_UNKNOWN;
+	/* lookahead's budget applies again until strict evaluation asks */
+	q->flags &= (uint8_t)~QF_STRICT;
+}
+
 void spfkit__eval_record_bytes(const struct spfkit_eval *ev, size_t *now, size_t *peak)
 {
 	*now = ev->rec_bytes;
