@@ -49,15 +49,15 @@ enum query_state { Q_NEW = 0, Q_SENT, Q_DONE };
 
 /*
  * Parsed records lookahead may hold before strict evaluation reaches
- * them. A record parses to up to some 75 times its text (record.h), so
- * ten includes of 64 KiB records would otherwise hold 50 MB in one
+ * them. A record parses to up to some 55 times its text, so
+ * ten includes of 64 KiB records would otherwise hold 36 MB in one
  * evaluation where strict holds one record. Past the budget a fetched
  * record is kept as text and parsed when strict evaluation needs it.
  */
 #define EVAL_SPEC_RECORD_BYTES ((size_t)4 << 20)
 /* What a record of `len` bytes may cost parsed, at most (text, terms,
- * compact terms and blocks; record.h: about 200 bytes a term of 2 bytes
- * or more), charged before a speculative parse. */
+ * compact terms and blocks: some 110 bytes a term of 2 bytes or more,
+ * with room to spare), charged before a speculative parse. */
 #define EVAL_RECORD_COST(len) ((size_t)(len) * 100u + 4096u)
 
 /* The SPF record a TXT answer holds (§4.5), worked out once per answer. */

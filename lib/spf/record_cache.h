@@ -6,8 +6,8 @@
  * evaluation holds is never evicted under it. Internal API.
  *
  * Bounded twice: by entries and by bytes. A parsed record can take about
- * 70 times its text (a 64 KiB record of one-letter terms parses to some
- * 4.7 MB), so a count alone would let hostile records fill gigabytes.
+ * 55 times its text (a 64 KiB record of one-letter terms parses to some
+ * 3.6 MB), so a count alone would let hostile records fill gigabytes.
  * Each entry's bytes are what was really allocated for it (its text,
  * the parser's arena, the compact terms, the entry itself), each block
  * charged SPFKIT__RCACHE_BLOCK_OVERHEAD more for the allocator's header.

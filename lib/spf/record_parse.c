@@ -635,13 +635,26 @@ static void parse_terms(struct tparse *tp)
 	}
 }
 
-/* Terms (runs of non-SP after the version) and '%' bytes, to size the
- * arena; memchr() keeps this far cheaper than a loop over every byte. */
-static void count_terms(const char *txt, size_t len, size_t *terms, size_t *pct)
+/* Can the term [p, end) hold a macro-string (a domain-spec after ':', a
+ * modifier's value after '=')? Then its parse allocates pieces. */
+static int may_hold_macro(const char *p, const char *end)
+{
+	const char *q = memchr(p, ':', (size_t)(end - p));
+
+	if (q == NULL)
+		q = memchr(p, '=', (size_t)(end - p));
+	return q != NULL && q + 1 < end; /* an empty value has no pieces */
+}
+
+/* Terms (runs of non-SP after the version), those of them that may hold
+ * a macro-string, and '%' bytes, to size the arena; memchr() keeps this
+ * far cheaper than a loop over every byte. */
+static void count_terms(const char *txt, size_t len, size_t *terms, size_t *named, size_t *pct)
 {
 	const char *p = txt + 6, *end = txt + len, *q;
 
 	*terms = 0;
+	*named = 0;
 	while (p < end) {
 		while (p < end && *p == ' ')
 			p++;
@@ -649,7 +662,11 @@ static void count_terms(const char *txt, size_t len, size_t *terms, size_t *pct)
 			break;
 		(*terms)++;
 		q = memchr(p, ' ', (size_t)(end - p));
-		p = q != NULL ? q : end;
+		if (q == NULL)
+			q = end;
+		if (may_hold_macro(p, q))
+			(*named)++;
+		p = q;
 	}
 	*pct = 0;
 	for (p = txt + 6; p < end; p = q + 1) {
@@ -684,15 +701,22 @@ static size_t version_error_offset(const char *txt, size_t len)
 }
 
 static struct record_impl *record_new(const struct spfkit_allocator *alloc, const char *txt,
-				      size_t len, size_t nterms, size_t npct)
+				      size_t len, size_t nterms, size_t named, size_t npct)
 {
 	struct spfkit__arena ar;
 	struct record_impl *r;
 	char *text;
-	/* every block is rounded up to 16 bytes; each '%' makes at most two
-	 * pieces, each term with a domain at least one */
-	size_t size = sizeof(*r) + len + 1 + nterms * (sizeof(struct spfkit_term) + 32) +
-		      (2 * npct + nterms) * sizeof(struct spfkit_macro_piece) + 64;
+	/*
+	 * Sized to what the parse takes, as the whole block is charged to
+	 * the record cache and the evaluation (a 64 KiB record holds 32,768
+	 * terms). A macro-string has at most one piece more than twice its
+	 * '%' bytes, in one array per term that holds one, rounded up to 16
+	 * bytes; the 64 cover the rounding of the record, text and terms.
+	 * Short, the arena would only take a second block.
+	 */
+	size_t size = sizeof(*r) + len + 1 + nterms * sizeof(struct spfkit_term) +
+		      named * (sizeof(struct spfkit_macro_piece) + 16) +
+		      2 * npct * sizeof(struct spfkit_macro_piece) + 64;
 
 	spfkit__arena_init(&ar, alloc, size, 0);
 	r = spfkit__arena_alloc(&ar, sizeof(*r));
@@ -723,7 +747,7 @@ int spfkit_record_parse(const char *txt, size_t len, const struct spfkit_allocat
 {
 	struct tparse tp;
 	struct record_impl *r;
-	size_t nterms, npct;
+	size_t nterms, named, npct;
 
 	set_error(err, 0, NULL, NULL);
 	if (out == NULL || (txt == NULL && len > 0))
@@ -738,12 +762,12 @@ int spfkit_record_parse(const char *txt, size_t len, const struct spfkit_allocat
 			  "record does not start with \"v=spf1\" and a space", "4.5");
 		return SPFKIT_ESYNTAX;
 	}
-	count_terms(txt, len, &nterms, &npct);
+	count_terms(txt, len, &nterms, &named, &npct);
 	if (nterms > SPFKIT_RECORD_MAX_TERMS) { /* unreachable within the length cap */
 		set_error(err, 0, "more terms than SPFKIT_RECORD_MAX_TERMS", "3.4");
 		return SPFKIT_E2BIG;
 	}
-	r = record_new(alloc, txt, len, nterms, npct);
+	r = record_new(alloc, txt, len, nterms, named, npct);
 	if (r == NULL)
 		return SPFKIT_ENOMEM;
 	memset(&tp, 0, sizeof(tp));

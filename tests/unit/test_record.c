@@ -925,6 +925,58 @@ static void max_terms(void **state)
 	test_free(txt);
 }
 
+/* The arena is sized to what the parse takes: one block, and for a
+ * 64 KiB record of one-letter terms some 100 bytes a term (the whole
+ * block is charged to the record cache and to the evaluation). */
+struct sized {
+	size_t blocks, bytes;
+};
+
+static void *s_alloc(void *u, size_t n)
+{
+	struct sized *z = u;
+
+	z->blocks++;
+	z->bytes += n;
+	return test_malloc(n);
+}
+
+static void *s_realloc(void *u, void *p, size_t n)
+{
+	(void)u;
+	return test_realloc(p, n);
+}
+
+static void arena_is_sized_to_the_record(void **state)
+{
+	static const char *const terms[] = {" a", " x=", " a:%{d}.x%{i}%%%_%-", " ip6:2001:db8::1",
+					    " include:%{l}.%{o}", " exp=%{d}", " mx:m.example/24"};
+	struct sized z;
+	struct spfkit_allocator za = {s_alloc, s_realloc, t_free, &z};
+	struct spfkit_record *rec;
+	char *txt = test_malloc(SPFKIT_RECORD_MAX_LEN + 1);
+	size_t i, n, tl;
+
+	(void)state;
+	for (i = 0; i < sizeof(terms) / sizeof(terms[0]); i++) {
+		tl = strlen(terms[i]);
+		n = 6;
+		memcpy(txt, "v=spf1", 6);
+		while (n + tl <= SPFKIT_RECORD_MAX_LEN && (i != 5 || n == 6)) {
+			memcpy(txt + n, terms[i], tl);
+			n += tl;
+		}
+		memset(&z, 0, sizeof(z));
+		assert_int_equal(spfkit_record_parse(txt, n, &za, &rec, NULL), 0);
+		if (z.blocks != 1)
+			fail_msg("\"%s\" x %zu: %zu blocks", terms[i], (n - 6) / tl, z.blocks);
+		if (i == 0 && z.bytes > 50 * n)
+			fail_msg("64 KiB of \" a\": %zu bytes parsed", z.bytes);
+		spfkit_record_free(rec);
+	}
+	test_free(txt);
+}
+
 static void bad_arguments(void **state)
 {
 	struct spfkit_record *rec = (struct spfkit_record *)&rec;
@@ -1043,6 +1095,7 @@ int main(void)
 		cmocka_unit_test(record_64k),
 		cmocka_unit_test(record_64k_of_macros),
 		cmocka_unit_test(max_terms),
+		cmocka_unit_test(arena_is_sized_to_the_record),
 		cmocka_unit_test(bad_arguments),
 		cmocka_unit_test(allocation_failures),
 	};
