@@ -30,7 +30,7 @@ struct spfkit_allocator;
  * its space, so no record within SPFKIT_RECORD_MAX_LEN reaches this and
  * every record that fits in a DNS answer evaluates (as in pyspf and
  * Mail::SPF). Memory stays bounded by the length: a parsed record takes
- * at most about 200 bytes per term, 72 times its text at worst.
+ * about 100 bytes per term, 50 times its text at worst (tests/unit/test_record.c).
  */
 #define SPFKIT_RECORD_MAX_TERMS ((SPFKIT_RECORD_MAX_LEN + 1u) / 2u)
 
