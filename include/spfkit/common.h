@@ -41,6 +41,14 @@ const char *spfkit_strerror(int err);
  * these; a NULL `const struct spfkit_allocator *` anywhere means libc.
  * The tests point it at cmocka's test_malloc to count leaks and at a
  * failing allocator to exercise every out-of-memory path.
+ *
+ * alloc and realloc must return memory aligned for any object type,
+ * that is to _Alignof(max_align_t) as malloc() does, and no more is
+ * needed: the library places only ordinary types in what it gets (its
+ * arenas round every block to max_align_t). alloc is never asked for
+ * 0 bytes; free is never given NULL. The hook is called from whatever
+ * thread uses the object it belongs to: when objects sharing a hook are
+ * used from several threads, its functions must be thread-safe.
  */
 struct spfkit_allocator {
 	void *(*alloc)(void *user, size_t size);

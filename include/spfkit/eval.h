@@ -93,6 +93,17 @@ struct spfkit_ip {
 /* Parse a textual IPv4 or IPv6 address of len bytes. 0, or SPFKIT_EINVAL
  * (text or out NULL, not an address, or a NUL byte among the len). */
 int spfkit_ip_parse(const char *text, size_t len, struct spfkit_ip *out);
+/* From a socket address, as accept() or getpeername() gives it: sa
+ * points to salen bytes holding a struct sockaddr_in (AF_INET) or
+ * sockaddr_in6 (AF_INET6); the port, flow label and scope are ignored.
+ * An IPv4-mapped IPv6 address (::ffff:a.b.c.d) becomes IPv4, as with
+ * spfkit_ip_parse() (RFC 7208 §5: the client is an IPv4 client).
+ * 0, or SPFKIT_EINVAL (sa or out NULL, another family, or salen shorter
+ * than its family's structure); *out is untouched on error. Reads sa
+ * only; safe from any thread. */
+struct sockaddr;
+SPFKIT_MUSTCHECK int spfkit_ip_from_sockaddr(const struct sockaddr *sa, size_t salen,
+					     struct spfkit_ip *out);
 /* Room for the longest text spfkit_ip_format() writes, with its NUL. */
 #define SPFKIT_IP_TEXT_MAX 46u
 /* Write the address in its usual text form (cut to fit a size below

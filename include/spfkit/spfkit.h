@@ -26,6 +26,7 @@
 
 #include <spfkit/common.h>
 #include <spfkit/resolver.h>
+#include <spfkit/dnswire.h>
 #include <spfkit/record.h>
 #include <spfkit/eval.h>
 #include <spfkit/output.h>

@@ -8,7 +8,7 @@ struct spfkit__arena_chunk {
 	size_t size;
 	size_t used;
 	int borrowed; /* the caller's memory: never freed */
-	_Alignas(16) unsigned char data[];
+	_Alignas(max_align_t) unsigned char data[];
 };
 
 void spfkit__arena_init(struct spfkit__arena *ar, const struct spfkit_allocator *a, size_t chunk,
@@ -61,9 +61,9 @@ void *spfkit__arena_alloc(struct spfkit__arena *ar, size_t size)
 	size_t need;
 	void *p;
 
-	if (size > SIZE_MAX - 15)
+	if (size > SIZE_MAX - SPFKIT__ALIGN)
 		return NULL;
-	need = (size + 15) & ~(size_t)15;
+	need = SPFKIT__ALIGN_UP(size);
 	if (ar->max != 0 && (need > ar->max || ar->used > ar->max - need))
 		return NULL;
 	if (ch == NULL || ch->size - ch->used < need) {

@@ -85,6 +85,16 @@ void spfkit__cur_want(struct spfkit__cur *c, unsigned char ch, const char *why);
 
 /* ---- arena (arena.c): bump allocation, freed all at once ------------ */
 
+/*
+ * The one alignment the library needs: that of max_align_t, which is
+ * what the allocator hook promises (include/spfkit/common.h). Arena
+ * blocks and the flat copies that pack objects after a header are
+ * rounded to it; nothing asks for more (no over-aligned type is used).
+ */
+#define SPFKIT__ALIGN _Alignof(max_align_t)
+#define SPFKIT__ALIGN_UP(n) (((n) + (SPFKIT__ALIGN - 1)) & ~(size_t)(SPFKIT__ALIGN - 1))
+_Static_assert((SPFKIT__ALIGN & (SPFKIT__ALIGN - 1)) == 0, "alignment is a power of two");
+
 struct spfkit__arena_chunk;
 struct spfkit__arena {
 	const struct spfkit_allocator *alloc;
@@ -96,11 +106,11 @@ struct spfkit__arena {
 
 void spfkit__arena_init(struct spfkit__arena *ar, const struct spfkit_allocator *a, size_t chunk,
 			size_t max);
-/* Same, with a first chunk in the caller's memory (16-byte aligned, at
+/* Same, with a first chunk in the caller's memory (SPFKIT__ALIGN-aligned, at
  * least 64 bytes), used before anything is allocated and never freed. */
 void spfkit__arena_init_with(struct spfkit__arena *ar, const struct spfkit_allocator *a,
 			     size_t chunk, size_t max, void *first, size_t first_size);
-/* 16-byte aligned; NULL on failure or past the cap. */
+/* SPFKIT__ALIGN-aligned; NULL on failure or past the cap. */
 void *spfkit__arena_alloc(struct spfkit__arena *ar, size_t size);
 char *spfkit__arena_strndup(struct spfkit__arena *ar, const char *s, size_t len);
 /* Free all chunks but the first; keep the arena usable. */

@@ -44,7 +44,7 @@ struct spfkit_cache {
 };
 
 /* Room for one struct, rounded so the records after it stay aligned. */
-#define ALIGNED(n) (((n) + 15u) & ~(size_t)15u)
+#define ALIGNED(n) SPFKIT__ALIGN_UP(n)
 
 static uint64_t monotonic_ms(void *arg)
 {

@@ -1,5 +1,8 @@
 /* IP addresses: parsing, text form, CIDR match, reverse names. */
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +36,35 @@ int spfkit_ip_parse(const char *text, size_t len, struct spfkit_ip *out)
 		memset(out->addr + 4, 0, 12);
 		out->family = 4;
 	}
+	return 0;
+}
+
+int spfkit_ip_from_sockaddr(const struct sockaddr *sa, size_t salen, struct spfkit_ip *out)
+{
+	struct spfkit_ip ip;
+	sa_family_t family;
+
+	if (sa == NULL || out == NULL || salen < offsetof(struct sockaddr, sa_family) + sizeof(family))
+		return SPFKIT_EINVAL;
+	/* copy out of sa: the caller's buffer need not be aligned for the struct */
+	memcpy(&family, (const unsigned char *)sa + offsetof(struct sockaddr, sa_family), sizeof(family));
+	memset(&ip, 0, sizeof(ip));
+	if (family == AF_INET && salen >= sizeof(struct sockaddr_in)) {
+		ip.family = 4;
+		memcpy(ip.addr, (const unsigned char *)sa + offsetof(struct sockaddr_in, sin_addr), 4);
+	} else if (family == AF_INET6 && salen >= sizeof(struct sockaddr_in6)) {
+		ip.family = 6;
+		memcpy(ip.addr, (const unsigned char *)sa + offsetof(struct sockaddr_in6, sin6_addr), 16);
+		/* the same rule as spfkit_ip_parse(): a mapped client is IPv4 (RFC 7208 §5) */
+		if (memcmp(ip.addr, v4mapped_prefix, sizeof(v4mapped_prefix)) == 0) {
+			memmove(ip.addr, ip.addr + 12, 4);
+			memset(ip.addr + 4, 0, 12);
+			ip.family = 4;
+		}
+	} else {
+		return SPFKIT_EINVAL;
+	}
+	*out = ip;
 	return 0;
 }
 

@@ -10,7 +10,7 @@
 #define EVAL_MAX_IDENTITY 4096 /* bytes of a sender or HELO name we accept */
 #define EVAL_ARENA_CHUNK 4096
 /* the evaluation rounded up to the arena's alignment */
-#define EVAL_SIZE ((sizeof(struct spfkit_eval) + 15) & ~(size_t)15)
+#define EVAL_SIZE SPFKIT__ALIGN_UP(sizeof(struct spfkit_eval))
 
 static const char postmaster[] = "postmaster";
 
