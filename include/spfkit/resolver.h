@@ -15,6 +15,21 @@
  *    spfkit_resolver it handed out included (backends embed it in
  *    their own state, so it goes with the backend's own allocator);
  *    callbacks of questions still pending never run.
+ *
+ * How a question's name is written (every backend reads it so):
+ *  - Wire-exact bytes, not presentation text: the name is its labels'
+ *    octets as they go into the question (RFC 1035 §3.1), joined by '.',
+ *    one final '.' optional. Every '.' separates labels, so a label never
+ *    holds a '.'; every other byte ('\', '"', ';', '(', space, NUL,
+ *    non-ASCII) is label data. No escape of RFC 1035 §5.1 (`\.`, `\DDD`)
+ *    is read: "a\046b" is one label of six octets. SPF names are text made
+ *    by macro expansion (RFC 7208 §7.3), where a '.' always separates, so
+ *    this is the form the evaluator hands out, and a name asks the same
+ *    question of the zone backend and of a DNS server through c-ares.
+ *  - Names match ASCII-case-insensitively (RFC 4343), other bytes exactly.
+ *  - A name DNS cannot carry (an empty label, a label over 63 octets, over
+ *    253 in all) has no records: the zone backend answers NXDOMAIN, the
+ *    c-ares backend's submit() fails with SPFKIT_EINVAL.
  */
 #ifndef SPFKIT_RESOLVER_H
 #define SPFKIT_RESOLVER_H
@@ -82,7 +97,8 @@ typedef void spfkit_dns_cb(void *arg, const struct spfkit_dns_answer *answer);
 
 /* What a backend implements. `impl` is the backend's own state. */
 struct spfkit_resolver_ops {
-	/* Ask `type` for `name` (len bytes, no final dot needed). */
+	/* Ask `type` for `name`: len bytes, wire-exact labels joined by '.'
+	 * (above), no final dot needed. */
 	int (*submit)(void *impl, const char *name, size_t len, uint16_t type,
 		      spfkit_dns_cb *cb, void *arg, uint64_t *handle);
 	void (*cancel)(void *impl, uint64_t handle);

@@ -154,7 +154,9 @@ int spfkit__dns_query(struct spfkit__dnsb *b, const char *name, size_t len, uint
 	unsigned char wire[SPFKIT__DNS_NAME_MAX];
 	size_t wlen;
 
-	if (spfkit__dns_name_wire(name, len, wire, &wlen) != 0)
+	/* The name as submit() got it: raw label bytes (resolver.h), so a
+	 * '\\' from a macro expansion is asked as itself, not as an escape. */
+	if (spfkit__dns_name_wire_raw(name, len, wire, &wlen) != 0)
 		return SPFKIT_EINVAL;
 	spfkit__dnsb_header(b, 0, SPFKIT__DNS_F_RD, 1, 0, 0, edns_udp_size > 0 ? 1 : 0);
 	spfkit__dnsb_bytes(b, wire, wlen);

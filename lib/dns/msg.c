@@ -708,7 +708,7 @@ int spfkit__dns_reply_parse(struct spfkit__dns_reply *r, const void *msg, size_t
 	}
 	memset(p, 0, sizeof(*p));
 	if (qname != NULL &&
-	    spfkit__dns_name_wire(qname, qlen, p->chain.name[0], &p->chain.len[0]) != 0) {
+	    spfkit__dns_name_wire_raw(qname, qlen, p->chain.name[0], &p->chain.len[0]) != 0) {
 		set_tempfail(r, "invalid question name");
 		return SPFKIT_EINVAL;
 	}

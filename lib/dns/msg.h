@@ -78,8 +78,10 @@ void spfkit__dns_reply_free(struct spfkit__dns_reply *r);
 
 /*
  * Read the response msg[0..len) to the question (qname, qtype). qname is
- * presentation text (final dot optional, \DDD and \X escapes allowed);
- * NULL takes the question from the message unchecked (fuzzing).
+ * written as submit() takes it (resolver.h): raw label bytes joined by
+ * '.', final dot optional, no escapes; the reply's question must carry
+ * exactly those octets (ASCII case aside). NULL takes the question from
+ * the message unchecked (fuzzing).
  *
  * Always fills r->answer:
  *  NOERROR with RRs of qtype at qname or along its CNAME chain: OK, ttl =
@@ -104,6 +106,12 @@ int spfkit__dns_reply_parse(struct spfkit__dns_reply *r, const void *msg, size_t
  * `wire` holds SPFKIT__DNS_NAME_MAX bytes.
  */
 int spfkit__dns_name_wire(const char *text, size_t len, unsigned char *wire, size_t *wlen);
+/*
+ * A question name as the resolver contract writes it (resolver.h): raw
+ * label bytes joined by '.', final dot optional, no escapes ('\\' is a
+ * label byte like any other). Same errors and `wire` size as above.
+ */
+int spfkit__dns_name_wire_raw(const char *name, size_t len, unsigned char *wire, size_t *wlen);
 /*
  * Wire form (as produced above or by the reader) -> presentation text
  * without the final dot, NUL-terminated; "." and "\" and every byte
@@ -151,7 +159,8 @@ void spfkit__dnsb_txt(struct spfkit__dnsb *b, const void *data, size_t len);
 void spfkit__dnsb_opt(struct spfkit__dnsb *b, uint16_t udp_size);
 
 /*
- * A whole recursive query for (name, type), id 0, with an OPT RR when
+ * A whole recursive query for (name, type), name in the raw form of
+ * spfkit__dns_name_wire_raw() (what submit() takes), id 0, with an OPT RR when
  * edns_udp_size > 0 (it is then the last 11 octets, as c-ares expects
  * when it retries without EDNS). 0, SPFKIT_EINVAL (bad name), or
  * SPFKIT_ENOMEM.

@@ -86,6 +86,44 @@ int spfkit__dns_name_wire(const char *text, size_t len, unsigned char *wire, siz
 	return 0;
 }
 
+/*
+ * The resolver's name contract (include/spfkit/resolver.h): a question
+ * name is raw label bytes joined by '.', never presentation text. SPF
+ * names are text built by macro expansion (RFC 7208 §7.3), so every '.'
+ * ends a label and every other byte, '\\' included, is label data that
+ * goes on the wire unchanged: no escape is read here.
+ */
+int spfkit__dns_name_wire_raw(const char *name, size_t len, unsigned char *wire, size_t *wlen)
+{
+	size_t i, w = 1, start = 0;
+
+	/* "." alone is the root; otherwise one final dot is optional. */
+	if (len > 0 && name[len - 1] == '.')
+		len--;
+	if (len == 0) {
+		wire[0] = 0;
+		*wlen = 1;
+		return 0;
+	}
+	/* len bytes become len + 1 (a length byte per label), plus the root's zero */
+	if (len + 2 > SPFKIT__DNS_NAME_MAX)
+		return SPFKIT_EINVAL;
+	for (i = 0; i < len; i++) {
+		if (name[i] != '.') {
+			wire[w++] = (unsigned char)name[i];
+			continue;
+		}
+		if (close_label(wire, start, w) != 0)
+			return SPFKIT_EINVAL;
+		start = w++;
+	}
+	if (close_label(wire, start, w) != 0)
+		return SPFKIT_EINVAL;
+	wire[w++] = 0;
+	*wlen = w;
+	return 0;
+}
+
 /* Bytes written as themselves: visible ASCII but the two that mean syntax. */
 static int plain_byte(unsigned char c)
 {

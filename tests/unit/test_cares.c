@@ -936,6 +936,69 @@ static void event_api_rejects_other_resolvers(void **state)
 	assert_int_equal(spfkit_cares_pending(NULL), 0);
 }
 
+/* ---- the name contract (include/spfkit/resolver.h) -------------------- */
+
+/* Raw label bytes: '\' and every other byte but '.' go on the wire as they are. */
+static void raw_names_keep_every_byte(void **state)
+{
+	static const char name[] = "a\\046b\\\\c\"d;e(f g\xc3\xa9.x.Example.";
+	static const unsigned char want[] = "\023a\\046b\\\\c\"d;e(f g\xc3\xa9\001x\007Example";
+	unsigned char wire[SPFKIT__DNS_NAME_MAX];
+	size_t wl;
+
+	(void)state;
+	assert_int_equal(spfkit__dns_name_wire_raw(name, sizeof(name) - 1, wire, &wl), 0);
+	assert_int_equal(wl, sizeof(want)); /* the root's zero is want's NUL */
+	assert_memory_equal(wire, want, wl);
+	/* the same name without its final dot */
+	assert_int_equal(spfkit__dns_name_wire_raw(name, sizeof(name) - 2, wire, &wl), 0);
+	assert_memory_equal(wire, want, wl);
+	/* a NUL byte is label data too */
+	assert_int_equal(spfkit__dns_name_wire_raw("a\0b.c", 5, wire, &wl), 0);
+	assert_int_equal(wl, 7);
+	assert_memory_equal(wire, "\003a\0b\001c", 7); /* and the root's zero */
+	/* the root */
+	assert_int_equal(spfkit__dns_name_wire_raw(".", 1, wire, &wl), 0);
+	assert_int_equal(wl, 1);
+	assert_int_equal(spfkit__dns_name_wire_raw("", 0, wire, &wl), 0);
+	assert_int_equal(wl, 1);
+}
+
+static void raw_names_reject_bad_shapes(void **state)
+{
+	unsigned char wire[SPFKIT__DNS_NAME_MAX];
+	char big[300];
+	size_t wl;
+
+	(void)state;
+	assert_int_equal(spfkit__dns_name_wire_raw("a..b", 4, wire, &wl), SPFKIT_EINVAL);
+	assert_int_equal(spfkit__dns_name_wire_raw(".a", 2, wire, &wl), SPFKIT_EINVAL);
+	assert_int_equal(spfkit__dns_name_wire_raw("a..", 3, wire, &wl), SPFKIT_EINVAL);
+	/* 63 raw bytes fit a label; "\\" counts as the one byte it is */
+	memset(big, '\\', sizeof(big));
+	assert_int_equal(spfkit__dns_name_wire_raw(big, 63, wire, &wl), 0);
+	assert_int_equal(wl, 65);
+	assert_int_equal(spfkit__dns_name_wire_raw(big, 64, wire, &wl), SPFKIT_EINVAL);
+	/* 253 octets of text: 255 on the wire, the most RFC 1035 §2.3.4 allows */
+	big[63] = big[127] = big[191] = '.';
+	assert_int_equal(spfkit__dns_name_wire_raw(big, 253, wire, &wl), 0);
+	assert_int_equal(wl, 255);
+	assert_int_equal(spfkit__dns_name_wire_raw(big, 254, wire, &wl), SPFKIT_EINVAL);
+}
+
+/* The query carries the raw bytes: "\046" stays four octets, no '.' in a label. */
+static void query_carries_raw_name(void **state)
+{
+	struct spfkit__dnsb b;
+
+	(void)state;
+	spfkit__dnsb_init(&b, NULL, 512);
+	assert_int_equal(spfkit__dns_query(&b, "a\\046b.x", 8, SPFKIT_RR_A, 0), 0);
+	assert_int_equal(spfkit__dnsb_len(&b), 12 + 10 + 4);
+	assert_memory_equal(spfkit__dnsb_data(&b) + 12, "\006a\\046b\001x\000\000\001\000\001", 14);
+	spfkit__dnsb_free(&b);
+}
+
 #endif /* !SPFKIT_TEST_EVENT */
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -1138,6 +1201,9 @@ int main(void)
 		T(many_at_once),
 		T(by_hand_with_poll),
 		T(event_api_rejects_other_resolvers),
+		cmocka_unit_test(raw_names_keep_every_byte),
+		cmocka_unit_test(raw_names_reject_bad_shapes),
+		cmocka_unit_test(query_carries_raw_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
