@@ -95,12 +95,14 @@ static int put_rdata(struct spfkit__buf *b, const struct spfkit_dns_rr *rr,
 		if (rr->len != (rr->type == SPFKIT_RR_A ? 4u : 16u))
 			return SPFKIT_EINVAL;
 		return spfkit__buf_append(b, rr->data, rr->len);
+	/* The zone holds target names as raw label bytes: a '\\' in one is
+	 * data, not an escape (resolver.h). */
 	case SPFKIT_RR_MX:
 		dnsd_wire_put16(b, rr->pref);
-		return dnsd_wire_put_name(b, (const char *)rr->data, rr->len);
+		return dnsd_wire_put_raw_name(b, (const char *)rr->data, rr->len);
 	case SPFKIT_RR_PTR:
 	case SPFKIT_RR_CNAME:
-		return dnsd_wire_put_name(b, (const char *)rr->data, rr->len);
+		return dnsd_wire_put_raw_name(b, (const char *)rr->data, rr->len);
 	case SPFKIT_RR_TXT:
 	case SPFKIT_RR_SPF:
 		return dnsd__put_txt(b, rr->data, rr->len, action);

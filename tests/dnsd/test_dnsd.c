@@ -72,6 +72,7 @@ static struct spfkit_zone *make_zone(void)
 	a6[15] = 1;
 	add(z, "a.example", SPFKIT_RR_AAAA, a6, 16, 0);
 	add(z, "mx.example", SPFKIT_RR_MX, "mail.example", 12, 10);
+	add(z, "odd-mx.example", SPFKIT_RR_MX, "m\\x.example", 11, 10); /* raw: a '\\' */
 	add(z, "txt.example", SPFKIT_RR_TXT, spf, strlen(spf), 0);
 	for (i = 0; i < (int)sizeof(long_txt); i++)
 		long_txt[i] = (char)('a' + i % 26);
@@ -464,6 +465,24 @@ static void answers_mx(void **state)
 	assert_int_equal(dnsd_wire_read_name(r->buf, r->len, &off, ex, sizeof(ex), &exlen, &why), 0);
 	assert_string_equal(ex, "mail.example");
 	assert_int_equal(off, r->rrs[0].rdoff + r->rrs[0].rdlen);
+	free(r);
+}
+
+/* A zone target name is raw bytes (resolver.h): its '\\' goes out as a byte, not an escape. */
+static void answers_mx_target_raw(void **state)
+{
+	struct fx *f = *state;
+	struct reply *r = new_reply();
+	char ex[DNSD_WIRE_TEXT_MAX + 1];
+	size_t off, exlen = 0;
+	const char *why = NULL;
+
+	assert_int_equal(ask_udp(f->port, "odd-mx.example", SPFKIT_RR_MX, 0, 0, r, 2000), 0);
+	want_rcode(r, DNSD_RCODE_NOERROR);
+	assert_int_equal(r->m.h.ancount, 1);
+	off = r->rrs[0].rdoff + 2;
+	assert_int_equal(dnsd_wire_read_name(r->buf, r->len, &off, ex, sizeof(ex), &exlen, &why), 0);
+	assert_string_equal(ex, "m\\092x.example"); /* a 3-octet label m \ x, as presentation */
 	free(r);
 }
 
@@ -1447,6 +1466,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(answers_a_over_udp, setup, teardown),
 		cmocka_unit_test_setup_teardown(answers_aaaa, setup, teardown),
 		cmocka_unit_test_setup_teardown(answers_mx, setup, teardown),
+		cmocka_unit_test_setup_teardown(answers_mx_target_raw, setup, teardown),
 		cmocka_unit_test_setup_teardown(answers_txt, setup, teardown),
 		cmocka_unit_test_setup_teardown(name_with_spaces_found, setup, teardown),
 		cmocka_unit_test_setup_teardown(txt_over_255_split_into_strings, setup, teardown),

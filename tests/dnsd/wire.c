@@ -335,7 +335,8 @@ static int unescape(const char *t, size_t len, size_t *i, unsigned char *out)
  * wire[lab] is the length byte of the label being filled; w the next
  * free byte. Room is kept for the final zero byte (RFC 1035 §3.1).
  */
-static int name_to_wire(const char *t, size_t len, unsigned char *wire, size_t *wlen)
+static int name_to_wire(const char *t, size_t len, int escapes, unsigned char *wire,
+			size_t *wlen)
 {
 	size_t i = 0, lab = 0, w = 1;
 
@@ -351,7 +352,7 @@ static int name_to_wire(const char *t, size_t len, unsigned char *wire, size_t *
 			lab = w++;
 			continue;
 		}
-		if (c == '\\' && unescape(t, len, &i, &c) != 0)
+		if (escapes && c == '\\' && unescape(t, len, &i, &c) != 0)
 			return SPFKIT_EINVAL;
 		if (w - lab - 1 >= DNSD_WIRE_LABEL_MAX || w >= DNSD_WIRE_NAME_MAX - 1)
 			return SPFKIT_EINVAL;
@@ -373,7 +374,7 @@ int dnsd_wire_name_from_text(const char *text, size_t len, unsigned char *wire, 
 	unsigned char tmp[DNSD_WIRE_NAME_MAX + 1];
 	size_t wlen = 0;
 
-	if (name_to_wire(text, len, tmp, &wlen) != 0)
+	if (name_to_wire(text, len, 1, tmp, &wlen) != 0)
 		return SPFKIT_EINVAL;
 	memcpy(wire, tmp, wlen);
 	*wire_len = wlen;
@@ -386,6 +387,16 @@ int dnsd_wire_put_name(struct spfkit__buf *b, const char *text, size_t len)
 	size_t wlen = 0;
 
 	if (dnsd_wire_name_from_text(text, len, wire, &wlen) != 0)
+		return SPFKIT_EINVAL;
+	return spfkit__buf_append(b, wire, wlen);
+}
+
+int dnsd_wire_put_raw_name(struct spfkit__buf *b, const char *name, size_t len)
+{
+	unsigned char wire[DNSD_WIRE_NAME_MAX + 1];
+	size_t wlen = 0;
+
+	if (name_to_wire(name, len, 0, wire, &wlen) != 0)
 		return SPFKIT_EINVAL;
 	return spfkit__buf_append(b, wire, wlen);
 }

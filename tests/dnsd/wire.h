@@ -136,6 +136,11 @@ int dnsd_wire_put_header(struct spfkit__buf *b, const struct dnsd_wire_hdr *h);
  * escape; SPFKIT_E2BIG / SPFKIT_ENOMEM from the buffer.
  */
 int dnsd_wire_put_name(struct spfkit__buf *b, const char *text, size_t len);
+/*
+ * A name as the zone holds it and resolver.h writes it: raw label bytes
+ * joined by '.', no escapes ('\\' is a label byte). Same errors.
+ */
+int dnsd_wire_put_raw_name(struct spfkit__buf *b, const char *name, size_t len);
 int dnsd_wire_put_question(struct spfkit__buf *b, const char *name, size_t len, uint16_t type,
 			   uint16_t qclass);
 /*
