@@ -266,6 +266,28 @@ struct spfkit_eval;
  * than 4096 bytes or with a NUL among its len bytes). */
 SPFKIT_MUSTCHECK int spfkit_eval_new(const struct spfkit_ctx *ctx, const struct spfkit_request *req,
 				     struct spfkit_eval **out);
+/*
+ * Like spfkit_eval_new(), with the SPF record of the checked domain given
+ * as text instead of looked up: the top check_host() takes record_len
+ * bytes of `record` as the one TXT record DNS returned for the domain
+ * (RFC 7208 §4.4 and §4.5 for that level only; §4.3 still applies).
+ * Everything else is as if DNS had returned it: the same parser (a
+ * record with a syntax error gives permerror, with the same problem
+ * text), the same limits (its terms count as a fetched record's do),
+ * lookahead on or off; include and redirect targets, and exp=, are
+ * looked up as usual, even when they name the checked domain itself.
+ * The result's queries and depth count only the questions asked. For
+ * local policy and best-guess records (a domain with no record of its
+ * own) and for checking a record before it is published.
+ * The text is copied. 0, SPFKIT_ENOMEM, SPFKIT_E2BIG (over
+ * SPFKIT_RECORD_TEXT_MAX bytes), SPFKIT_EINVAL (the errors of
+ * spfkit_eval_new(), record NULL, or text that is not an SPF record:
+ * it must start with "v=spf1" followed by a space or its end).
+ */
+#define SPFKIT_RECORD_TEXT_MAX 65535u /* what one TXT record can hold */
+SPFKIT_MUSTCHECK int spfkit_eval_new_record(const struct spfkit_ctx *ctx,
+					    const struct spfkit_request *req, const char *record,
+					    size_t record_len, struct spfkit_eval **out);
 /* Returns an enum spfkit_step value, or a negative error: SPFKIT_ENOMEM
  * (see above; the call may be repeated), SPFKIT_EINVAL (ev or q NULL). */
 int spfkit_eval_step(struct spfkit_eval *ev, struct spfkit_question *q);
@@ -290,6 +312,12 @@ void spfkit_eval_free(struct spfkit_eval *ev);
  */
 SPFKIT_MUSTCHECK int spfkit_check(const struct spfkit_ctx *ctx, struct spfkit_resolver *resolver,
 				  const struct spfkit_request *req, struct spfkit_eval **out);
+/* spfkit_check() of spfkit_eval_new_record(): the top record given as
+ * text. Its errors, and those of spfkit_eval_new_record(). */
+SPFKIT_MUSTCHECK int spfkit_check_record(const struct spfkit_ctx *ctx,
+					 struct spfkit_resolver *resolver,
+					 const struct spfkit_request *req, const char *record,
+					 size_t record_len, struct spfkit_eval **out);
 
 #ifdef __cplusplus
 }

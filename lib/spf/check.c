@@ -135,8 +135,10 @@ static int drive(struct check *chk)
 	}
 }
 
-int spfkit_check(const struct spfkit_ctx *ctx, struct spfkit_resolver *resolver,
-		 const struct spfkit_request *req, struct spfkit_eval **out)
+/* record NULL: the top record is fetched (spfkit_check()). */
+static int check_run(const struct spfkit_ctx *ctx, struct spfkit_resolver *resolver,
+		     const struct spfkit_request *req, const char *record, size_t record_len,
+		     struct spfkit_eval **out)
 {
 	struct check chk;
 	int rc;
@@ -152,7 +154,10 @@ int spfkit_check(const struct spfkit_ctx *ctx, struct spfkit_resolver *resolver,
 	chk.slots = spfkit__alloc(ctx->alloc, chk.nslots * sizeof(*chk.slots));
 	if (chk.slots == NULL)
 		return SPFKIT_ENOMEM;
-	rc = spfkit_eval_new(ctx, req, &chk.ev);
+	if (record != NULL)
+		rc = spfkit_eval_new_record(ctx, req, record, record_len, &chk.ev);
+	else
+		rc = spfkit_eval_new(ctx, req, &chk.ev);
 	if (rc == 0)
 		rc = drive(&chk);
 	cancel_outstanding(&chk, 0);
@@ -163,4 +168,22 @@ int spfkit_check(const struct spfkit_ctx *ctx, struct spfkit_resolver *resolver,
 	}
 	*out = chk.ev;
 	return 0;
+}
+
+int spfkit_check(const struct spfkit_ctx *ctx, struct spfkit_resolver *resolver,
+		 const struct spfkit_request *req, struct spfkit_eval **out)
+{
+	return check_run(ctx, resolver, req, NULL, 0, out);
+}
+
+int spfkit_check_record(const struct spfkit_ctx *ctx, struct spfkit_resolver *resolver,
+			const struct spfkit_request *req, const char *record, size_t record_len,
+			struct spfkit_eval **out)
+{
+	if (record == NULL) {
+		if (out != NULL)
+			*out = NULL;
+		return SPFKIT_EINVAL;
+	}
+	return check_run(ctx, resolver, req, record, record_len, out);
 }

@@ -174,6 +174,21 @@ static int frame_record(struct spfkit_eval *ev, struct frame *f, struct query *q
 	return STEP_DONE;
 }
 
+/*
+ * The top check_host() of spfkit_eval_new_record(): the given text stands
+ * for the TXT answer of §4.4, and goes through the same choice (§4.5) and
+ * parse, so a bad record is the permerror a fetched one would be. Then
+ * lookahead starts from it as from a fetched record.
+ */
+static int frame_given(struct spfkit_eval *ev, struct frame *f)
+{
+	int rc = frame_record(ev, f, ev->given);
+
+	if (rc == STEP_DONE && f->phase == PH_TERMS && ev->lookahead)
+		(void)spfkit__lookahead(ev, ev->given); /* only asks early: see store_answer */
+	return rc;
+}
+
 /* §4.3, §4.4, §4.5: check the domain, fetch and choose its record. */
 static int frame_start(struct spfkit_eval *ev, struct frame *f)
 {
@@ -196,6 +211,8 @@ static int frame_start(struct spfkit_eval *ev, struct frame *f)
 	f->domain_checked = 1; /* this phase replays until the TXT answer is in */
 	f->uses = 0;
 	f->term_level = f->base_level;
+	if (f == ev->frames && !f->redirected && ev->given != NULL)
+		return frame_given(ev, f);
 	q = spfkit__need(ev, f, SPFKIT_RR_TXT, f->domain, f->domain_len, QF_RECORD, &fresh, &nomem);
 	if (q == NULL)
 		return nomem ? STEP_NOMEM : STEP_PENDING;

@@ -175,6 +175,10 @@ struct spfkit_eval {
 	size_t rec_bytes, rec_peak;
 	int lookahead;
 	int done;
+	/* spfkit_eval_new_record(): the top-level record given as text, an
+	 * answered TXT question kept out of the table, so only the top
+	 * check_host() reads it (includes and redirects still fetch) */
+	struct query *given;
 	struct spfkit_result result;
 	/* Not zeroed by spfkit_eval_new(): each slot is written before it is
 	 * read (a frame when pushed, a question pointer when filed). */
@@ -193,6 +197,9 @@ struct query *spfkit__file(struct spfkit_eval *ev, uint16_t type, const char *na
 			   unsigned flags, unsigned level);
 /* Select and parse the SPF record of a QF_RECORD TXT answer, once. 0 or SPFKIT_ENOMEM. */
 int spfkit__query_record(struct spfkit_eval *ev, struct query *q);
+/* The top-level record given as text: ev->given, answered as if DNS had
+ * returned that one TXT record. 0 or SPFKIT_ENOMEM. */
+int spfkit__query_given(struct spfkit_eval *ev, const char *text, size_t len);
 /* Give back a question's parsed record, uncounted from ev->rec_bytes. */
 void spfkit__query_drop_record(struct spfkit_eval *ev, struct query *q);
 /*

@@ -173,6 +173,36 @@ static int copy_records(struct spfkit_eval *ev, struct query *q, const struct sp
 	return 0;
 }
 
+int spfkit__query_given(struct spfkit_eval *ev, const char *text, size_t len)
+{
+	const struct frame *top = &ev->frames[0];
+	struct spfkit_dns_rr *rr;
+	struct query *q;
+
+	q = spfkit__arena_alloc(&ev->arena, sizeof(*q));
+	rr = spfkit__arena_alloc(&ev->arena, sizeof(*rr));
+	if (q == NULL || rr == NULL)
+		return SPFKIT_ENOMEM;
+	memset(q, 0, sizeof(*q));
+	memset(rr, 0, sizeof(*rr));
+	rr->type = SPFKIT_RR_TXT;
+	rr->data = (const unsigned char *)spfkit__arena_strndup(&ev->arena, text, len);
+	if (rr->data == NULL)
+		return SPFKIT_ENOMEM;
+	rr->len = len;
+	q->name = (char *)(uintptr_t)top->domain;
+	q->name_len = top->domain_len;
+	q->type = SPFKIT_RR_TXT;
+	q->state = Q_DONE;
+	q->flags = QF_RECORD | QF_STRICT;
+	q->level = 0; /* no round trip: depth counts only the answers asked for */
+	q->ans.status = SPFKIT_DNS_OK;
+	q->ans.rrs = rr;
+	q->ans.count = 1;
+	ev->given = q;
+	return 0;
+}
+
 /* Parse (or find in the cache) the record text for q and count what it
  * holds against the evaluation. 0 or SPFKIT_ENOMEM. */
 static int hold_record(struct spfkit_eval *ev, struct query *q, const char *text, size_t len)

@@ -157,12 +157,37 @@ int spfkit_eval_new(const struct spfkit_ctx *ctx, const struct spfkit_request *r
 	return 0;
 }
 
+int spfkit_eval_new_record(const struct spfkit_ctx *ctx, const struct spfkit_request *req,
+			   const char *record, size_t record_len, struct spfkit_eval **out)
+{
+	int rc;
+
+	if (out == NULL)
+		return SPFKIT_EINVAL;
+	*out = NULL;
+	if (record == NULL || !spfkit_record_is_spf(record, record_len))
+		return SPFKIT_EINVAL;
+	if (record_len > SPFKIT_RECORD_TEXT_MAX)
+		return SPFKIT_E2BIG;
+	rc = spfkit_eval_new(ctx, req, out);
+	if (rc != 0)
+		return rc;
+	rc = spfkit__query_given(*out, record, record_len);
+	if (rc != 0) {
+		spfkit_eval_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
 void spfkit_eval_free(struct spfkit_eval *ev)
 {
 	size_t i;
 
 	if (ev == NULL)
 		return;
+	if (ev->given != NULL)
+		spfkit__rcache_release(ev->ctx->records, ev->given->rce);
 	for (i = 0; i < ev->nqueries; i++)
 		spfkit__rcache_release(ev->ctx->records, ev->queries[i]->rce);
 	if (ev->queries != ev->queries_first)

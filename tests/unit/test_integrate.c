@@ -421,6 +421,258 @@ static void eval_with_wire_answers(void **state)
 	spfkit_ctx_free(ctx);
 }
 
+/* ---- (a) a record given as text ------------------------------------ */
+
+struct given_fx {
+	struct spfkit_zone *zone;  /* what DNS holds */
+	struct spfkit_ctx *ctx[2]; /* lookahead on, off */
+	struct spfkit_eval *ev;
+};
+
+static void given_setup(struct given_fx *fx)
+{
+	struct spfkit_config cfg = {.alloc = &counting, .default_explanation = "DEFAULT"};
+
+	memset(fx, 0, sizeof(*fx));
+	assert_int_equal(spfkit_zone_new(&counting, &fx->zone), 0);
+	assert_int_equal(spfkit_ctx_new(&cfg, &fx->ctx[0]), 0);
+	cfg.no_lookahead = 1;
+	assert_int_equal(spfkit_ctx_new(&cfg, &fx->ctx[1]), 0);
+}
+
+static void given_teardown(struct given_fx *fx)
+{
+	spfkit_eval_free(fx->ev);
+	spfkit_ctx_free(fx->ctx[0]);
+	spfkit_ctx_free(fx->ctx[1]);
+	spfkit_zone_free(fx->zone);
+	assert_int_equal(cnt_live, 0);
+}
+
+/* Check sender@example.org from ip; record NULL: fetched from the zone. */
+static const struct spfkit_result *given_check(struct given_fx *fx, int ctx, const char *ip,
+					       const char *record)
+{
+	struct spfkit_resolver *r;
+	struct spfkit_request req;
+	int rc;
+
+	memset(&req, 0, sizeof(req));
+	assert_int_equal(spfkit_ip_parse(ip, strlen(ip), &req.ip), 0);
+	req.sender = "someone@example.org";
+	req.sender_len = strlen(req.sender);
+	req.helo = "mx.example.net";
+	req.helo_len = strlen(req.helo);
+	req.now = 1700000000;
+	spfkit_eval_free(fx->ev);
+	fx->ev = NULL;
+	assert_int_equal(spfkit_zone_resolver(fx->zone, &r), 0);
+	if (record != NULL)
+		rc = spfkit_check_record(fx->ctx[ctx], r, &req, record, strlen(record), &fx->ev);
+	else
+		rc = spfkit_check(fx->ctx[ctx], r, &req, &fx->ev);
+	spfkit_resolver_free(r);
+	assert_int_equal(rc, 0);
+	assert_non_null(spfkit_eval_result(fx->ev));
+	return spfkit_eval_result(fx->ev);
+}
+
+static void given_record_basics(void **state)
+{
+	struct given_fx fx;
+	const struct spfkit_result *res;
+	int c;
+
+	(void)state;
+	given_setup(&fx);
+	zone_txt(fx.zone, "inc.example.net", "v=spf1 ip4:198.51.100.0/24 -all");
+	zone_txt(fx.zone, "red.example.net", "v=spf1 a -all");
+	zone_a(fx.zone, "red.example.net", "203.0.113.7");
+	zone_txt(fx.zone, "exp.example.net", "%{i} is not welcome here");
+	for (c = 0; c < 2; c++) {
+		/* no TXT for example.org at all: without the record, none */
+		assert_int_equal(given_check(&fx, c, "192.0.2.1", NULL)->code, SPFKIT_RESULT_NONE);
+		res = given_check(&fx, c, "192.0.2.1", "v=spf1 ip4:192.0.2.0/24 -all");
+		assert_int_equal(res->code, SPFKIT_RESULT_PASS);
+		assert_string_equal(res->domain, "example.org");
+		assert_int_equal(res->queries, 0);
+		res = given_check(&fx, c, "198.51.100.1", "v=spf1 ip4:192.0.2.0/24 -all");
+		assert_int_equal(res->code, SPFKIT_RESULT_FAIL);
+		assert_string_equal(res->explanation, "DEFAULT");
+		/* an include is looked up */
+		res = given_check(&fx, c, "198.51.100.1", "v=spf1 include:inc.example.net ~all");
+		assert_int_equal(res->code, SPFKIT_RESULT_PASS);
+		assert_int_equal(res->dns_terms, 1);
+		assert_int_equal(res->queries, 1);
+		assert_int_equal(res->depth, 1);
+		assert_int_equal(given_check(&fx, c, "192.0.2.1", "v=spf1 include:inc.example.net ~all")->code,
+				 SPFKIT_RESULT_SOFTFAIL);
+		/* a redirect too, and the redirect's record decides */
+		res = given_check(&fx, c, "203.0.113.7", "v=spf1 redirect=red.example.net");
+		assert_int_equal(res->code, SPFKIT_RESULT_PASS);
+		assert_string_equal(res->domain, "red.example.net");
+		assert_int_equal(given_check(&fx, c, "203.0.113.8", "v=spf1 redirect=red.example.net")->code,
+				 SPFKIT_RESULT_FAIL);
+		/* exp= is fetched */
+		res = given_check(&fx, c, "203.0.113.8", "v=spf1 exp=exp.example.net -all");
+		assert_int_equal(res->code, SPFKIT_RESULT_FAIL);
+		assert_string_equal(res->explanation, "203.0.113.8 is not welcome here");
+		/* a syntax error is the permerror a fetched record gives */
+		res = given_check(&fx, c, "192.0.2.1", "v=spf1 ip4:192.0.2.0/33 -all");
+		assert_int_equal(res->code, SPFKIT_RESULT_PERMERROR);
+		assert_non_null(strstr(res->problem, "example.org"));
+		/* include of the checked domain reads its published record (none here) */
+		res = given_check(&fx, c, "192.0.2.1", "v=spf1 include:example.org -all");
+		assert_int_equal(res->code, SPFKIT_RESULT_PERMERROR);
+		assert_non_null(strstr(res->problem, "has no SPF record"));
+	}
+	given_teardown(&fx);
+}
+
+static void fill_zone(struct spfkit_zone *z)
+{
+	char name[32];
+	size_t i;
+
+	zone_txt(z, "inc.example.net", "v=spf1 ip4:198.51.100.0/24 -all");
+	zone_txt(z, "exp.example.net", "%{i} is not welcome here");
+	zone_txt(z, "mx1.example.net", "unrelated");
+	assert_int_equal(spfkit_zone_add(z, "example.org", 11, SPFKIT_RR_MX, 300, "mx1.example.net", 15, 10), 0);
+	zone_a(z, "mx1.example.net", "203.0.113.9");
+	zone_a(z, "host.example.net", "192.0.2.1");
+	for (i = 1; i <= 11; i++) {
+		snprintf(name, sizeof(name), "i%zu.example.net", i);
+		zone_txt(z, name, "v=spf1 ?a:nothing.example.net");
+	}
+}
+
+/* The same record fetched and given: the same result, counters, text. */
+static void given_record_equals_fetched(void **state)
+{
+	static const char *records[] = {
+		"v=spf1 ip4:192.0.2.0/24 -all",
+		"v=spf1 mx a:host.example.net ip4:203.0.113.0/24 ~all",
+		"v=spf1 include:inc.example.net exp=exp.example.net -all",
+		"v=spf1 include:inc.example.net include:inc.example.net ?all", /* twice */
+		"v=spf1 a:v1.example.net a:v2.example.net a:v3.example.net -all", /* void limit */
+		"v=spf1 include:i1.example.net include:i2.example.net include:i3.example.net "
+		"include:i4.example.net include:i5.example.net include:i6.example.net "
+		"include:i7.example.net include:i8.example.net include:i9.example.net "
+		"include:i10.example.net include:i11.example.net -all", /* 11 terms */
+		"v=spf1 redirect=inc.example.net",
+		"v=spf1 a:%{l}.example.net/33 -all",
+		"v=spf1 ?all",
+		"v=spf1 exists:%{i}.bl.example.net -all",
+	};
+	static const char *ips[] = {"192.0.2.1", "203.0.113.9", "198.51.100.1", "2001:db8::1"};
+	struct given_fx fx;
+	struct spfkit_zone *bare, *full;
+	struct spfkit_result want;
+	const struct spfkit_result *res;
+	size_t i, j;
+	int c;
+
+	(void)state;
+	given_setup(&fx);
+	bare = fx.zone;
+	fill_zone(bare);
+	for (i = 0; i < sizeof(records) / sizeof(records[0]); i++) {
+		/* the same zone with the record published */
+		assert_int_equal(spfkit_zone_new(&counting, &full), 0);
+		fill_zone(full);
+		zone_txt(full, "example.org", records[i]);
+		for (j = 0; j < sizeof(ips) / sizeof(ips[0]); j++) {
+			for (c = 0; c < 2; c++) {
+				fx.zone = full;
+				want = *given_check(&fx, c, ips[j], NULL);
+				want.problem = want.problem ? strdup(want.problem) : NULL;
+				want.explanation = want.explanation ? strdup(want.explanation) : NULL;
+				want.mechanism = want.mechanism ? strdup(want.mechanism) : NULL;
+				want.domain = want.domain ? strdup(want.domain) : NULL;
+				fx.zone = bare;
+				res = given_check(&fx, c, ips[j], records[i]);
+				if (res->code != want.code || res->dns_terms != want.dns_terms ||
+				    res->void_lookups != want.void_lookups)
+					fail_msg("%s from %s (lookahead %s): %s %u %u given, %s %u %u fetched", records[i],
+						 ips[j], c ? "off" : "on", spfkit_result_name(res->code), res->dns_terms,
+						 res->void_lookups, spfkit_result_name(want.code), want.dns_terms,
+						 want.void_lookups);
+#define SAME(f) assert_true((res->f == NULL) == (want.f == NULL) && (res->f == NULL || strcmp(res->f, want.f) == 0))
+				SAME(problem);
+				SAME(explanation);
+				SAME(mechanism);
+				SAME(domain);
+#undef SAME
+				free((void *)want.problem);
+				free((void *)want.explanation);
+				free((void *)want.mechanism);
+				free((void *)want.domain);
+			}
+		}
+		spfkit_eval_free(fx.ev);
+		fx.ev = NULL;
+		spfkit_zone_free(full);
+	}
+	given_teardown(&fx);
+}
+
+static void given_record_errors(void **state)
+{
+	struct given_fx fx;
+	struct spfkit_request req;
+	struct spfkit_eval *ev;
+	struct spfkit_resolver *r;
+	char *big;
+	int rc;
+
+	(void)state;
+	given_setup(&fx);
+	memset(&req, 0, sizeof(req));
+	assert_int_equal(spfkit_ip_parse("192.0.2.1", 9, &req.ip), 0);
+	req.sender = "a@example.org";
+	req.sender_len = 13;
+	ev = (struct spfkit_eval *)&req;
+	assert_int_equal(spfkit_eval_new_record(fx.ctx[0], &req, NULL, 5, &ev), SPFKIT_EINVAL);
+	assert_null(ev);
+	assert_int_equal(spfkit_eval_new_record(fx.ctx[0], &req, "", 0, &ev), SPFKIT_EINVAL);
+	assert_int_equal(spfkit_eval_new_record(fx.ctx[0], &req, "hello", 5, &ev), SPFKIT_EINVAL);
+	assert_int_equal(spfkit_eval_new_record(fx.ctx[0], &req, "v=spf10 -all", 12, &ev), SPFKIT_EINVAL);
+	assert_int_equal(spfkit_eval_new_record(fx.ctx[0], &req, "v=spf1 -all", 11, NULL), SPFKIT_EINVAL);
+	assert_int_equal(spfkit_eval_new_record(NULL, &req, "v=spf1 -all", 11, &ev), SPFKIT_EINVAL);
+	assert_int_equal(spfkit_eval_new_record(fx.ctx[0], NULL, "v=spf1 -all", 11, &ev), SPFKIT_EINVAL);
+	big = malloc(SPFKIT_RECORD_TEXT_MAX + 2);
+	assert_non_null(big);
+	memset(big, ' ', SPFKIT_RECORD_TEXT_MAX + 2);
+	memcpy(big, "v=spf1", 6);
+	assert_int_equal(spfkit_eval_new_record(fx.ctx[0], &req, big, SPFKIT_RECORD_TEXT_MAX + 1, &ev), SPFKIT_E2BIG);
+	assert_int_equal(spfkit_eval_new_record(fx.ctx[0], &req, big, SPFKIT_RECORD_TEXT_MAX, &ev), 0);
+	free(big);
+	spfkit_eval_free(ev);
+	assert_int_equal(spfkit_zone_resolver(fx.zone, &r), 0);
+	ev = (struct spfkit_eval *)&req;
+	assert_int_equal(spfkit_check_record(fx.ctx[0], r, &req, NULL, 0, &ev), SPFKIT_EINVAL);
+	assert_null(ev);
+	assert_int_equal(spfkit_check_record(fx.ctx[0], r, &req, "spf1", 4, &ev), SPFKIT_EINVAL);
+	/* "v=spf1" alone is a record with no terms: neutral */
+	assert_int_equal(spfkit_check_record(fx.ctx[0], r, &req, "V=SPF1", 6, &ev), 0);
+	assert_int_equal(spfkit_eval_result(ev)->code, SPFKIT_RESULT_NEUTRAL);
+	spfkit_eval_free(ev);
+	/* out of memory anywhere: SPFKIT_ENOMEM and nothing kept, or the result */
+	for (cnt_fail_at = 1;; cnt_fail_at++) {
+		cnt_calls = 0;
+		rc = spfkit_check_record(fx.ctx[1], r, &req, "v=spf1 ip4:192.0.2.0/24 -all", 28, &ev);
+		if (rc == 0)
+			break;
+		assert_int_equal(rc, SPFKIT_ENOMEM);
+		assert_null(ev);
+	}
+	cnt_fail_at = 0;
+	assert_int_equal(spfkit_eval_result(ev)->code, SPFKIT_RESULT_PASS);
+	spfkit_eval_free(ev);
+	spfkit_resolver_free(r);
+	given_teardown(&fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -428,6 +680,9 @@ int main(void)
 		cmocka_unit_test(allocator_alignment),
 		cmocka_unit_test(answer_from_wire),
 		cmocka_unit_test(eval_with_wire_answers),
+		cmocka_unit_test(given_record_basics),
+		cmocka_unit_test(given_record_equals_fetched),
+		cmocka_unit_test(given_record_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
