@@ -40,12 +40,12 @@
  * answer given to a callback is the resolver's and is valid only during
  * the callback (as the seam says).
  *
- * Names: submit() reads the name as presentation text (RFC 1035 §5.1):
- * dots separate labels, a final dot is optional, and a backslash starts
- * an escape (\. \\ \DDD), the same form in which this backend returns
- * PTR, CNAME and MX targets (every byte outside %x21-7E, and "." and
- * "\" inside a label, as \DDD). An empty label, a label over 63 octets,
- * a name over 255 or a bad escape: SPFKIT_EINVAL, and no callback.
+ * Names: submit() reads the name as resolver.h writes it: raw label
+ * bytes joined by '.', a final dot optional, no escapes (a '\' is sent
+ * as the byte it is). An empty label, a label over 63 octets or a name
+ * over 255 on the wire: SPFKIT_EINVAL, and no callback. PTR, CNAME and
+ * MX targets come back in presentation form (every byte outside
+ * %x21-7E, and "." and "\" inside a label, as \DDD).
  */
 #ifndef SPFKIT_CARES_H
 #define SPFKIT_CARES_H
