@@ -92,7 +92,7 @@ struct spfkit_ip {
 
 /* Parse a textual IPv4 or IPv6 address of len bytes. 0, or SPFKIT_EINVAL
  * (text or out NULL, not an address, or a NUL byte among the len). */
-int spfkit_ip_parse(const char *text, size_t len, struct spfkit_ip *out);
+SPFKIT_MUSTCHECK int spfkit_ip_parse(const char *text, size_t len, struct spfkit_ip *out);
 /* From a socket address, as accept() or getpeername() gives it: sa
  * points to salen bytes holding a struct sockaddr_in (AF_INET) or
  * sockaddr_in6 (AF_INET6); the port, flow label and scope are ignored.
@@ -290,14 +290,15 @@ SPFKIT_MUSTCHECK int spfkit_eval_new_record(const struct spfkit_ctx *ctx,
 					    size_t record_len, struct spfkit_eval **out);
 /* Returns an enum spfkit_step value, or a negative error: SPFKIT_ENOMEM
  * (see above; the call may be repeated), SPFKIT_EINVAL (ev or q NULL). */
-int spfkit_eval_step(struct spfkit_eval *ev, struct spfkit_question *q);
+SPFKIT_MUSTCHECK int spfkit_eval_step(struct spfkit_eval *ev, struct spfkit_question *q);
 /* Hand in the answer to question `id`; the answer is copied as needed.
  * 0, SPFKIT_ENOTFOUND (no such outstanding id), SPFKIT_ENOMEM (the
  * answer was not kept; the question stays open), SPFKIT_EINVAL (ev or
  * answer NULL; an OK answer with a count but no records, a record with
  * NULL data and a length, or sizes whose copy would overflow: checked
  * before anything is read, the question stays open). */
-int spfkit_eval_answer(struct spfkit_eval *ev, uint32_t id, const struct spfkit_dns_answer *answer);
+SPFKIT_MUSTCHECK int spfkit_eval_answer(struct spfkit_eval *ev, uint32_t id,
+				       const struct spfkit_dns_answer *answer);
 /* NULL until spfkit_eval_step() has returned SPFKIT_STEP_DONE (or ev is
  * NULL). Owned by ev: valid until spfkit_eval_free(ev). */
 const struct spfkit_result *spfkit_eval_result(const struct spfkit_eval *ev);

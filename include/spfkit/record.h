@@ -151,8 +151,9 @@ int spfkit_record_is_spf(const char *txt, size_t len);
  * (an error, never the end). `alloc` may be NULL (libc). `err` may be
  * NULL. Thread-safe.
  */
-int spfkit_record_parse(const char *txt, size_t len, const struct spfkit_allocator *alloc,
-			struct spfkit_record **out, struct spfkit_parse_error *err);
+SPFKIT_MUSTCHECK int spfkit_record_parse(const char *txt, size_t len,
+					 const struct spfkit_allocator *alloc,
+					 struct spfkit_record **out, struct spfkit_parse_error *err);
 
 /* NULL is a no-op. */
 void spfkit_record_free(struct spfkit_record *rec);

@@ -51,6 +51,16 @@ static void on_answer(void *arg, const struct spfkit_dns_answer *answer)
 	chk->outstanding--;
 }
 
+/* An answer the evaluation could not keep (out of memory) ends the check
+ * with that error: its question would otherwise stay open for ever. */
+static void answer_or_fail(struct check *chk, uint32_t id, const struct spfkit_dns_answer *a)
+{
+	int rc = spfkit_eval_answer(chk->ev, id, a);
+
+	if (rc != 0 && chk->rc == 0)
+		chk->rc = rc;
+}
+
 static struct inflight *free_slot(struct check *chk)
 {
 	size_t i;
@@ -70,7 +80,7 @@ static void send_question(struct check *chk, const struct spfkit_question *q)
 	struct inflight *slot = free_slot(chk);
 
 	if (slot == NULL || chk->expired) {
-		spfkit_eval_answer(chk->ev, q->id, chk->expired ? &out_of_time : &refused);
+		answer_or_fail(chk, q->id, chk->expired ? &out_of_time : &refused);
 		return;
 	}
 	slot->chk = chk;
@@ -91,7 +101,7 @@ static void cancel_outstanding(struct check *chk, int fail)
 			continue;
 		spfkit_resolver_cancel(chk->resolver, chk->slots[i].handle);
 		if (fail)
-			spfkit_eval_answer(chk->ev, chk->slots[i].id, &out_of_time);
+			answer_or_fail(chk, chk->slots[i].id, &out_of_time);
 		chk->slots[i].id = 0;
 	}
 	chk->outstanding = 0;
@@ -123,6 +133,8 @@ static int drive(struct check *chk)
 			return rc;
 		if (rc == SPFKIT_STEP_QUERY) {
 			send_question(chk, &q);
+			if (chk->rc != 0)
+				return chk->rc;
 			continue;
 		}
 		if (chk->outstanding == 0)

@@ -794,7 +794,7 @@ static void *worker_run(void *arg)
 					     .helo = "h.example", .helo_len = 9};
 		struct spfkit_eval *ev = NULL;
 
-		spfkit_ip_parse(i % 2 ? "192.0.2.1" : "192.0.2.2", 9, &req.ip);
+		assert_int_equal(spfkit_ip_parse(i % 2 ? "192.0.2.1" : "192.0.2.2", 9, &req.ip), 0);
 		if (spfkit_check(w->ctx, r, &req, &ev) != 0 ||
 		    spfkit_eval_result(ev)->code != (i % 2 ? SPFKIT_RESULT_PASS : SPFKIT_RESULT_FAIL))
 			w->failures++;
