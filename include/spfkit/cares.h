@@ -44,8 +44,8 @@
  * bytes joined by '.', a final dot optional, no escapes (a '\' is sent
  * as the byte it is). An empty label, a label over 63 octets or a name
  * over 255 on the wire: SPFKIT_EINVAL, and no callback. PTR, CNAME and
- * MX targets come back in presentation form (every byte outside
- * %x21-7E, and "." and "\" inside a label, as \DDD).
+ * MX targets come back in that same form; a record whose target has a
+ * '.' inside a label is left out of the answer.
  */
 #ifndef SPFKIT_CARES_H
 #define SPFKIT_CARES_H

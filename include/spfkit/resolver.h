@@ -71,9 +71,11 @@ enum spfkit_dns_status {
  * One resource record, in the form SPF needs:
  *  A      data = 4 bytes, network order
  *  AAAA   data = 16 bytes
- *  MX     data = exchange name in presentation form without the final
- *         dot, `pref` = preference
- *  PTR, CNAME  data = target name, presentation form, no final dot
+ *  MX     data = exchange name in the question-name form above (raw
+ *         label bytes joined by '.', no final dot), `pref` = preference
+ *  PTR, CNAME  data = target name, in that form too, so it can be asked
+ *         back unchanged; a target with a '.' inside a label cannot be
+ *         written so, and a backend leaves that record out
  *  TXT, SPF    data = the RR's character-strings joined with no
  *         separator (RFC 7208 §3.3); may contain any byte, NUL included
  */

@@ -465,30 +465,44 @@ static void *out_alloc(struct rd *p, size_t n)
 	return o;
 }
 
-/* A name in RDATA as presentation text (PTR, CNAME, MX exchange). */
-static void decode_name(struct rd *p, struct spfkit_dns_rr *rr)
+/*
+ * A name in RDATA (PTR, CNAME, MX exchange) in the form a question name
+ * takes (resolver.h): raw label bytes joined by '.', so the evaluator can
+ * ask it back unchanged. A label holding a '.' cannot be written so; the
+ * record is then left out: 0, else 1.
+ */
+static int decode_name(struct rd *p, struct spfkit_dns_rr *rr)
 {
 	unsigned char wire[SPFKIT__DNS_NAME_MAX];
-	char text[SPFKIT__DNS_TEXT_MAX];
 	unsigned char *o;
-	size_t wl, tl;
+	size_t wl, i, n = 0;
 
 	wl = read_name(p, wire);
 	if (p->c.err)
-		return;
-	tl = spfkit__dns_name_text(wire, wl, text);
-	o = out_alloc(p, tl + 1);
+		return 1;
+	o = out_alloc(p, wl);
 	if (o == NULL)
-		return;
-	memcpy(o, text, tl + 1);
+		return 1;
+	for (i = 0; i < wl && wire[i] != 0; i += (size_t)wire[i] + 1) {
+		if (memchr(wire + i + 1, '.', wire[i]) != NULL)
+			return 0;
+		if (n > 0)
+			o[n++] = '.';
+		memcpy(o + n, wire + i + 1, wire[i]);
+		n += wire[i];
+	}
+	o[n] = 0;
 	rr->data = o;
-	rr->len = tl;
+	rr->len = n;
+	return 1;
 }
 
-static void decode_rr(struct rd *p, const struct rrref *ref, struct spfkit_dns_rr *rr)
+/* 0 when the record cannot be given in resolver.h's form (decode_name()). */
+static int decode_rr(struct rd *p, const struct rrref *ref, struct spfkit_dns_rr *rr)
 {
 	unsigned char *o;
 	size_t n;
+	int ok = 1;
 
 	rr->type = ref->type;
 	rr->pref = 0;
@@ -500,7 +514,7 @@ static void decode_rr(struct rd *p, const struct rrref *ref, struct spfkit_dns_r
 		/* fall through */
 	case SPFKIT_RR_CNAME:
 	case SPFKIT_RR_PTR:
-		decode_name(p, rr);
+		ok = decode_name(p, rr);
 		break;
 	case SPFKIT_RR_TXT:
 	case SPFKIT_RR_SPF:
@@ -524,6 +538,7 @@ static void decode_rr(struct rd *p, const struct rrref *ref, struct spfkit_dns_r
 		break;
 	}
 	rdata_leave(p, ref);
+	return ok;
 }
 
 static int wanted(struct rd *p, const struct rrref *ref)
@@ -548,7 +563,8 @@ static void select_records(struct rd *p)
 	for (i = 0, n = 0; i < p->an_n && p->c.err == 0; i++) {
 		if (!wanted(p, &p->an[i]))
 			continue;
-		decode_rr(p, &p->an[i], &rrs[n]);
+		if (!decode_rr(p, &p->an[i], &rrs[n]))
+			continue; /* a target no question can name: as if absent */
 		ttl_min(p, p->an[i].ttl);
 		n++;
 	}

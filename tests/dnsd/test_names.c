@@ -36,6 +36,9 @@
 #define DECOY_LABEL "a.bc\"d;e(f g\xc3\xa9"
 #define SPF "v=spf1 -exists:%{l}.bad.example a:%{l}.host.example -all"
 
+/* An MX target with a '\\' and a '"' in its first label. */
+#define MXT "m\\x\"y.example"
+
 #define MAX_ASKED 16
 
 /* The questions one backend was asked, in order. */
@@ -129,7 +132,7 @@ static struct spfkit_zone *make_zone(void)
 	return z;
 }
 
-static enum spfkit_result_code check(struct spfkit_resolver *r)
+static enum spfkit_result_code check_as(struct spfkit_resolver *r, const char *sender)
 {
 	struct spfkit_ctx *ctx = NULL;
 	struct spfkit_eval *ev = NULL;
@@ -138,8 +141,8 @@ static enum spfkit_result_code check(struct spfkit_resolver *r)
 
 	memset(&req, 0, sizeof(req));
 	assert_int_equal(spfkit_ip_parse("192.0.2.1", 9, &req.ip), 0);
-	req.sender = SENDER;
-	req.sender_len = strlen(SENDER);
+	req.sender = sender;
+	req.sender_len = strlen(sender);
 	req.helo = "helo.example";
 	req.helo_len = strlen(req.helo);
 	req.now = 1700000000;
@@ -149,6 +152,11 @@ static enum spfkit_result_code check(struct spfkit_resolver *r)
 	spfkit_eval_free(ev);
 	spfkit_ctx_free(ctx);
 	return code;
+}
+
+static enum spfkit_result_code check(struct spfkit_resolver *r)
+{
+	return check_as(r, SENDER);
 }
 
 static int has(const struct asked *log, const char *name, uint16_t type)
@@ -217,10 +225,48 @@ static void same_question_offline_and_live(void **state)
 	assert_false(has(&served, DECOY_LABEL ".host.example", SPFKIT_RR_A));
 }
 
+/*
+ * An MX target holding a '\\' comes back from c-ares in the form a
+ * question takes (resolver.h), so the evaluator asks the A question of
+ * the same bytes the zone holds, not of "m\\092x..." or "mx...".
+ */
+static void mx_target_asked_back_unchanged(void **state)
+{
+	static const unsigned char client[4] = { 192, 0, 2, 1 };
+	static const unsigned char other[4] = { 192, 0, 2, 99 };
+	struct dnsd_options opt = { .addr = "127.0.0.1" };
+	struct spfkit_cares_options co = { .timeout_ms = 500, .tries = 2 };
+	struct spfkit_zone *zone = NULL;
+	struct spfkit_resolver *cr = NULL;
+	struct asked live = { 0 };
+	struct dnsd *d = NULL;
+	char servers[64], err[256];
+
+	(void)state;
+	assert_int_equal(spfkit_zone_new(NULL, &zone), 0);
+	add(zone, "mx.names.example", SPFKIT_RR_TXT, "v=spf1 mx -all", 14);
+	assert_int_equal(spfkit_zone_add(zone, "mx.names.example", 16, SPFKIT_RR_MX, 300,
+					 MXT, strlen(MXT), 10), 0);
+	add(zone, MXT, SPFKIT_RR_A, client, 4);
+	add(zone, "m\\092x\"y.example", SPFKIT_RR_A, other, 4); /* the presentation form */
+	assert_int_equal(dnsd_start(&opt, zone, &d), 0);
+	snprintf(servers, sizeof(servers), "127.0.0.1:%d", dnsd_port(d));
+	co.servers = servers;
+	if (spfkit_cares_new(&co, NULL, &cr, err, sizeof(err)) != 0)
+		fail_msg("spfkit_cares_new: %s", err);
+	cr = recorder_new(cr, &live);
+	assert_int_equal(check_as(cr, "u@mx.names.example"), SPFKIT_RESULT_PASS);
+	spfkit_resolver_free(cr);
+	dnsd_stop(d);
+	spfkit_zone_free(zone);
+	assert_true(has(&live, MXT, SPFKIT_RR_A));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(same_question_offline_and_live),
+		cmocka_unit_test(mx_target_asked_back_unchanged),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -398,18 +398,25 @@ static void null_mx_is_empty_name(void **state)
 	assert_string_equal((const char *)a->rrs[0].data, "");
 }
 
-static void ptr_odd_bytes_escaped(void **state)
+/* Target names come raw, as a question takes them (resolver.h); a '.'
+ * inside a label cannot be written so and leaves its record out. */
+static void ptr_odd_bytes_raw(void **state)
 {
 	struct t *t = *state;
 	const struct spfkit_dns_answer *a;
 
-	start(t, QR_RA, 1, 0, SPFKIT_RR_PTR);
+	start(t, QR_RA, 2, 0, SPFKIT_RR_PTR);
 	spfkit__dnsb_rr_begin(&t->b, QNAME, QLEN, SPFKIT_RR_PTR, 60);
 	spfkit__dnsb_bytes(&t->b, "\004a.b\001\004mail\000", 11);
 	spfkit__dnsb_rr_end(&t->b);
+	spfkit__dnsb_rr_begin(&t->b, QNAME, QLEN, SPFKIT_RR_PTR, 60);
+	spfkit__dnsb_bytes(&t->b, "\004a\\b\001\004mail\000", 11);
+	spfkit__dnsb_rr_end(&t->b);
 	a = parse(t, SPFKIT_RR_PTR);
 	assert_int_equal(a->status, SPFKIT_DNS_OK);
-	assert_string_equal((const char *)a->rrs[0].data, "a\\046b\\001.mail");
+	assert_int_equal(a->count, 1);
+	assert_int_equal(a->rrs[0].len, 9);
+	assert_memory_equal(a->rrs[0].data, "a\\b\001.mail", 10);
 }
 
 static void cname_chain_followed(void **state)
@@ -1005,7 +1012,7 @@ int main(void)
 		T(txt_64k),
 		T(mx_with_compressed_exchange),
 		T(null_mx_is_empty_name),
-		T(ptr_odd_bytes_escaped),
+		T(ptr_odd_bytes_raw),
 		T(cname_chain_followed),
 		T(cname_to_nothing_is_nodata),
 		T(cname_loop_tempfails),
