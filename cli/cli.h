@@ -17,7 +17,7 @@
 
 #include <spfkit/spfkit.h>
 
-#include "core.h"
+#include "util.h"
 
 /* Exit status of `spfkit check`, one per result (documented in --help). */
 enum cli_exit {
@@ -104,8 +104,8 @@ int cli_query_set(struct cli_query *q, const char *ip, size_t ip_len, const char
 int cli_query_run(const struct cli_env *env, const struct cli_query *q, spfkit_trace_fn *trace,
 		  void *trace_arg, struct spfkit_eval **out);
 /* The result as one JSON object; trace_json (a JSON array body) may be NULL. */
-void cli_json_result(struct spfkit__buf *b, const struct cli_env *env, const struct cli_query *q,
-		     const struct spfkit_result *res, const struct spfkit__buf *trace_json);
+void cli_json_result(struct spfkit__mta_buf *b, const struct cli_env *env, const struct cli_query *q,
+		     const struct spfkit_result *res, const struct spfkit__mta_buf *trace_json);
 
 /* ---- batch.c --------------------------------------------------------- */
 
@@ -136,11 +136,11 @@ void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(prin
  * byte. The output is pure ASCII, valid JSON whatever the input bytes,
  * and a reader gets the exact input bytes back as code points 0-255.
  */
-void cli_json_str(struct spfkit__buf *b, const char *s, size_t len);
+void cli_json_str(struct spfkit__mta_buf *b, const char *s, size_t len);
 /* A NUL-terminated string made by the library, or null for NULL. */
-void cli_json_cstr(struct spfkit__buf *b, const char *s);
+void cli_json_cstr(struct spfkit__mta_buf *b, const char *s);
 /* `"key":` with a comma before it unless *first. */
-void cli_json_key(struct spfkit__buf *b, int *first, const char *key);
+void cli_json_key(struct spfkit__mta_buf *b, int *first, const char *key);
 
 /* ---- trace.c --------------------------------------------------------- */
 
@@ -151,7 +151,7 @@ struct cli_query_time {
 
 struct cli_trace {
 	FILE *text;               /* text mode: the tree is printed here as it grows */
-	struct spfkit__buf *json; /* JSON mode: events appended as array members */
+	struct spfkit__mta_buf *json; /* JSON mode: events appended as array members */
 	int json_first;
 	struct spfkit_limits limits; /* shown next to the counters */
 	struct cli_query_time *sent; /* questions waiting for their answer */
@@ -163,7 +163,7 @@ struct cli_trace {
 	int err; /* first failure (SPFKIT_ENOMEM...): trace is incomplete */
 };
 
-void cli_trace_init(struct cli_trace *t, FILE *text, struct spfkit__buf *json,
+void cli_trace_init(struct cli_trace *t, FILE *text, struct spfkit__mta_buf *json,
 		    const struct spfkit_limits *limits);
 void cli_trace_free(struct cli_trace *t);
 /* The spfkit_trace_fn given to the request; arg is a struct cli_trace. */

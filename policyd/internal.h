@@ -17,7 +17,7 @@
 #include <spfkit/eval.h>
 #include <spfkit/event.h>
 
-#include "core.h"
+#include "util.h"
 #include "decision.h"
 #include "proto.h"
 #include "server.h"
@@ -65,7 +65,7 @@ enum phase {
 struct job {
 	struct conn *conn;
 	struct gen *gen;
-	struct spfkit__arena arena; /* copies of the request's values */
+	struct spfkit__mta_arena arena; /* copies of the request's values */
 	struct spfkit__mta_input in;
 	struct spfkit_ip ip;
 	const char *queue_id, *instance;

@@ -33,7 +33,7 @@
 
 #include "cleanup.h"
 #include "config.h"
-#include "core.h"
+#include "util.h"
 #include "server.h"
 
 #define MAX_LISTEN 8

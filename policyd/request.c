@@ -58,7 +58,7 @@ static void on_answer(void *arg, const struct spfkit_dns_answer *answer)
 	int rc;
 
 	question_unlink(j, q);
-	spfkit__free(NULL, q);
+	spfkit__mta_free(NULL, q);
 	if (raw) {
 		spfkit__policyd_wl_answer(j, answer);
 		return;
@@ -78,7 +78,7 @@ void spfkit__policyd_cancel_questions(struct job *j)
 
 		spfkit_resolver_cancel(j->conn->srv->resolver, q->handle);
 		question_unlink(j, q);
-		spfkit__free(NULL, q);
+		spfkit__mta_free(NULL, q);
 	}
 }
 
@@ -103,7 +103,7 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 
 		spfkit_resolver_cancel(j->conn->srv->resolver, q->handle);
 		question_unlink(j, q);
-		spfkit__free(NULL, q);
+		spfkit__mta_free(NULL, q);
 		rc = feed(j, id, &spfkit__policyd_timed_out);
 		if (rc != 0) {
 			spfkit__policyd_job_fail(j, rc, "timing out a DNS question");
@@ -121,7 +121,7 @@ int spfkit__policyd_submit(struct job *j, const char *name, size_t len, uint16_t
 
 	if (j->expired)
 		return -1;
-	q = spfkit__zalloc(NULL, sizeof(*q));
+	q = spfkit__mta_zalloc(NULL, sizeof(*q));
 	if (q == NULL)
 		return -1;
 	q->job = j;
@@ -129,7 +129,7 @@ int spfkit__policyd_submit(struct job *j, const char *name, size_t len, uint16_t
 	q->raw = raw;
 	if (spfkit_resolver_submit(j->conn->srv->resolver, name, len, type, on_answer, q,
 				   &q->handle) != 0) {
-		spfkit__free(NULL, q);
+		spfkit__mta_free(NULL, q);
 		return -1;
 	}
 	q->next = j->questions;
@@ -161,7 +161,7 @@ static void on_trace(void *arg, const struct spfkit_trace_event *e)
 		return;
 	while (n > 0 && t[n - 1] == ' ')
 		n--;
-	j->no_mail[j->stage] = spfkit__memcaseeq(t, n, want, sizeof(want) - 1);
+	j->no_mail[j->stage] = spfkit__mta_memcaseeq(t, n, want, sizeof(want) - 1);
 }
 
 void spfkit__policyd_job_free(struct job *j)
@@ -173,10 +173,10 @@ void spfkit__policyd_job_free(struct job *j)
 	spfkit_eval_free(j->ev[1]);
 	spfkit_eval_free(j->wl_ev);
 	spfkit__policyd_gen_put(j->gen);
-	spfkit__arena_free(&j->arena);
+	spfkit__mta_arena_free(&j->arena);
 	if (j->conn != NULL)
 		j->conn->job = NULL;
-	spfkit__free(NULL, j);
+	spfkit__mta_free(NULL, j);
 }
 
 static double ms_since(const struct timespec *t0)
@@ -366,7 +366,7 @@ static const char *copy_attr(struct job *j, const struct spfkit__policy_request 
 {
 	size_t n;
 	const char *v = spfkit__policy_get(r, name, &n);
-	char *s = spfkit__arena_strndup(&j->arena, v != NULL ? v : "", n);
+	char *s = spfkit__mta_arena_strndup(&j->arena, v != NULL ? v : "", n);
 
 	if (len != NULL)
 		*len = s != NULL ? n : 0;
@@ -414,16 +414,16 @@ static int job_fill(struct job *j, const struct spfkit__policy_request *r)
 /* The cache key: the message (instance) and who sent it. */
 static char *make_key(struct job *j)
 {
-	struct spfkit__buf b;
+	struct spfkit__mta_buf b;
 	char *key;
 
 	if (j->instance[0] == '\0')
 		return NULL; /* no instance: every request stands alone */
-	spfkit__buf_init(&b, NULL, 2048);
-	spfkit__buf_printf(&b, "%s|%s|", j->instance, j->in.client_ip);
-	spfkit__buf_append(&b, j->in.sender, j->in.sender_len);
-	key = b.err ? NULL : spfkit__arena_strndup(&j->arena, b.data, b.len);
-	spfkit__buf_free(&b);
+	spfkit__mta_buf_init(&b, NULL, 2048);
+	spfkit__mta_buf_printf(&b, "%s|%s|", j->instance, j->in.client_ip);
+	spfkit__mta_buf_append(&b, j->in.sender, j->in.sender_len);
+	key = b.err ? NULL : spfkit__mta_arena_strndup(&j->arena, b.data, b.len);
+	spfkit__mta_buf_free(&b);
 	return key;
 }
 
@@ -442,7 +442,7 @@ static void answer_now(struct conn *c, const char *action, int prio, const char 
 struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__policy_request *r)
 {
 	struct spfkit__policyd *srv = c->srv;
-	struct job *j = spfkit__zalloc(NULL, sizeof(*j));
+	struct job *j = spfkit__mta_zalloc(NULL, sizeof(*j));
 	struct cached *hit;
 	char action[SPFKIT__MTA_TEXT_MAX];
 	int rc;
@@ -452,7 +452,7 @@ struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__po
 		return NULL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &j->t0);
-	spfkit__arena_init(&j->arena, NULL, 1024, 0);
+	spfkit__mta_arena_init(&j->arena, NULL, 1024, 0);
 	j->conn = c;
 	j->gen = srv->gen;
 	j->gen->refs++;

@@ -7,7 +7,6 @@
 #include <time.h>
 
 #include "internal.h"
-#include "ipaddr.h"
 
 /* ---- the DNS whitelists (policyd-spf order: domain, HELO, PTR) ----------- */
 
@@ -62,7 +61,7 @@ static uint16_t addr_type(const struct job *j)
 void spfkit__policyd_wl_next(struct job *j)
 {
 	const struct spfkit__mta_config *cfg = j->gen->cfg;
-	char rev[SPFKIT__REVERSE_MAX];
+	char rev[SPFKIT__MTA_REVERSE_MAX];
 	size_t n;
 	int rc;
 
@@ -91,7 +90,7 @@ void spfkit__policyd_wl_next(struct job *j)
 			continue;
 		case PH_WL_PTR:
 			if (cfg->domain_whitelist_ptr.count > 0) {
-				n = spfkit__ip_reverse_name(&j->ip, rev);
+				n = spfkit__mta_ip_reverse_name(&j->ip, rev);
 				if (wl_ask(j, rev, n, SPFKIT_RR_PTR) == 0)
 					return;
 			}
@@ -128,7 +127,7 @@ static const char *ptr_candidate(struct job *j, const struct spfkit_dns_answer *
 		const char *name = (const char *)a->rrs[i].data;
 
 		if (spfkit__mta_name_match(&j->gen->cfg->domain_whitelist_ptr, name, a->rrs[i].len))
-			return spfkit__arena_strndup(&j->arena, name, a->rrs[i].len);
+			return spfkit__mta_arena_strndup(&j->arena, name, a->rrs[i].len);
 	}
 	return NULL;
 }

@@ -5,14 +5,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* SPFKIT_VERSION_*, spfkit_version(): generated from meson.build's version. */
+#include <spfkit/version.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define SPFKIT_VERSION_MAJOR 0
-#define SPFKIT_VERSION_MINOR 1
-#define SPFKIT_VERSION_PATCH 0
-#define SPFKIT_VERSION_STRING "0.1.0"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define SPFKIT_MUSTCHECK __attribute__((warn_unused_result))
