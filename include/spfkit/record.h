@@ -1,6 +1,7 @@
 /*
  * A parsed SPF record (RFC 7208 §4.5, §4.6, §5, §6, §7, §12): a read-only
- * structure shared by the evaluator, `spfkit lint` and `spfkit tree`.
+ * structure made by spfkit_record_parse(), read by the evaluator and by
+ * any caller that inspects a record.
  *
  * Ownership: spfkit_record_parse() allocates one record (one arena,
  * normally a single block, holding the record text, its terms and macro

@@ -84,7 +84,8 @@ int spfkit__macro_ends_in_expand(const struct spfkit_macro_string *ms);
  * Append the expansion of ms to out. Letters are split, reversed, cut
  * and rejoined with "." as §7.3 says, then URL-escaped when uppercase
  * (every byte outside ALPHA DIGIT "-" "." "_" "~" becomes %XX). %{i} is
- * the dotted quad, or for IPv6 32 lowercase hex nibbles joined by dots;
+ * the dotted quad, or for IPv6 32 uppercase hex nibbles joined by dots
+ * (as the RFC 7208 test suite expects; README, conformance notes);
  * %{c} the dotted quad or the RFC 5952 text; %{v} "in-addr" or "ip6".
  *
  * SPFKIT__MACRO_DOMAIN applies the 253-octet rule of §7.3 to what this
