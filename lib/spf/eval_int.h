@@ -170,8 +170,9 @@ struct spfkit_eval {
 	unsigned void_lookups;
 	unsigned speculative; /* questions filed by lookahead */
 	unsigned speculative_terms; /* of those, for a term (not MX hosts): lookahead.c */
-	/* bytes of the parsed records the questions hold (record cache
-	 * entries, each counted per question), now and at most */
+	/* bytes of the parsed records the questions hold that the record
+	 * cache does not keep (each counted per question; a cached entry is
+	 * within the context's byte budget), now and at most */
 	size_t rec_bytes, rec_peak;
 	int lookahead;
 	int done;
@@ -211,7 +212,7 @@ void spfkit__query_drop_record(struct spfkit_eval *ev, struct query *q);
  */
 void spfkit__query_record_done(struct spfkit_eval *ev, const char *domain, size_t len,
 			       const struct spfkit_record *rec);
-/* Tests: the bytes of parsed records the evaluation holds, now and at most. */
+/* Tests: the bytes of uncached parsed records the evaluation holds, now and at most. */
 void spfkit__eval_record_bytes(const struct spfkit_eval *ev, size_t *now, size_t *peak);
 int spfkit__emit(struct spfkit_eval *ev, struct spfkit_question *q);
 int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfkit_dns_answer *a);

@@ -203,13 +203,25 @@ int spfkit__query_given(struct spfkit_eval *ev, const char *text, size_t len)
 	return 0;
 }
 
+/*
+ * What holding q's record adds to memory: nothing for an entry the
+ * record cache keeps (its bytes are within the context's budget,
+ * record_cache_bytes, however many evaluations hold it), all of it for
+ * one the cache could not keep. `cached` never changes once the entry
+ * is handed out (record_cache.c).
+ */
+static size_t held_bytes(const struct spfkit__rcache_entry *e)
+{
+	return e->cached ? 0 : e->bytes;
+}
+
 /* Parse (or find in the cache) the record text for q and count what it
  * holds against the evaluation. 0 or SPFKIT_ENOMEM. */
 static int hold_record(struct spfkit_eval *ev, struct query *q, const char *text, size_t len)
 {
 	if (spfkit__rcache_get(ev->ctx->records, text, len, &q->rce) != 0)
 		return SPFKIT_ENOMEM;
-	ev->rec_bytes += q->rce->bytes;
+	ev->rec_bytes += held_bytes(q->rce);
 	if (ev->rec_bytes > ev->rec_peak)
 		ev->rec_peak = ev->rec_bytes;
 	return 0;
@@ -234,7 +246,7 @@ void spfkit__query_drop_record(struct spfkit_eval *ev, struct query *q)
 {
 	if (q->rce == NULL)
 		return;
-	ev->rec_bytes -= q->rce->bytes;
+	ev->rec_bytes -= held_bytes(q->rce);
 	spfkit__rcache_release(ev->ctx->records, q->rce);
 	q->rce = NULL;
 }
@@ -270,7 +282,10 @@ void spfkit__query_record_done(struct spfkit_eval *ev, const char *domain, size_
 
 	len = spfkit__domain_trim(domain, len);
 	q = query_find(ev, SPFKIT_RR_TXT, domain, len, spfkit__name_hash(domain, len));
-	if (q == NULL || q->rec_state != REC_OK || q->rce->rec != rec || unshare_text(ev, q) != 0)
+	/* a record the cache keeps costs nothing more while held: keep it
+	 * (no copy of its text, no parse when the domain comes up again) */
+	if (q == NULL || q->rec_state != REC_OK || q->rce->rec != rec || q->rce->cached ||
+	    unshare_text(ev, q) != 0)
 		return; /* kept: only memory, given back with the evaluation */
 	spfkit__query_drop_record(ev, q);
 	q->rec_state = REC_UNKNOWN;
