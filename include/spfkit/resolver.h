@@ -123,8 +123,9 @@ struct spfkit_resolver {
  * a NULL resolver (or a NULL callback, or a NULL name with len > 0);
  * cancel() and free() of NULL do nothing.
  */
-int spfkit_resolver_submit(struct spfkit_resolver *r, const char *name, size_t len,
-			   uint16_t type, spfkit_dns_cb *cb, void *arg, uint64_t *handle);
+SPFKIT_MUSTCHECK int spfkit_resolver_submit(struct spfkit_resolver *r, const char *name,
+					     size_t len, uint16_t type, spfkit_dns_cb *cb,
+					     void *arg, uint64_t *handle);
 void spfkit_resolver_cancel(struct spfkit_resolver *r, uint64_t handle);
 int spfkit_resolver_wait(struct spfkit_resolver *r, int timeout_ms);
 /* Destroys the backend and frees `r`; NULL is a no-op. */
