@@ -1,24 +1,21 @@
 /* Shared by every public header: version, API error codes, allocator hook. */
 
 /*
- * ABI rule for the public structs: append-only. A new field goes at the
- * end; no field is ever removed, reordered, renamed or resized. That lets
- * these grow within one SONAME:
- *   - caller-filled spfkit_config, spfkit_request, spfkit_cache_options,
- *     spfkit_cares_options: zero means the default (or "none") for
- *     every optional field, and a field added later takes zero to mean
- *     the behaviour before it; a caller built against an older header
- *     that zero-initialises the struct (`= {0}`, designated
- *     initialisers) keeps working;
- *   - library-returned spfkit_result and spfkit_record, read through the
- *     pointer the library gives.
- * Not growable without a new SONAME: a struct embedded in another
- * (spfkit_ip, spfkit_limits, spfkit_macro_string), one read as an array
- * (spfkit_term, spfkit_macro_piece, spfkit_dns_rr, spfkit_cares_fd), and
- * one the caller allocates for the library to fill (spfkit_question,
- * spfkit_cache_stats, spfkit_parse_error, ...). There is no size member,
- * so a caller built against a NEWER header running with an OLDER library
- * is not supported; the SONAME changes when that matters.
+ * ABI rule for the public structs: no field is ever removed, reordered,
+ * renamed or resized, and the library-returned spfkit_result and
+ * spfkit_record, read through the pointer the library gives, may gain
+ * fields at their end within one SONAME.
+ * Caller-filled structs (spfkit_config, spfkit_request,
+ * spfkit_cache_options, spfkit_cares_options) may NOT grow within one
+ * SONAME yet: the library would read a new field past the end of a
+ * struct compiled against an older header. Letting them grow needs a
+ * size member or opaque setters (issue 8, item 3, open). Zero means the
+ * default of every optional field.
+ * Nor may a struct embedded in another (spfkit_ip, spfkit_limits,
+ * spfkit_macro_string), one read as an array (spfkit_term,
+ * spfkit_macro_piece, spfkit_dns_rr, spfkit_cares_fd), or one the
+ * caller allocates for the library to fill (spfkit_question,
+ * spfkit_cache_stats, spfkit_parse_error, ...).
  * tests/build/abi-x86_64.txt records every size and offset (test
  * abi-layout; tools/update-abi.sh BUILD_DIR regenerates it).
  */
