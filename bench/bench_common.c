@@ -381,7 +381,7 @@ int bench_parse_seconds(const char *s, double *out)
 
 int bench_request(const char *prog, const struct bench_query *q, struct spfkit_request *req)
 {
-	memset(req, 0, sizeof(*req));
+	spfkit_request_init(req);
 	if (spfkit_ip_parse(q->ip, q->ip_len, &req->ip) != 0) {
 		fprintf(stderr, "%s: line %u: bad IP address \"%.60s\"\n", prog, q->line, q->ip);
 		return -1;

@@ -303,7 +303,7 @@ static int setup(struct run *r, struct spfkit_ctx **ctx, struct spfkit_zone *zon
 	struct spfkit_config cfg;
 	int rc;
 
-	memset(&cfg, 0, sizeof(cfg));
+	spfkit_config_init(&cfg);
 	cfg.receiver = RECEIVER;
 	/* An in-memory zone answers at once: lookahead could only add lookups. */
 	cfg.no_lookahead = 1;

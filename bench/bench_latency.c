@@ -116,7 +116,7 @@ static int make_contexts(struct bench *b)
 	int mode, rc = 0;
 
 	for (mode = 0; mode < NMODES && rc == 0; mode++) {
-		memset(&cfg, 0, sizeof(cfg));
+		spfkit_config_init(&cfg);
 		cfg.receiver = RECEIVER;
 		cfg.no_lookahead = mode == STRICT;
 		rc = spfkit_ctx_new(&cfg, &b->ctx[mode]);
@@ -145,7 +145,7 @@ static int start_dns(struct bench *b, const struct spfkit_zone *zone, const stru
 	len = snprintf(servers, sizeof(servers), "127.0.0.1:%d", dnsd_port(b->dnsd));
 	if (len < 0 || (size_t)len >= sizeof(servers))
 		return -1;
-	memset(&copt, 0, sizeof(copt));
+	spfkit_cares_options_init(&copt);
 	copt.servers = servers;
 	copt.timeout_ms = (int)o->timeout_ms;
 	rc = spfkit_cares_new(&copt, NULL, &b->dns, err, sizeof(err));

@@ -142,7 +142,7 @@ static int setup(const char *zone_path, struct spfkit_zone **zone, struct spfkit
 	if (bench_zone_load("lookahead_equal", zone_path, zone) != 0)
 		return -1;
 	for (i = 0; i < 2; i++) {
-		memset(&cfg, 0, sizeof(cfg));
+		spfkit_config_init(&cfg);
 		cfg.no_lookahead = i == 0;
 		if (spfkit_ctx_new(&cfg, &ctx[i]) != 0)
 			return -1;

@@ -303,7 +303,7 @@ static int env_open(const struct check_opts *o, struct cli_env *env)
 		return CLI_EXIT_USAGE;
 	}
 	env->receiver = o->receiver != NULL ? o->receiver : default_receiver(env);
-	memset(&cfg, 0, sizeof(cfg));
+	spfkit_config_init(&cfg);
 	cfg.default_explanation = o->default_exp;
 	cfg.receiver = env->receiver;
 	/* lookahead saves round trips; an in-memory zone has none to save */
@@ -366,7 +366,7 @@ int cli_query_run(const struct cli_env *env, const struct cli_query *q, spfkit_t
 {
 	struct spfkit_request req;
 
-	memset(&req, 0, sizeof(req));
+	spfkit_request_init(&req);
 	req.ip = q->ip;
 	req.sender = q->sender;
 	req.sender_len = q->sender_len;

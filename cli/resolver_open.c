@@ -41,7 +41,7 @@ static int open_dns(const struct cli_dns_options *opt, struct cli_resolver *out,
 	struct spfkit_cares_options copt;
 	int rc;
 
-	memset(&copt, 0, sizeof(copt));
+	spfkit_cares_options_init(&copt);
 	copt.servers = opt->servers;
 	copt.timeout_ms = opt->timeout_ms;
 	copt.tries = opt->tries;

@@ -7,9 +7,8 @@
 int main(int argc, char **argv)
 {
 	const char *zone_file = argc > 1 ? argv[1] : "data/demo.zone";
-	struct spfkit_config cfg = {.receiver = "mx.receiver.example"};
-	struct spfkit_request req = {.sender = "alice@example.com", .sender_len = 17,
-				     .helo = "mx1.example.com", .helo_len = 15};
+	struct spfkit_config cfg;
+	struct spfkit_request req;
 	struct spfkit_ctx *ctx = NULL;
 	struct spfkit_zone *zone = NULL;
 	struct spfkit_resolver *resolver = NULL;
@@ -17,6 +16,13 @@ int main(int argc, char **argv)
 	char err[256], header[1024];
 	int rc = 1;
 
+	spfkit_config_init(&cfg); /* zeros are the defaults; size lets the struct grow */
+	cfg.receiver = "mx.receiver.example";
+	spfkit_request_init(&req);
+	req.sender = "alice@example.com";
+	req.sender_len = strlen(req.sender);
+	req.helo = "mx1.example.com";
+	req.helo_len = strlen(req.helo);
 	if (spfkit_ctx_new(&cfg, &ctx) != 0 || spfkit_zone_new(NULL, &zone) != 0)
 		goto out;
 	if (spfkit_zone_load_file(zone, zone_file, NULL, err, sizeof(err)) != 0) {

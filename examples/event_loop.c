@@ -79,8 +79,7 @@ static void drive(struct run *r)
 int main(int argc, char **argv)
 {
 	const char *zone_file = argc > 1 ? argv[1] : "data/demo.zone";
-	struct spfkit_request req = {.sender = "alice@example.com", .sender_len = 17,
-				     .helo = "mx1.example.com", .helo_len = 15};
+	struct spfkit_request req;
 	struct spfkit_ctx *ctx = NULL;
 	struct spfkit_zone *zone = NULL;
 	struct run r = {0};
@@ -89,6 +88,11 @@ int main(int argc, char **argv)
 	int rc = 1;
 
 	printf("libspfkit %s\n", spfkit_version());
+	spfkit_request_init(&req);
+	req.sender = "alice@example.com";
+	req.sender_len = strlen(req.sender);
+	req.helo = "mx1.example.com";
+	req.helo_len = strlen(req.helo);
 	if (spfkit_ctx_new(NULL, &ctx) != 0 || spfkit_zone_new(NULL, &zone) != 0)
 		goto out;
 	if (spfkit_zone_load_file(zone, zone_file, NULL, err, sizeof(err)) != 0) {

@@ -46,7 +46,7 @@ static int parse_query(const char *p, size_t len, const char *w[3], size_t wl[3]
 
 static void evaluate(struct spfkit_zone *zone, const struct spfkit_request *req)
 {
-	struct spfkit_config cfg = {.default_explanation = "%{i} %{s} %{h}"};
+	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .default_explanation = "%{i} %{s} %{h}"};
 	struct spfkit_ctx *ctx[2] = {NULL, NULL};
 	struct spfkit_eval *ev[2] = {NULL, NULL};
 	struct spfkit_resolver *r = NULL;
@@ -82,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > 65536 || !parse_query(p, size, w, wl, &rest))
 		return 0;
-	memset(&req, 0, sizeof(req));
+	spfkit_request_init(&req);
 	if (spfkit_ip_parse(w[0], wl[0], &req.ip) != 0)
 		return 0;
 	req.sender = w[1];

@@ -592,7 +592,7 @@ static int open_resolver(const struct options *o, struct dns *d)
 
 	if (o->zone != NULL)
 		return open_zone(o, d);
-	memset(&co, 0, sizeof(co));
+	spfkit_cares_options_init(&co);
 	co.servers = o->dns;
 	co.timeout_ms = o->dns_timeout_ms;
 	if (spfkit_cares_new(&co, NULL, &d->r, err, sizeof(err)) != 0) {
@@ -601,7 +601,7 @@ static int open_resolver(const struct options *o, struct dns *d)
 	}
 	if (o->dns_cache_mb == 0)
 		return 0;
-	memset(&cc, 0, sizeof(cc));
+	spfkit_cache_options_init(&cc);
 	cc.max_bytes = (size_t)o->dns_cache_mb << 20;
 	if (spfkit_cache_new(&cc, NULL, &d->cache) != 0 ||
 	    spfkit_cache_resolver(d->cache, d->r, &d->layer) != 0) {

@@ -275,7 +275,7 @@ static int stage_start(struct job *j, enum spfkit_identity id)
 	struct timeval tv = {j->gen->cfg->lookup_time, 0};
 	int rc;
 
-	memset(&req, 0, sizeof(req));
+	spfkit_request_init(&req);
 	req.ip = j->gen->cfg->has_prospective ? j->gen->cfg->prospective : j->ip;
 	req.sender = id == SPFKIT_IDENTITY_HELO ? "" : j->in.sender;
 	req.sender_len = id == SPFKIT_IDENTITY_HELO ? 0 : j->in.sender_len;

@@ -158,7 +158,7 @@ static struct gen *gen_new(struct spfkit__policyd *srv, struct spfkit__mta_confi
 
 	if (g == NULL)
 		return NULL;
-	memset(&ec, 0, sizeof(ec));
+	spfkit_config_init(&ec);
 	ec.alloc = srv->opts.alloc;
 	ec.receiver = srv->receiver;
 	ec.limits.void_lookups = (unsigned)cfg->void_limit; /* 0: the RFC's 2 */

@@ -25,7 +25,7 @@ static int wl_domain(struct job *j, const char *domain)
 	struct spfkit_request req;
 	int rc;
 
-	memset(&req, 0, sizeof(req));
+	spfkit_request_init(&req);
 	req.ip = j->gen->cfg->has_prospective ? j->gen->cfg->prospective : j->ip;
 	req.sender = "";
 	req.helo = domain;

@@ -31,6 +31,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <spfkit/common.h>
 #include <spfkit/resolver.h>
@@ -48,7 +49,9 @@ struct spfkit_cache;
 /* Milliseconds from any fixed origin, never going back. */
 typedef uint64_t spfkit_cache_clock_fn(void *arg);
 
+/* Fill with spfkit_cache_options_init() first (the ABI rule in common.h). */
 struct spfkit_cache_options {
+	size_t size;               /* sizeof(struct spfkit_cache_options), as compiled */
 	size_t max_bytes;          /* 0: SPFKIT_CACHE_MAX_BYTES */
 	uint32_t max_ttl;          /* 0: SPFKIT_CACHE_MAX_TTL */
 	uint32_t max_negative_ttl; /* 0: SPFKIT_CACHE_MAX_NEG_TTL */
@@ -56,7 +59,15 @@ struct spfkit_cache_options {
 	void *clock_arg;
 };
 
-/* 0, SPFKIT_ENOMEM, SPFKIT_EINVAL. `opt` NULL: all defaults. */
+/* Zero every field (the defaults) and set size (inline: the caller's size). */
+static inline void spfkit_cache_options_init(struct spfkit_cache_options *opt)
+{
+	memset(opt, 0, sizeof(*opt));
+	opt->size = sizeof(*opt);
+}
+
+/* 0, SPFKIT_ENOMEM, SPFKIT_EINVAL (opt->size not set by
+ * spfkit_cache_options_init()). `opt` NULL: all defaults. */
 SPFKIT_MUSTCHECK int spfkit_cache_new(const struct spfkit_cache_options *opt,
 				      const struct spfkit_allocator *alloc,
 				      struct spfkit_cache **out);

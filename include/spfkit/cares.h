@@ -52,6 +52,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <spfkit/common.h>
 #include <spfkit/resolver.h>
@@ -65,7 +66,9 @@ extern "C" {
 #define SPFKIT_CARES_EDNS_UDP 1232u  /* default EDNS0 UDP size (DNS flag day 2020) */
 #define SPFKIT_CARES_EDNS_UDP_MAX 4096u /* c-ares 1.18 reads no larger datagram */
 
+/* Fill with spfkit_cares_options_init() first (the ABI rule in common.h). */
 struct spfkit_cares_options {
+	size_t size; /* sizeof(struct spfkit_cares_options), as compiled */
 	/*
 	 * "HOST[:PORT][,...]", IPv6 as [addr]:port, e.g.
 	 * "127.0.0.1:5353,[::1]:5353". NULL: the servers of
@@ -83,11 +86,19 @@ struct spfkit_cares_options {
 	unsigned edns_udp_size; /* 0: SPFKIT_CARES_EDNS_UDP; else 512 .. 4096 */
 };
 
+/* Zero every field (the defaults) and set size (inline: the caller's size). */
+static inline void spfkit_cares_options_init(struct spfkit_cares_options *opt)
+{
+	memset(opt, 0, sizeof(*opt));
+	opt->size = sizeof(*opt);
+}
+
 /*
  * Create a resolver. `opt` NULL means all defaults; `alloc` NULL means
  * libc. On failure *out is NULL and errbuf (if not NULL) holds a line
  * saying why.
- * Returns 0; SPFKIT_EINVAL (bad option, bad server list); SPFKIT_EDNS
+ * Returns 0; SPFKIT_EINVAL (bad option, bad server list, opt->size
+ * not set by spfkit_cares_options_init()); SPFKIT_EDNS
  * (c-ares could not start, e.g. an unreadable resolv.conf);
  * SPFKIT_ENOMEM. Free with spfkit_resolver_free().
  */

@@ -2,20 +2,25 @@
 
 /*
  * ABI rule for the public structs: no field is ever removed, reordered,
- * renamed or resized, and the library-returned spfkit_result and
- * spfkit_record, read through the pointer the library gives, may gain
- * fields at their end within one SONAME.
- * Caller-filled structs (spfkit_config, spfkit_request,
- * spfkit_cache_options, spfkit_cares_options) may NOT grow within one
- * SONAME yet: the library would read a new field past the end of a
- * struct compiled against an older header. Letting them grow needs a
- * size member or opaque setters (issue 8, item 3, open). Zero means the
- * default of every optional field.
- * Nor may a struct embedded in another (spfkit_ip, spfkit_limits,
- * spfkit_macro_string), one read as an array (spfkit_term,
- * spfkit_macro_piece, spfkit_dns_rr, spfkit_cares_fd), or one the
- * caller allocates for the library to fill (spfkit_question,
- * spfkit_cache_stats, spfkit_parse_error, ...).
+ * renamed or resized within one SONAME.
+ * Structs the caller fills and hands in (spfkit_config, spfkit_request,
+ * spfkit_cache_options, spfkit_cares_options) may gain fields at their
+ * end: each begins with `size_t size`, set by its inline *_init()
+ * function (spfkit_config_init() ...) to the sizeof the caller was
+ * compiled with, together with zero for every other field (zero is the
+ * default of every optional field). The library reads only those
+ * `size` bytes and takes the default for fields the caller's header did
+ * not have; a size below the 1.0 struct, or a larger struct with a
+ * non-zero byte in fields this library does not know, is SPFKIT_EINVAL.
+ * So always call the *_init() function before setting fields.
+ * The library-returned spfkit_result and spfkit_record, read through
+ * the pointer the library gives, may gain fields at their end.
+ * No other struct may grow: one embedded in another (spfkit_ip,
+ * spfkit_limits, spfkit_macro_string), one read as an array
+ * (spfkit_term, spfkit_macro_piece, spfkit_dns_rr, spfkit_cares_fd),
+ * one the caller allocates for the library to fill (spfkit_question,
+ * spfkit_cache_stats, spfkit_parse_error, ...), or a table of
+ * functions (spfkit_allocator, spfkit_resolver_ops).
  * tests/build/abi-x86_64.txt records every size and offset (test
  * abi-layout; tools/update-abi.sh BUILD_DIR regenerates it).
  */

@@ -36,6 +36,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <spfkit/common.h>
 
@@ -144,7 +145,9 @@ typedef void spfkit_trace_fn(void *arg, const struct spfkit_trace_event *event);
 
 /* ---- context -------------------------------------------------------- */
 
+/* Fill with spfkit_config_init() first (the ABI rule in common.h). */
 struct spfkit_config {
+	size_t size;                          /* sizeof(struct spfkit_config), as compiled */
 	const struct spfkit_allocator *alloc; /* NULL: libc */
 	const char *default_explanation;      /* NULL: see SPFKIT_DEFAULT_EXPLANATION */
 	const char *receiver;                 /* %{r} and Received-SPF receiver=; NULL: "unknown" */
@@ -196,11 +199,19 @@ struct spfkit_config {
 #define SPFKIT_DEFAULT_EXPLANATION \
 	"%{o} does not designate %{c} as permitted sender"
 
+/* Zero every field (the defaults) and set size; inline, so the size is
+ * the one the caller was compiled with. */
+static inline void spfkit_config_init(struct spfkit_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->size = sizeof(*cfg);
+}
+
 struct spfkit_ctx;
 
 /* Copies what it needs from cfg (NULL: all defaults). 0, SPFKIT_ENOMEM,
- * SPFKIT_EINVAL (out NULL, or a default explanation that is not a valid
- * macro-string). The context is read-only after this call: threads may
+ * SPFKIT_EINVAL (out NULL, cfg->size not set by spfkit_config_init(),
+ * or a default explanation that is not a valid macro-string). The context is read-only after this call: threads may
  * share it. It must outlive every evaluation made from it. */
 SPFKIT_MUSTCHECK int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out);
 /* After every evaluation of the context was freed. NULL: no-op. */
@@ -208,7 +219,9 @@ void spfkit_ctx_free(struct spfkit_ctx *ctx);
 
 /* ---- one evaluation ------------------------------------------------- */
 
+/* Fill with spfkit_request_init() first (the ABI rule in common.h). */
 struct spfkit_request {
+	size_t size;                   /* sizeof(struct spfkit_request), as compiled */
 	struct spfkit_ip ip;           /* the SMTP client */
 	const char *sender;            /* MAIL FROM address, may be empty (then postmaster@helo, §2.4) */
 	size_t sender_len;
@@ -219,6 +232,13 @@ struct spfkit_request {
 	spfkit_trace_fn *trace;        /* optional */
 	void *trace_arg;
 };
+
+/* Zero every field and set size (inline: the caller's size). */
+static inline void spfkit_request_init(struct spfkit_request *req)
+{
+	memset(req, 0, sizeof(*req));
+	req->size = sizeof(*req);
+}
 
 struct spfkit_result {
 	enum spfkit_result_code code;

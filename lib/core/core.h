@@ -24,6 +24,18 @@ void spfkit__free(const struct spfkit_allocator *a, void *ptr);
 /* A NUL-terminated copy of len bytes; NULL on failure. */
 char *spfkit__strndup(const struct spfkit_allocator *a, const char *s, size_t len);
 
+/* ---- sized structs (sized.c): caller-filled, may grow ------------- */
+
+/*
+ * Copy a caller's struct whose first member is `size_t size` into dst
+ * (dst_size bytes, the library's layout): what the caller lacks is
+ * zeroed. SPFKIT_EINVAL when size is below min_size (the layout of 1.0)
+ * or when a byte past dst_size in the caller's struct is not zero.
+ */
+int spfkit__sized_copy(void *dst, size_t dst_size, const void *src, size_t min_size);
+/* The 1.0 size of a struct: the end of its last 1.0 field. */
+#define SPFKIT__SIZE_UPTO(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
+
 /* ---- buffer (buf.c): binary-safe, always NUL-terminated, hard cap ---- */
 
 struct spfkit__buf {

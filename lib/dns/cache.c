@@ -326,8 +326,10 @@ int spfkit_cache_new(const struct spfkit_cache_options *opt, const struct spfkit
 		return SPFKIT_EINVAL;
 	*out = NULL;
 	memset(&o, 0, sizeof(o));
-	if (opt != NULL)
-		o = *opt;
+	if (opt != NULL &&
+	    spfkit__sized_copy(&o, sizeof(o), opt, SPFKIT__SIZE_UPTO(struct spfkit_cache_options,
+								   clock_arg)) != 0)
+		return SPFKIT_EINVAL;
 	c = spfkit__zalloc(alloc, sizeof(*c));
 	if (c == NULL)
 		return SPFKIT_ENOMEM;

@@ -541,10 +541,12 @@ static int fail_new(char *errbuf, size_t errlen, int rc, const char *what, int s
 static int check_options(const struct spfkit_cares_options *opt, struct spfkit_cares_options *o,
 			 char *errbuf, size_t errlen)
 {
-	if (opt != NULL)
-		*o = *opt;
-	else
-		memset(o, 0, sizeof(*o));
+	memset(o, 0, sizeof(*o));
+	if (opt != NULL &&
+	    spfkit__sized_copy(o, sizeof(*o), opt,
+			       SPFKIT__SIZE_UPTO(struct spfkit_cares_options, edns_udp_size)) != 0)
+		return fail_new(errbuf, errlen, SPFKIT_EINVAL,
+				"options not set up by spfkit_cares_options_init()", ARES_SUCCESS);
 	if (o->timeout_ms <= 0)
 		o->timeout_ms = SPFKIT_CARES_TIMEOUT_MS;
 	if (o->tries <= 0)

@@ -42,17 +42,22 @@ static int ctx_set_strings(struct spfkit_ctx *ctx, const struct spfkit_config *c
 	return rc;
 }
 
+/* The 1.0 layout: the least a caller's size may say. */
+#define CONFIG_SIZE_1_0 SPFKIT__SIZE_UPTO(struct spfkit_config, record_cache_bytes)
+
 int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out)
 {
-	static const struct spfkit_config defaults;
+	struct spfkit_config own;
 	struct spfkit_ctx *ctx;
 	int rc;
 
 	if (out == NULL)
 		return SPFKIT_EINVAL;
 	*out = NULL;
-	if (cfg == NULL)
-		cfg = &defaults;
+	memset(&own, 0, sizeof(own));
+	if (cfg != NULL && spfkit__sized_copy(&own, sizeof(own), cfg, CONFIG_SIZE_1_0) != 0)
+		return SPFKIT_EINVAL;
+	cfg = &own;
 	ctx = spfkit__zalloc(cfg->alloc, sizeof(*ctx));
 	if (ctx == NULL)
 		return SPFKIT_ENOMEM;

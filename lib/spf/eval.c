@@ -163,6 +163,7 @@ static int frame_record(struct spfkit_eval *ev, struct frame *f, struct query *q
 	}
 	f->rec = q->rce->rec;
 	f->hot = q->rce->hot;
+	f->rec_private = !q->rce->cached; /* fixed for as long as we hold the entry */
 	f->rec_level = q->level;
 	f->term_level = q->level;
 	trace_frame(ev, f, SPFKIT_TRACE_RECORD, f->rec->text, f->rec->len, 0);
@@ -280,7 +281,8 @@ static void frame_release_record(struct spfkit_eval *ev, const struct frame *f)
 {
 	unsigned i;
 
-	if (f->rec == NULL)
+	/* a record the cache keeps costs nothing more while held: nothing to do */
+	if (f->rec == NULL || !f->rec_private)
 		return;
 	for (i = 0; i < ev->depth; i++)
 		if (&ev->frames[i] != f && ev->frames[i].rec == f->rec)

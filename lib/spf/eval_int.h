@@ -107,6 +107,7 @@ struct frame {
 	uint8_t term_charged; /* the current term was counted against the 10 */
 	uint8_t domain_checked; /* domain already passed spfkit__domain_valid() */
 	uint8_t announced;      /* the CHECK trace event went out for this domain */
+	uint8_t rec_private;    /* rec is not in the context's cache: give it back when done */
 	size_t term;          /* index of the current term */
 	unsigned uses, counted; /* replay bookkeeping, see above */
 	/* dependency depth (spfkit_result.depth): levels of the answers used */

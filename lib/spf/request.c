@@ -126,16 +126,24 @@ static int eval_setup(struct spfkit_eval *ev, const struct spfkit_request *req)
 	return 0;
 }
 
-int spfkit_eval_new(const struct spfkit_ctx *ctx, const struct spfkit_request *req,
+/* The 1.0 layout: the least a caller's size may say. */
+#define REQUEST_SIZE_1_0 SPFKIT__SIZE_UPTO(struct spfkit_request, trace_arg)
+
+int spfkit_eval_new(const struct spfkit_ctx *ctx, const struct spfkit_request *caller_req,
 		    struct spfkit_eval **out)
 {
+	struct spfkit_request own;
+	const struct spfkit_request *req = &own;
 	struct spfkit_eval *ev;
 	int rc;
 
 	if (out == NULL)
 		return SPFKIT_EINVAL;
 	*out = NULL;
-	if (ctx == NULL || req == NULL || check_request(req) != 0)
+	if (ctx == NULL || caller_req == NULL)
+		return SPFKIT_EINVAL;
+	if (spfkit__sized_copy(&own, sizeof(own), caller_req, REQUEST_SIZE_1_0) != 0 ||
+	    check_request(req) != 0)
 		return SPFKIT_EINVAL;
 	/* One allocation: the evaluation, then its arena's first chunk. */
 	ev = spfkit__alloc(ctx->alloc, EVAL_SIZE + EVAL_FIRST_CHUNK);

@@ -81,7 +81,7 @@ static struct spfkit_zone *make_zone(void)
 static int setup(void **state)
 {
 	struct dnsd_options opt = { .addr = "127.0.0.1" };
-	struct spfkit_cares_options co = { .timeout_ms = TIMEOUT_MS, .tries = 1 };
+	struct spfkit_cares_options co = {.size = sizeof(struct spfkit_cares_options), .timeout_ms = TIMEOUT_MS, .tries = 1 };
 	struct fx *f = calloc(1, sizeof(*f));
 	char servers[64], err[256];
 

@@ -139,7 +139,7 @@ static enum spfkit_result_code check_as(struct spfkit_resolver *r, const char *s
 	struct spfkit_request req;
 	enum spfkit_result_code code;
 
-	memset(&req, 0, sizeof(req));
+	spfkit_request_init(&req);
 	assert_int_equal(spfkit_ip_parse("192.0.2.1", 9, &req.ip), 0);
 	req.sender = sender;
 	req.sender_len = strlen(sender);
@@ -182,7 +182,7 @@ static void all_in(const struct asked *a, const struct asked *b, const char *wha
 static void same_question_offline_and_live(void **state)
 {
 	struct dnsd_options opt = { .addr = "127.0.0.1" };
-	struct spfkit_cares_options co = { .timeout_ms = 500, .tries = 2 };
+	struct spfkit_cares_options co = {.size = sizeof(struct spfkit_cares_options), .timeout_ms = 500, .tries = 2 };
 	struct spfkit_zone *zone = make_zone();
 	struct spfkit_resolver *zr = NULL, *cr = NULL;
 	struct dnsd_query q[MAX_ASKED];
@@ -235,7 +235,7 @@ static void mx_target_asked_back_unchanged(void **state)
 	static const unsigned char client[4] = { 192, 0, 2, 1 };
 	static const unsigned char other[4] = { 192, 0, 2, 99 };
 	struct dnsd_options opt = { .addr = "127.0.0.1" };
-	struct spfkit_cares_options co = { .timeout_ms = 500, .tries = 2 };
+	struct spfkit_cares_options co = {.size = sizeof(struct spfkit_cares_options), .timeout_ms = 500, .tries = 2 };
 	struct spfkit_zone *zone = NULL;
 	struct spfkit_resolver *cr = NULL;
 	struct asked live = { 0 };

@@ -131,7 +131,7 @@ static void run_scenario(struct spfkit_ctx *const ctx[2], struct spfkit_resolver
 static int start(struct dnsd **d, struct spfkit_resolver **r)
 {
 	struct dnsd_options dopt = {.addr = "127.0.0.1"};
-	struct spfkit_cares_options copt = {.timeout_ms = E2E_TIMEOUT_MS, .tries = 1};
+	struct spfkit_cares_options copt = {.size = sizeof(struct spfkit_cares_options), .timeout_ms = E2E_TIMEOUT_MS, .tries = 1};
 	char servers[64], err[256];
 
 	if (dnsd_start(&dopt, NULL, d) != 0) {
@@ -165,7 +165,7 @@ int main(int argc, char **argv)
 	memset(&n, 0, sizeof(n));
 	if (suite_load(&suite, argv[1]) != 0)
 		return 1;
-	memset(&cfg, 0, sizeof(cfg));
+	spfkit_config_init(&cfg);
 	cfg.default_explanation = "DEFAULT";
 	cfg.no_lookahead = 1;
 	if (spfkit_ctx_new(&cfg, &ctx[0]) != 0)

@@ -98,7 +98,7 @@ int main(int argc, char **argv)
 	}
 	if (suite_load(&suite, argv[1]) != 0)
 		return 1;
-	memset(&cfg, 0, sizeof(cfg));
+	spfkit_config_init(&cfg);
 	/* The suite expects the literal DEFAULT where no exp= gives a text. */
 	cfg.default_explanation = "DEFAULT";
 	cfg.no_lookahead = 1;

@@ -319,7 +319,7 @@ int suite_evaluate(const struct spfkit_ctx *ctx, struct spfkit_resolver *r,
 {
 	struct spfkit_request req;
 
-	memset(&req, 0, sizeof(req));
+	spfkit_request_init(&req);
 	if (spfkit_ip_parse(c->host, strlen(c->host), &req.ip) != 0)
 		return SPFKIT_EINVAL;
 	req.sender = c->mailfrom;

@@ -85,7 +85,7 @@ static struct spfkit_cache *make_cache(struct t *t, size_t max_bytes)
 	struct spfkit_cache_options o;
 	struct spfkit_cache *c = NULL;
 
-	memset(&o, 0, sizeof(o));
+	spfkit_cache_options_init(&o);
 	o.max_bytes = max_bytes;
 	o.max_ttl = 3600;
 	o.max_negative_ttl = 600;
@@ -760,7 +760,7 @@ static void flooded_names_spread(void **state)
 	unsigned i, bit;
 
 	(void)state;
-	memset(&o, 0, sizeof(o)); /* 4 MiB: 8,192 buckets */
+	spfkit_cache_options_init(&o); /* 4 MiB: 8,192 buckets */
 	assert_int_equal(spfkit_cache_new(&o, NULL, &c), 0);
 	for (i = 0; i < 1024; i++) {
 		for (bit = 0; bit < 10; bit++)
@@ -813,7 +813,7 @@ static enum spfkit_result_code rc_check(const struct spfkit_ctx *ctx, const stru
 	struct spfkit_eval *ev = NULL;
 	enum spfkit_result_code code = SPFKIT_RESULT_NONE;
 
-	memset(&req, 0, sizeof(req));
+	spfkit_request_init(&req);
 	if (spfkit_ip_parse(ip, strlen(ip), &req.ip) != 0)
 		return (enum spfkit_result_code)-1;
 	req.sender = sender;
@@ -850,7 +850,7 @@ static struct rc_bytes rc_bytes_of(const struct spfkit_ctx *ctx)
 static void record_cache_byte_budget(void **state)
 {
 	struct t *t = *state;
-	struct spfkit_config cfg = {.alloc = &t->alloc, .record_cache_bytes = RC_BUDGET};
+	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .alloc = &t->alloc, .record_cache_bytes = RC_BUDGET};
 	struct spfkit_ctx *ctx;
 	struct spfkit_zone *z;
 	struct rc_bytes b;
@@ -946,7 +946,7 @@ static const struct spfkit_allocator rc_counting = {rc_alloc, rc_realloc, rc_fre
 /* What the cache charges an entry is at least what was allocated for it. */
 static void record_cache_charges_real_bytes(void **state)
 {
-	struct spfkit_config cfg = {.alloc = &rc_counting};
+	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .alloc = &rc_counting};
 	struct spfkit_ctx *ctx;
 	struct spfkit_zone *z;
 	size_t before, held;
@@ -982,7 +982,7 @@ static void record_cache_charges_real_bytes(void **state)
  */
 static size_t worst_eval_bytes(const char *term, int no_lookahead)
 {
-	struct spfkit_config cfg = {.alloc = &rc_counting, .record_cache_bytes = 1,
+	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .alloc = &rc_counting, .record_cache_bytes = 1,
 				    .no_lookahead = no_lookahead};
 	struct spfkit_ctx *ctx;
 	struct spfkit_zone *z;
@@ -1062,7 +1062,7 @@ static void *rc_work(void *arg)
 static void record_cache_budget_threads(void **state)
 {
 	struct t *t = *state;
-	struct spfkit_config cfg = {.alloc = &t->alloc, .record_cache_bytes = RC_BUDGET};
+	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .alloc = &t->alloc, .record_cache_bytes = RC_BUDGET};
 	struct rc_worker w[4];
 	pthread_t th[4];
 	struct spfkit_ctx *ctx;

@@ -487,7 +487,7 @@ static struct spfkit_resolver *new_resolver(struct t *t, int timeout_ms, int tri
 	char servers[64], err[256];
 
 	snprintf(servers, sizeof(servers), "127.0.0.1:%d", t->f->port);
-	memset(&o, 0, sizeof(o));
+	spfkit_cares_options_init(&o);
 	o.servers = servers;
 	o.timeout_ms = timeout_ms;
 	o.tries = tries;
@@ -555,7 +555,7 @@ static void rejects_bad_options(void **state)
 	struct spfkit_resolver *r = (struct spfkit_resolver *)1;
 	char err[256] = "";
 
-	memset(&o, 0, sizeof(o));
+	spfkit_cares_options_init(&o);
 	o.edns_udp_size = 100;
 	assert_int_equal(spfkit_cares_new(&o, &t->alloc, &r, err, sizeof(err)), SPFKIT_EINVAL);
 	assert_null(r);
@@ -578,7 +578,7 @@ static void accepts_ipv6_and_lists(void **state)
 	struct spfkit_resolver *r = NULL;
 	char err[256] = "";
 
-	memset(&o, 0, sizeof(o));
+	spfkit_cares_options_init(&o);
 	o.servers = "[::1]:5353,127.0.0.1:53,192.0.2.1";
 	assert_int_equal(spfkit_cares_new(&o, &t->alloc, &r, err, sizeof(err)), 0);
 	spfkit_resolver_free(r);
@@ -704,7 +704,7 @@ static void closed_port_is_tempfail(void **state)
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
 	close(fd); /* the port is free again: closed */
 	snprintf(servers, sizeof(servers), "127.0.0.1:%d", ntohs(a.sin_port));
-	memset(&o, 0, sizeof(o));
+	spfkit_cares_options_init(&o);
 	o.servers = servers;
 	o.timeout_ms = 2000;
 	o.tries = 1;

@@ -194,6 +194,39 @@ static void keyed_hash_long_keys_spread(void **state)
 	assert_true(most < 16);
 }
 
+/* An older caller's struct has fewer fields: they read as defaults. */
+struct sized_v2 {
+	size_t size;
+	int a; /* 1.0 */
+	int b; /* added later */
+};
+
+static void sized_copy_older_and_newer(void **state)
+{
+	unsigned char raw[sizeof(struct sized_v2) + 8];
+	struct sized_v2 in, out;
+	size_t min = SPFKIT__SIZE_UPTO(struct sized_v2, a);
+
+	(void)state;
+	memset(&in, 0x5a, sizeof(in)); /* b holds garbage past an old caller's end */
+	in.size = min;
+	in.a = 3;
+	assert_int_equal(spfkit__sized_copy(&out, sizeof(out), &in, min), 0);
+	assert_int_equal(out.a, 3);
+	assert_int_equal(out.b, 0);
+	in.size = min - 1;
+	assert_int_equal(spfkit__sized_copy(&out, sizeof(out), &in, min), SPFKIT_EINVAL);
+	/* a newer caller: bytes past our layout must be zero */
+	memset(raw, 0, sizeof(raw));
+	in.size = sizeof(raw);
+	in.b = 4;
+	memcpy(raw, &in, sizeof(in));
+	assert_int_equal(spfkit__sized_copy(&out, sizeof(out), raw, min), 0);
+	assert_int_equal(out.b, 4);
+	raw[sizeof(raw) - 1] = 1;
+	assert_int_equal(spfkit__sized_copy(&out, sizeof(out), raw, min), SPFKIT_EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -206,6 +239,7 @@ int main(void)
 		cmocka_unit_test(keyed_hash_depends_on_key_and_whole_name),
 		cmocka_unit_test(keyed_hash_long_keys_whole_and_keyed),
 		cmocka_unit_test(keyed_hash_long_keys_spread),
+		cmocka_unit_test(sized_copy_older_and_newer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

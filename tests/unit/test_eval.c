@@ -67,7 +67,7 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
-	struct spfkit_config cfg = {.alloc = &test_alloc, .default_explanation = "DEFAULT",
+	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .alloc = &test_alloc, .default_explanation = "DEFAULT",
 				    .receiver = "mx.receiver.example"};
 
 	assert_non_null(fx);
@@ -119,7 +119,7 @@ static enum spfkit_result_code check_id(struct fixture *fx, const char *ip, cons
 	struct spfkit_resolver *r;
 	struct spfkit_request req;
 
-	memset(&req, 0, sizeof(req));
+	spfkit_request_init(&req);
 	assert_int_equal(spfkit_ip_parse(ip, strlen(ip), &req.ip), 0);
 	req.sender = sender;
 	req.sender_len = strlen(sender);
@@ -165,7 +165,7 @@ static void h4_api_misuse(void **state)
 	struct spfkit_request req;
 	struct spfkit_question q;
 	struct spfkit_eval *ev = NULL;
-	struct spfkit_config bad_exp = {.default_explanation = "%{z}"};
+	struct spfkit_config bad_exp = {.size = sizeof(struct spfkit_config), .default_explanation = "%{z}"};
 	struct spfkit_ctx *ctx = NULL;
 	char buf[64];
 
@@ -215,7 +215,7 @@ static void h4_api_misuse(void **state)
 	assert_int_equal(spfkit_eval_answer(NULL, 1, NULL), SPFKIT_EINVAL);
 	assert_null(spfkit_eval_result(NULL));
 	/* identities with a NUL inside */
-	memset(&req, 0, sizeof(req));
+	spfkit_request_init(&req);
 	assert_int_equal(spfkit_ip_parse("192.0.2.1", 9, &req.ip), 0);
 	req.sender = "a\0b@x.example";
 	req.sender_len = 13;
@@ -236,7 +236,7 @@ static void h4_api_misuse(void **state)
 static void h4_answer_misuse(void **state)
 {
 	struct fixture *fx = *state;
-	struct spfkit_request req = {.sender = "a@x.example", .sender_len = 11, .helo = "h.example", .helo_len = 9};
+	struct spfkit_request req = {.size = sizeof(struct spfkit_request), .sender = "a@x.example", .sender_len = 11, .helo = "h.example", .helo_len = 9};
 	static const char rec[] = "v=spf1 ip4:192.0.2.0/24 -all";
 	struct spfkit_dns_rr rr = {.type = SPFKIT_RR_TXT, .ttl = 60};
 	struct spfkit_dns_answer ans = {.status = SPFKIT_DNS_OK, .rrs = NULL, .count = 1};
@@ -321,7 +321,7 @@ static void h4_long_expansion_is_cut(void **state)
 static void h4_default_explanation_ipv6(void **state)
 {
 	struct fixture *fx = *state;
-	struct spfkit_config cfg = {.alloc = &test_alloc};
+	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .alloc = &test_alloc};
 	struct spfkit_ctx *ctx = fx->ctx;
 
 	assert_int_equal(spfkit_ctx_new(&cfg, &fx->ctx), 0);
@@ -358,8 +358,8 @@ static void h4_answer_out_of_memory(void **state)
 {
 	struct h4_fail fl = {0};
 	struct spfkit_allocator fa = {h4_alloc, h4_realloc, t_free, &fl};
-	struct spfkit_config cfg = {.alloc = &fa, .no_lookahead = 1};
-	struct spfkit_request req = {.sender = "a@x.example", .sender_len = 11, .helo = "h.example", .helo_len = 9};
+	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .alloc = &fa, .no_lookahead = 1};
+	struct spfkit_request req = {.size = sizeof(struct spfkit_request), .sender = "a@x.example", .sender_len = 11, .helo = "h.example", .helo_len = 9};
 	static unsigned char big[20000]; /* more than the evaluation's first arena chunk */
 	struct spfkit_dns_rr rr[2] = {
 		{.type = SPFKIT_RR_TXT, .ttl = 60, .data = big, .len = sizeof(big)},
@@ -746,7 +746,7 @@ static void answer_of_64k(void **state)
 	static struct spfkit_dns_rr rrs[N];
 	const char rec[] = "v=spf1 ip4:192.0.2.0/24 -all";
 	struct spfkit_dns_answer ans = {.status = SPFKIT_DNS_OK, .rrs = rrs, .count = N};
-	struct spfkit_request req = {.sender = "a@big.example", .sender_len = 13, .helo = "h.example", .helo_len = 9};
+	struct spfkit_request req = {.size = sizeof(struct spfkit_request), .sender = "a@big.example", .sender_len = 13, .helo = "h.example", .helo_len = 9};
 	struct spfkit_question q;
 	struct spfkit_eval *ev;
 	size_t i;
@@ -790,7 +790,7 @@ static void *worker_run(void *arg)
 	}
 	for (i = 0; i < 3000; i++) {
 		const char *sender = thread_senders[i % 6];
-		struct spfkit_request req = {.sender = sender, .sender_len = strlen(sender),
+		struct spfkit_request req = {.size = sizeof(struct spfkit_request), .sender = sender, .sender_len = strlen(sender),
 					     .helo = "h.example", .helo_len = 9};
 		struct spfkit_eval *ev = NULL;
 
@@ -809,7 +809,7 @@ static void *worker_run(void *arg)
 static void threads_share_a_context(void **state)
 {
 	struct fixture *fx = *state;
-	struct spfkit_config cfg = {.alloc = &test_alloc, .record_cache_size = 2};
+	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .alloc = &test_alloc, .record_cache_size = 2};
 	struct worker w[4];
 	pthread_t tid[4];
 	char name[32], rec[64];
@@ -870,8 +870,8 @@ static void time_budget_gives_temperror(void **state)
 	static const struct spfkit_resolver_ops ops = {silent_submit, silent_cancel, silent_wait,
 						       silent_destroy};
 	struct spfkit_resolver silent = {&ops, NULL};
-	struct spfkit_config cfg = {.alloc = &test_alloc, .time_budget_ms = 100};
-	struct spfkit_request req = {.sender = "a@slow.example", .sender_len = 14, .helo = "h.example", .helo_len = 9};
+	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .alloc = &test_alloc, .time_budget_ms = 100};
+	struct spfkit_request req = {.size = sizeof(struct spfkit_request), .sender = "a@slow.example", .sender_len = 14, .helo = "h.example", .helo_len = 9};
 	struct spfkit_ctx *ctx;
 	struct spfkit_eval *ev = NULL;
 	struct timespec t0, t1;
@@ -904,7 +904,7 @@ static void step_and_answer_contract(void **state)
 				       .data = (const unsigned char *)rec, .len = sizeof(rec) - 1};
 	struct spfkit_dns_rr addr_rr = {.type = SPFKIT_RR_A, .ttl = 60, .data = a_rr, .len = 4};
 	struct spfkit_dns_answer ans = {.status = SPFKIT_DNS_OK, .rrs = &txt_rr, .count = 1};
-	struct spfkit_request req = {.sender = "a@s.example", .sender_len = 11, .helo = "h.example", .helo_len = 9};
+	struct spfkit_request req = {.size = sizeof(struct spfkit_request), .sender = "a@s.example", .sender_len = 11, .helo = "h.example", .helo_len = 9};
 	struct spfkit_question q;
 	struct spfkit_eval *ev;
 	uint32_t first;
@@ -936,7 +936,7 @@ static void bad_requests(void **state)
 	struct spfkit_request req;
 	struct spfkit_eval *ev = (void *)1;
 
-	memset(&req, 0, sizeof(req));
+	spfkit_request_init(&req);
 	assert_int_equal(spfkit_eval_new(fx->ctx, &req, &ev), SPFKIT_EINVAL); /* no address */
 	assert_null(ev);
 	assert_int_equal(spfkit_ip_parse("192.0.2.256", 11, &req.ip), SPFKIT_EINVAL);
@@ -1001,8 +1001,8 @@ static void allocation_failures(void **state)
 	struct fixture *fx = *state;
 	struct failing fl;
 	struct spfkit_allocator fa = {f_alloc, f_realloc, t_free, &fl};
-	struct spfkit_config cfg = {.alloc = &fa, .default_explanation = "%{i} DEFAULT"};
-	struct spfkit_request req = {.sender = "a@inc.example", .sender_len = 13, .helo = "h.example", .helo_len = 9};
+	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .alloc = &fa, .default_explanation = "%{i} DEFAULT"};
+	struct spfkit_request req = {.size = sizeof(struct spfkit_request), .sender = "a@inc.example", .sender_len = 13, .helo = "h.example", .helo_len = 9};
 	unsigned n;
 	int ok = 0;
 
@@ -1070,7 +1070,7 @@ static void la_trace(void *arg, const struct spfkit_trace_event *e)
 static unsigned la_questions(struct fixture *fx, int lookahead, const char *ip,
 			     const char *sender, enum spfkit_result_code want, struct la_count *c)
 {
-	struct spfkit_config cfg = {.alloc = &test_alloc, .receiver = "mx.receiver.example",
+	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .alloc = &test_alloc, .receiver = "mx.receiver.example",
 				    .no_lookahead = !lookahead};
 	struct spfkit_ctx *ctx;
 	struct spfkit_resolver *r;
@@ -1080,7 +1080,7 @@ static unsigned la_questions(struct fixture *fx, int lookahead, const char *ip,
 	unsigned n;
 
 	c->questions = c->avoided = 0;
-	memset(&req, 0, sizeof(req));
+	spfkit_request_init(&req);
 	assert_int_equal(spfkit_ip_parse(ip, strlen(ip), &req.ip), 0);
 	req.sender = sender;
 	req.sender_len = strlen(sender);
@@ -1238,7 +1238,7 @@ static size_t held_peak(struct fixture *fx, int lookahead, const char *sender,
 {
 	/* a cache too small for these records: each is held by the
 	 * evaluation alone, which is what its bound is about */
-	struct spfkit_config cfg = {.alloc = &test_alloc, .receiver = "mx.receiver.example",
+	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .alloc = &test_alloc, .receiver = "mx.receiver.example",
 				    .no_lookahead = !lookahead, .record_cache_bytes = 65536};
 	struct spfkit_ctx *ctx;
 	struct spfkit_resolver *r;
@@ -1247,7 +1247,7 @@ static size_t held_peak(struct fixture *fx, int lookahead, const char *sender,
 	size_t now, peak;
 	static char why[256];
 
-	memset(&req, 0, sizeof(req));
+	spfkit_request_init(&req);
 	assert_int_equal(spfkit_ip_parse("192.0.2.1", 9, &req.ip), 0);
 	req.sender = sender;
 	req.sender_len = strlen(sender);

@@ -151,7 +151,7 @@ static void zone_a(struct spfkit_zone *z, const char *name, const char *ip)
 
 static void allocator_alignment(void **state)
 {
-	struct spfkit_config cfg = {.alloc = &skew, .default_explanation = "DEFAULT"};
+	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .alloc = &skew, .default_explanation = "DEFAULT"};
 	struct spfkit_zone *z;
 	struct spfkit_cache *cache;
 	struct spfkit_resolver *zr, *cr;
@@ -177,7 +177,7 @@ static void allocator_alignment(void **state)
 		cfg.no_lookahead = look;
 		assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
 		for (i = 0; i < sizeof(senders) / sizeof(senders[0]); i++) {
-			memset(&req, 0, sizeof(req));
+			spfkit_request_init(&req);
 			assert_int_equal(spfkit_ip_parse("192.0.2.99", 10, &req.ip), 0);
 			req.sender = senders[i];
 			req.sender_len = strlen(senders[i]);
@@ -398,7 +398,7 @@ static void eval_with_wire_answers(void **state)
 
 	(void)state;
 	assert_int_equal(spfkit_ctx_new(NULL, &ctx), 0);
-	memset(&req, 0, sizeof(req));
+	spfkit_request_init(&req);
 	assert_int_equal(spfkit_ip_parse("192.0.2.1", 9, &req.ip), 0);
 	req.sender = "a@example.org";
 	req.sender_len = 13;
@@ -431,7 +431,7 @@ struct given_fx {
 
 static void given_setup(struct given_fx *fx)
 {
-	struct spfkit_config cfg = {.alloc = &counting, .default_explanation = "DEFAULT"};
+	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .alloc = &counting, .default_explanation = "DEFAULT"};
 
 	memset(fx, 0, sizeof(*fx));
 	assert_int_equal(spfkit_zone_new(&counting, &fx->zone), 0);
@@ -457,7 +457,7 @@ static const struct spfkit_result *given_check(struct given_fx *fx, int ctx, con
 	struct spfkit_request req;
 	int rc;
 
-	memset(&req, 0, sizeof(req));
+	spfkit_request_init(&req);
 	assert_int_equal(spfkit_ip_parse(ip, strlen(ip), &req.ip), 0);
 	req.sender = "someone@example.org";
 	req.sender_len = strlen(req.sender);
@@ -627,7 +627,7 @@ static void given_record_errors(void **state)
 
 	(void)state;
 	given_setup(&fx);
-	memset(&req, 0, sizeof(req));
+	spfkit_request_init(&req);
 	assert_int_equal(spfkit_ip_parse("192.0.2.1", 9, &req.ip), 0);
 	req.sender = "a@example.org";
 	req.sender_len = 13;
@@ -673,6 +673,77 @@ static void given_record_errors(void **state)
 	given_teardown(&fx);
 }
 
+/* ---- item 3: caller-filled structs carry their size ------------------ */
+
+/* A newer caller's struct: this library's fields, then one it lacks. */
+struct newer_config {
+	struct spfkit_config known;
+	uint64_t unknown;
+};
+struct newer_request {
+	struct spfkit_request known;
+	uint64_t unknown;
+};
+
+static void sized_structs(void **state)
+{
+	struct newer_config nc;
+	struct newer_request nr;
+	struct spfkit_cache_options co;
+	struct spfkit_cares_options ro;
+	struct spfkit_ctx *ctx = NULL;
+	struct spfkit_eval *ev = NULL;
+	struct spfkit_cache *cache = NULL;
+	struct spfkit_resolver *r = NULL;
+
+	(void)state;
+	/* Zeroed without *_init(): refused, not read with a guessed layout. */
+	memset(&nc, 0, sizeof(nc));
+	assert_int_equal(spfkit_ctx_new(&nc.known, &ctx), SPFKIT_EINVAL);
+	nc.known.size = sizeof(nc.known) - 1;
+	assert_int_equal(spfkit_ctx_new(&nc.known, &ctx), SPFKIT_EINVAL);
+	/* A newer caller that leaves the new field at its default: fine. */
+	nc.known.size = sizeof(nc);
+	nc.known.receiver = "mx.newer.example";
+	assert_int_equal(spfkit_ctx_new(&nc.known, &ctx), 0);
+	spfkit_ctx_free(ctx);
+	ctx = NULL;
+	/* ... that sets a field this library does not know: refused. */
+	nc.unknown = 1;
+	assert_int_equal(spfkit_ctx_new(&nc.known, &ctx), SPFKIT_EINVAL);
+	assert_null(ctx);
+
+	assert_int_equal(spfkit_ctx_new(NULL, &ctx), 0);
+	memset(&nr, 0, sizeof(nr));
+	assert_int_equal(spfkit_ip_parse("192.0.2.1", 9, &nr.known.ip), 0);
+	assert_int_equal(spfkit_eval_new(ctx, &nr.known, &ev), SPFKIT_EINVAL);
+	nr.known.size = sizeof(nr);
+	assert_int_equal(spfkit_eval_new(ctx, &nr.known, &ev), 0);
+	spfkit_eval_free(ev);
+	ev = NULL;
+	nr.unknown = 7;
+	assert_int_equal(spfkit_eval_new(ctx, &nr.known, &ev), SPFKIT_EINVAL);
+	assert_null(ev);
+	spfkit_request_init(&nr.known);
+	assert_int_equal(nr.known.size, sizeof(struct spfkit_request));
+	assert_int_equal(nr.known.ip.family, 0);
+	spfkit_ctx_free(ctx);
+
+	memset(&co, 0, sizeof(co));
+	assert_int_equal(spfkit_cache_new(&co, NULL, &cache), SPFKIT_EINVAL);
+	spfkit_cache_options_init(&co);
+	assert_int_equal(spfkit_cache_new(&co, NULL, &cache), 0);
+	spfkit_cache_free(cache);
+	memset(&ro, 0, sizeof(ro));
+	ro.servers = "127.0.0.1:53";
+	assert_int_equal(spfkit_cares_new(&ro, NULL, &r, NULL, 0), SPFKIT_EINVAL);
+	assert_null(r);
+	spfkit_cares_options_init(&ro);
+	ro.servers = "127.0.0.1:53";
+	assert_int_equal(spfkit_cares_new(&ro, NULL, &r, NULL, 0), 0);
+	spfkit_resolver_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -683,6 +754,7 @@ int main(void)
 		cmocka_unit_test(given_record_basics),
 		cmocka_unit_test(given_record_equals_fetched),
 		cmocka_unit_test(given_record_errors),
+		cmocka_unit_test(sized_structs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
