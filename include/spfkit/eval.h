@@ -111,6 +111,16 @@ SPFKIT_MUSTCHECK int spfkit_ip_from_sockaddr(const struct sockaddr *sa, size_t s
  * SPFKIT_IP_TEXT_MAX); returns buf. NULL (and buf set to "" when it has
  * room) for ip or buf NULL, or a family other than 4 and 6. */
 const char *spfkit_ip_format(const struct spfkit_ip *ip, char *buf, size_t size);
+/* Room for the longest name spfkit_ip_reverse_name() writes, with its NUL. */
+#define SPFKIT_IP_REVERSE_MAX 74u
+/*
+ * The name a PTR question for the address asks (RFC 7208 §5.5, RFC 1035
+ * §3.5, RFC 3596 §2.5): "4.3.2.1.in-addr.arpa", or 32 lowercase nibbles
+ * and "ip6.arpa"; no final dot. Returns its length, 0 (and buf set to ""
+ * when it has room) for ip or buf NULL, another family, or a size below
+ * the name's length + 1.
+ */
+size_t spfkit_ip_reverse_name(const struct spfkit_ip *ip, char *buf, size_t size);
 
 /* ---- tracing: what `spfkit check --trace` prints -------------------- */
 

@@ -201,3 +201,19 @@ size_t spfkit__ip_reverse_name(const struct spfkit_ip *ip, char *buf)
 	memcpy(buf + n, "ip6.arpa", 9);
 	return n + 8;
 }
+
+size_t spfkit_ip_reverse_name(const struct spfkit_ip *ip, char *buf, size_t size)
+{
+	char tmp[SPFKIT__REVERSE_MAX];
+	size_t n;
+
+	if (buf != NULL && size > 0)
+		buf[0] = '\0';
+	if (ip == NULL || buf == NULL || (ip->family != 4 && ip->family != 6))
+		return 0;
+	n = spfkit__ip_reverse_name(ip, tmp);
+	if (n == 0 || n >= size)
+		return 0;
+	memcpy(buf, tmp, n + 1);
+	return n;
+}

@@ -12,7 +12,7 @@ int spfkit__ip_match(const struct spfkit_ip *ip, int family, const unsigned char
 
 /* "4.3.2.1.in-addr.arpa" or the 32-nibble ".ip6.arpa" name; returns its
  * length. buf must hold SPFKIT__REVERSE_MAX bytes. */
-#define SPFKIT__REVERSE_MAX 74
+#define SPFKIT__REVERSE_MAX SPFKIT_IP_REVERSE_MAX
 size_t spfkit__ip_reverse_name(const struct spfkit_ip *ip, char *buf);
 
 #endif

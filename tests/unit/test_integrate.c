@@ -673,6 +673,27 @@ static void given_record_errors(void **state)
 	given_teardown(&fx);
 }
 
+static void ip_reverse_name(void **state)
+{
+	struct spfkit_ip ip;
+	char buf[SPFKIT_IP_REVERSE_MAX];
+	const char *v6 = "b.a.9.8.7.6.5.0.4.0.0.0.3.0.0.0.2.0.0.0.1.0.0.0.0.0.0.0.1.2.3.4.ip6.arpa";
+
+	(void)state;
+	assert_int_equal(spfkit_ip_parse("192.0.2.7", 9, &ip), 0);
+	assert_int_equal(spfkit_ip_reverse_name(&ip, buf, sizeof(buf)), 22);
+	assert_string_equal(buf, "7.2.0.192.in-addr.arpa");
+	assert_int_equal(spfkit_ip_parse("4321:0:1:2:3:4:567:89ab", 23, &ip), 0);
+	assert_int_equal(spfkit_ip_reverse_name(&ip, buf, sizeof(buf)), strlen(v6));
+	assert_string_equal(buf, v6);
+	/* too small: nothing half-written */
+	assert_int_equal(spfkit_ip_reverse_name(&ip, buf, strlen(v6)), 0);
+	assert_string_equal(buf, "");
+	assert_int_equal(spfkit_ip_reverse_name(NULL, buf, sizeof(buf)), 0);
+	ip.family = 5;
+	assert_int_equal(spfkit_ip_reverse_name(&ip, buf, sizeof(buf)), 0);
+}
+
 /* ---- item 3: caller-filled structs carry their size ------------------ */
 
 /* A newer caller's struct: this library's fields, then one it lacks. */
@@ -755,6 +776,7 @@ int main(void)
 		cmocka_unit_test(given_record_equals_fetched),
 		cmocka_unit_test(given_record_errors),
 		cmocka_unit_test(sized_structs),
+		cmocka_unit_test(ip_reverse_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,25 +1,7 @@
-/* Locale-free ASCII helpers. */
+/* Hashes of DNS names and byte strings, unkeyed (see core.h). */
 #include <string.h>
 
 #include "core.h"
-
-int spfkit__memcaseeq(const void *a, size_t alen, const void *b, size_t blen)
-{
-	const unsigned char *x = a, *y = b;
-	size_t i;
-
-	if (alen != blen)
-		return 0;
-	if (alen == 0)
-		return 1; /* an empty name (the root, a null MX) may come with no pointer */
-	/* Names nearly always arrive in the same case: try the cheap way first. */
-	if (memcmp(x, y, alen) == 0)
-		return 1;
-	for (i = 0; i < alen; i++)
-		if (spfkit__lower(x[i]) != spfkit__lower(y[i]))
-			return 0;
-	return 1;
-}
 
 /*
  * Eight bytes at a time. OR-ing 0x20 into every byte folds ASCII case

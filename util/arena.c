@@ -1,7 +1,7 @@
 /* Bump arena: one evaluation's memory, released at once (after unbound's regional). */
 #include <string.h>
 
-#include "core.h"
+#include "spfkit_util.h"
 
 struct spfkit__arena_chunk {
 	struct spfkit__arena_chunk *next;

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "spfkit_util.h"
 
 void *spfkit__alloc(const struct spfkit_allocator *a, size_t size)
 {

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core.h"
+#include "spfkit_util.h"
 
 void spfkit__buf_init(struct spfkit__buf *b, const struct spfkit_allocator *a, size_t max)
 {

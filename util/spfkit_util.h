@@ -1,0 +1,101 @@
+/*
+ * Small helpers shared by libspfkit and its front ends (the CLI, the
+ * daemons): allocation through the public allocator hook, a capped
+ * growable buffer, a bump arena, locale-free ASCII. A static library
+ * of its own (util/), like curl's curlx: the library links it whole and
+ * hides it, a front end links its own copy; neither reaches the other's
+ * internals through it. Externs are spfkit__*; not an API.
+ */
+#ifndef SPFKIT_SPFKIT_UTIL_H
+#define SPFKIT_SPFKIT_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <spfkit/common.h>
+
+/* ---- allocation (alloc.c): every allocation goes through these ------ */
+
+void *spfkit__alloc(const struct spfkit_allocator *a, size_t size);
+void *spfkit__zalloc(const struct spfkit_allocator *a, size_t size);
+/* n * size with an overflow check; zeroed. NULL on overflow or failure. */
+void *spfkit__calloc(const struct spfkit_allocator *a, size_t n, size_t size);
+void *spfkit__realloc(const struct spfkit_allocator *a, void *ptr, size_t size);
+void spfkit__free(const struct spfkit_allocator *a, void *ptr);
+/* A NUL-terminated copy of len bytes; NULL on failure. */
+char *spfkit__strndup(const struct spfkit_allocator *a, const char *s, size_t len);
+
+/* ---- buffer (buf.c): binary-safe, always NUL-terminated, hard cap ---- */
+
+struct spfkit__buf {
+	char *data; /* NULL until the first append; then data[len] == 0 */
+	size_t len;
+	size_t cap;
+	size_t max; /* appends that would pass max fail with SPFKIT_E2BIG */
+	const struct spfkit_allocator *alloc;
+	int err; /* sticky: the first failure; later appends do nothing */
+};
+
+void spfkit__buf_init(struct spfkit__buf *b, const struct spfkit_allocator *a, size_t max);
+int spfkit__buf_append(struct spfkit__buf *b, const void *p, size_t n);
+int spfkit__buf_putc(struct spfkit__buf *b, char c);
+int spfkit__buf_puts(struct spfkit__buf *b, const char *s);
+int spfkit__buf_printf(struct spfkit__buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Keep the storage, forget the content and the error. */
+void spfkit__buf_reset(struct spfkit__buf *b);
+void spfkit__buf_free(struct spfkit__buf *b);
+/* Content as a string ("" when empty, never NULL). */
+const char *spfkit__buf_str(const struct spfkit__buf *b);
+
+/* ---- arena (arena.c): bump allocation, freed all at once ------------ */
+
+/*
+ * The one alignment the library needs: that of max_align_t, which is
+ * what the allocator hook promises (include/spfkit/common.h). Arena
+ * blocks and the flat copies that pack objects after a header are
+ * rounded to it; nothing asks for more (no over-aligned type is used).
+ */
+#define SPFKIT__ALIGN _Alignof(max_align_t)
+#define SPFKIT__ALIGN_UP(n) (((n) + (SPFKIT__ALIGN - 1)) & ~(size_t)(SPFKIT__ALIGN - 1))
+_Static_assert((SPFKIT__ALIGN & (SPFKIT__ALIGN - 1)) == 0, "alignment is a power of two");
+
+struct spfkit__arena_chunk;
+struct spfkit__arena {
+	const struct spfkit_allocator *alloc;
+	struct spfkit__arena_chunk *head;
+	size_t used;  /* bytes handed out so far, for caps */
+	size_t max;   /* 0: no cap */
+	size_t chunk; /* default chunk size */
+};
+
+void spfkit__arena_init(struct spfkit__arena *ar, const struct spfkit_allocator *a, size_t chunk,
+			size_t max);
+/* Same, with a first chunk in the caller's memory (SPFKIT__ALIGN-aligned, at
+ * least 64 bytes), used before anything is allocated and never freed. */
+void spfkit__arena_init_with(struct spfkit__arena *ar, const struct spfkit_allocator *a,
+			     size_t chunk, size_t max, void *first, size_t first_size);
+/* SPFKIT__ALIGN-aligned; NULL on failure or past the cap. */
+void *spfkit__arena_alloc(struct spfkit__arena *ar, size_t size);
+char *spfkit__arena_strndup(struct spfkit__arena *ar, const char *s, size_t len);
+/* Free all chunks but the first; keep the arena usable. */
+void spfkit__arena_reset(struct spfkit__arena *ar);
+void spfkit__arena_free(struct spfkit__arena *ar);
+
+/* ---- ASCII (ascii.c): locale-free, take unsigned bytes ------------- */
+
+static inline int spfkit__is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static inline int spfkit__is_digit(int c) { return c >= '0' && c <= '9'; }
+static inline int spfkit__is_alnum(int c) { return spfkit__is_alpha(c) || spfkit__is_digit(c); }
+static inline int spfkit__is_hex(int c)
+{
+	return spfkit__is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+static inline int spfkit__lower(int c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
+/* Visible ASCII, %x21-7E. */
+static inline int spfkit__is_vchar(int c) { return c >= 0x21 && c <= 0x7e; }
+
+/* Equal ignoring ASCII case, lengths given. */
+int spfkit__memcaseeq(const void *a, size_t alen, const void *b, size_t blen);
+#endif
