@@ -21,6 +21,7 @@
 #include <spfkit/zone.h>
 
 #include "dnsd.h"
+#include "live.h"
 
 struct fx {
 	struct spfkit_zone *zone;
@@ -74,22 +75,18 @@ static struct spfkit_zone *make_zone(void)
 /* Short timeouts so the silent cases end fast; 512 bytes so big.example truncates. */
 static int setup(void **state)
 {
-	struct dnsd_options opt = { .addr = "127.0.0.1" };
-	struct spfkit_cares_options co = {.size = sizeof(struct spfkit_cares_options), .timeout_ms = 150, .tries = 1, .edns_udp_size = 512 };
+	struct spfkit_cares_options co;
 	struct fx *f = calloc(1, sizeof(*f));
-	char servers[64], err[256];
 
 	if (f == NULL)
 		return -1;
+	spfkit_cares_options_init(&co);
+	co.timeout_ms = 150;
+	co.tries = 1;
+	co.edns_udp_size = 512;
 	f->zone = make_zone();
-	if (dnsd_start(&opt, f->zone, &f->d) != 0)
+	if (f->zone == NULL || live_dns_start(f->zone, &co, &f->d, &f->r) != 0)
 		return -1;
-	snprintf(servers, sizeof(servers), "127.0.0.1:%d", dnsd_port(f->d));
-	co.servers = servers;
-	if (spfkit_cares_new(&co, NULL, &f->r, err, sizeof(err)) != 0) {
-		fprintf(stderr, "spfkit_cares_new: %s\n", err);
-		return -1;
-	}
 	*state = f;
 	return 0;
 }
@@ -98,8 +95,7 @@ static int teardown(void **state)
 {
 	struct fx *f = *state;
 
-	spfkit_resolver_free(f->r);
-	dnsd_stop(f->d);
+	live_dns_stop(f->d, f->r);
 	spfkit_zone_free(f->zone);
 	free(f);
 	return 0;

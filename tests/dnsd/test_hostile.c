@@ -23,6 +23,7 @@
 #include <spfkit/zone.h>
 
 #include "dnsd.h"
+#include "live.h"
 
 #define TIMEOUT_MS 100
 #define CORRUPT_NAMES 50u
@@ -80,22 +81,17 @@ static struct spfkit_zone *make_zone(void)
 
 static int setup(void **state)
 {
-	struct dnsd_options opt = { .addr = "127.0.0.1" };
-	struct spfkit_cares_options co = {.size = sizeof(struct spfkit_cares_options), .timeout_ms = TIMEOUT_MS, .tries = 1 };
+	struct spfkit_cares_options co;
 	struct fx *f = calloc(1, sizeof(*f));
-	char servers[64], err[256];
 
 	if (f == NULL)
 		return -1;
+	spfkit_cares_options_init(&co);
+	co.timeout_ms = TIMEOUT_MS;
+	co.tries = 1;
 	f->zone = make_zone();
-	if (dnsd_start(&opt, f->zone, &f->d) != 0)
+	if (f->zone == NULL || live_dns_start(f->zone, &co, &f->d, &f->r) != 0)
 		return -1;
-	snprintf(servers, sizeof(servers), "127.0.0.1:%d", dnsd_port(f->d));
-	co.servers = servers;
-	if (spfkit_cares_new(&co, NULL, &f->r, err, sizeof(err)) != 0) {
-		fprintf(stderr, "spfkit_cares_new: %s\n", err);
-		return -1;
-	}
 	*state = f;
 	return 0;
 }
@@ -104,8 +100,7 @@ static int teardown(void **state)
 {
 	struct fx *f = *state;
 
-	spfkit_resolver_free(f->r);
-	dnsd_stop(f->d);
+	live_dns_stop(f->d, f->r);
 	spfkit_zone_free(f->zone);
 	free(f);
 	return 0;

@@ -26,6 +26,7 @@
 #include <spfkit/zone.h>
 
 #include "dnsd.h"
+#include "live.h"
 
 /* The local part, and the names its expansion makes. */
 #define LOCAL "a\\046b\\c\"d;e(f g\xc3\xa9"
@@ -181,14 +182,12 @@ static void all_in(const struct asked *a, const struct asked *b, const char *wha
 
 static void same_question_offline_and_live(void **state)
 {
-	struct dnsd_options opt = { .addr = "127.0.0.1" };
-	struct spfkit_cares_options co = {.size = sizeof(struct spfkit_cares_options), .timeout_ms = 500, .tries = 2 };
+	struct spfkit_cares_options co = {.size = sizeof(struct spfkit_cares_options), .timeout_ms = 500, .tries = 2};
 	struct spfkit_zone *zone = make_zone();
 	struct spfkit_resolver *zr = NULL, *cr = NULL;
 	struct dnsd_query q[MAX_ASKED];
 	struct asked offline = { 0 }, live = { 0 }, served = { 0 };
 	struct dnsd *d = NULL;
-	char servers[64], err[256];
 	size_t i, n;
 
 	(void)state;
@@ -201,11 +200,7 @@ static void same_question_offline_and_live(void **state)
 	assert_true(has(&offline, HOST, SPFKIT_RR_A));
 
 	/* live: c-ares asking dnsd, which serves the same zone */
-	assert_int_equal(dnsd_start(&opt, zone, &d), 0);
-	snprintf(servers, sizeof(servers), "127.0.0.1:%d", dnsd_port(d));
-	co.servers = servers;
-	if (spfkit_cares_new(&co, NULL, &cr, err, sizeof(err)) != 0)
-		fail_msg("spfkit_cares_new: %s", err);
+	assert_int_equal(live_dns_start(zone, &co, &d, &cr), 0);
 	cr = recorder_new(cr, &live);
 	assert_int_equal(check(cr), SPFKIT_RESULT_PASS);
 	spfkit_resolver_free(cr);
@@ -234,13 +229,11 @@ static void mx_target_asked_back_unchanged(void **state)
 {
 	static const unsigned char client[4] = { 192, 0, 2, 1 };
 	static const unsigned char other[4] = { 192, 0, 2, 99 };
-	struct dnsd_options opt = { .addr = "127.0.0.1" };
-	struct spfkit_cares_options co = {.size = sizeof(struct spfkit_cares_options), .timeout_ms = 500, .tries = 2 };
+	struct spfkit_cares_options co = {.size = sizeof(struct spfkit_cares_options), .timeout_ms = 500, .tries = 2};
 	struct spfkit_zone *zone = NULL;
 	struct spfkit_resolver *cr = NULL;
 	struct asked live = { 0 };
 	struct dnsd *d = NULL;
-	char servers[64], err[256];
 
 	(void)state;
 	assert_int_equal(spfkit_zone_new(NULL, &zone), 0);
@@ -249,11 +242,7 @@ static void mx_target_asked_back_unchanged(void **state)
 					 MXT, strlen(MXT), 10), 0);
 	add(zone, MXT, SPFKIT_RR_A, client, 4);
 	add(zone, "m\\092x\"y.example", SPFKIT_RR_A, other, 4); /* the presentation form */
-	assert_int_equal(dnsd_start(&opt, zone, &d), 0);
-	snprintf(servers, sizeof(servers), "127.0.0.1:%d", dnsd_port(d));
-	co.servers = servers;
-	if (spfkit_cares_new(&co, NULL, &cr, err, sizeof(err)) != 0)
-		fail_msg("spfkit_cares_new: %s", err);
+	assert_int_equal(live_dns_start(zone, &co, &d, &cr), 0);
 	cr = recorder_new(cr, &live);
 	assert_int_equal(check_as(cr, "u@mx.names.example"), SPFKIT_RESULT_PASS);
 	spfkit_resolver_free(cr);
