@@ -1,16 +1,19 @@
 /*
  * bench_eval: spfkit's evaluator on the benchmark corpus.
  *
- * Two measures over the same zone and queries:
+ * Three measures over the same zone and queries:
  *  - direct: spfkit_eval_new/step/answer with spfkit_zone_lookup() in
- *    the loop, the sans-I/O evaluator with nothing else around it;
+ *    the loop, the sans-I/O evaluator with nothing else around it, on
+ *    one context whose record cache is warm;
  *  - check:  spfkit_check() through the zone resolver, the blocking
- *    convenience path a CLI takes.
- * Both must give the same result on every query; the results go to
+ *    convenience path a CLI takes;
+ *  - cold:   direct, on a fresh context (no record cache) per
+ *    evaluation, as a program checking one message pays.
+ * All must give the same result on every query; the results go to
  * --results-out for bench_libspf2 --compare.
  *
  * usage: bench_eval --zone FILE --queries FILE [--seconds S | --rounds N]
- *                   [--limit N] [--mode direct|check|both]
+ *                   [--limit N] [--mode direct|check|both|cold|all]
  *                   [--results-out FILE] [--intent FILE]
  */
 #include <stdio.h>
@@ -24,7 +27,7 @@
 /* %{r}, and a fixed clock for %{t}: the same inputs every run. */
 #define RECEIVER "mx.receiver.example"
 
-enum mode { MODE_DIRECT = 1, MODE_CHECK = 2, MODE_BOTH = 3 };
+enum mode { MODE_DIRECT = 1, MODE_CHECK = 2, MODE_BOTH = 3, MODE_COLD = 4, MODE_ALL = 7 };
 
 struct options {
 	const char *zone, *queries, *results_out, *intent;
@@ -120,6 +123,50 @@ static int pass_check(void *arg, size_t n)
 	return 0;
 }
 
+/* The configuration of every context here (cold ones add no cache). */
+static void bench_config(struct spfkit_config *cfg)
+{
+	spfkit_config_init(cfg);
+	cfg->receiver = RECEIVER;
+	/* An in-memory zone answers at once: lookahead could only add lookups. */
+	cfg->no_lookahead = 1;
+}
+
+/* A fresh context per evaluation, without a record cache: what a
+ * program that checks one message and exits pays. */
+static int eval_cold(const struct run *r, const struct spfkit_request *req, unsigned *res)
+{
+	struct spfkit_config cfg;
+	struct spfkit_ctx *ctx;
+	struct run one = *r;
+	int rc;
+
+	bench_config(&cfg);
+	cfg.no_record_cache = 1;
+	rc = spfkit_ctx_new(&cfg, &ctx);
+	if (rc != 0)
+		return rc;
+	one.ctx = ctx;
+	rc = eval_direct(&one, req, res);
+	spfkit_ctx_free(ctx);
+	return rc;
+}
+
+static int pass_cold(void *arg, size_t n)
+{
+	struct run *r = arg;
+	unsigned res;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int rc = eval_cold(r, &r->reqs[i], &res);
+
+		if (rc != 0)
+			count_error(r, rc);
+	}
+	return 0;
+}
+
 /* Untimed pass that keeps each result; it also warms the caches. */
 static void collect(struct run *r, int mode, unsigned char *out, size_t n)
 {
@@ -127,8 +174,9 @@ static void collect(struct run *r, int mode, unsigned char *out, size_t n)
 
 	for (i = 0; i < n; i++) {
 		unsigned res = BENCH_ERROR;
-		int rc = mode == MODE_CHECK ? eval_check(r, &r->reqs[i], &res)
-					    : eval_direct(r, &r->reqs[i], &res);
+		int rc = mode == MODE_CHECK  ? eval_check(r, &r->reqs[i], &res)
+			 : mode == MODE_COLD ? eval_cold(r, &r->reqs[i], &res)
+					     : eval_direct(r, &r->reqs[i], &res);
 
 		if (rc != 0) {
 			count_error(r, rc);
@@ -178,6 +226,10 @@ static int timed(struct run *r, int mode, const struct options *o, size_t n)
 		rc = bench_time(pass_direct, r, n, o->seconds, o->rounds, &t);
 		if (rc == 0)
 			bench_report("spfkit_direct", "spfkit direct (eval_step + zone_lookup)", &t);
+	} else if (mode == MODE_COLD) {
+		rc = bench_time(pass_cold, r, n, o->seconds, o->rounds, &t);
+		if (rc == 0)
+			bench_report("spfkit_cold", "spfkit cold (a fresh context per evaluation)", &t);
 	} else {
 		rc = bench_time(pass_check, r, n, o->seconds, o->rounds, &t);
 		if (rc == 0)
@@ -186,37 +238,41 @@ static int timed(struct run *r, int mode, const struct options *o, size_t n)
 	return rc;
 }
 
-/* Direct and check must agree on every query. */
-static void cross_check(struct run *r, const unsigned char *direct, size_t n)
+/* Direct and check (or cold) must agree on every query. */
+static int cross_check(struct run *r, int mode, const unsigned char *direct, size_t n)
 {
 	unsigned char *other = spfkit__alloc(NULL, n);
 	size_t diff = 0, i;
 
 	if (other == NULL)
-		return;
-	collect(r, MODE_CHECK, other, n);
+		return -1;
+	collect(r, mode, other, n);
 	for (i = 0; i < n; i++)
 		diff += other[i] != direct[i];
 	if (diff > 0)
-		printf("WARNING: spfkit_check() and the direct loop differ on %zu queries\n", diff);
+		printf("WARNING: %s and the direct loop differ on %zu queries\n",
+		       mode == MODE_COLD ? "fresh contexts" : "spfkit_check()", diff);
 	spfkit__free(NULL, other);
+	return diff == 0 ? 0 : -1;
 }
 
 static int run(struct run *r, const struct options *o, size_t n)
 {
 	unsigned char *res = spfkit__alloc(NULL, n);
-	int first = o->mode == MODE_CHECK ? MODE_CHECK : MODE_DIRECT;
+	int first = o->mode == MODE_CHECK ? MODE_CHECK : o->mode == MODE_COLD ? MODE_COLD : MODE_DIRECT;
 	int rc = 0;
 
 	if (res == NULL)
 		return -1;
 	collect(r, first, res, n);
 	bench_print_distribution("spfkit results", res, n);
-	if (o->mode == MODE_BOTH)
-		cross_check(r, res, n);
+	if ((o->mode & MODE_BOTH) == MODE_BOTH && cross_check(r, MODE_CHECK, res, n) != 0)
+		rc = -1;
+	if ((o->mode & MODE_COLD) && first != MODE_COLD && cross_check(r, MODE_COLD, res, n) != 0)
+		rc = -1;
 	if (o->intent != NULL)
 		print_intent(o->intent, res, n);
-	if (o->results_out != NULL && bench_results_write(o->results_out, res, n) != 0) {
+	if (rc == 0 && o->results_out != NULL && bench_results_write(o->results_out, res, n) != 0) {
 		fprintf(stderr, "bench_eval: cannot write %s\n", o->results_out);
 		rc = -1;
 	}
@@ -224,6 +280,8 @@ static int run(struct run *r, const struct options *o, size_t n)
 		rc = timed(r, MODE_DIRECT, o, n);
 	if (rc == 0 && (o->mode & MODE_CHECK))
 		rc = timed(r, MODE_CHECK, o, n);
+	if (rc == 0 && (o->mode & MODE_COLD))
+		rc = timed(r, MODE_COLD, o, n);
 	if (r->errors > 0)
 		printf("spfkit: %zu evaluations ended in an API error (first: %s)\n", r->errors,
 		       spfkit_strerror(r->first_error));
@@ -234,7 +292,7 @@ static int run(struct run *r, const struct options *o, size_t n)
 static int usage(void)
 {
 	fprintf(stderr, "usage: bench_eval --zone FILE --queries FILE [--seconds S | --rounds N]\n"
-			"                  [--limit N] [--mode direct|check|both]\n"
+			"                  [--limit N] [--mode direct|check|both|cold|all]\n"
 			"                  [--results-out FILE] [--intent FILE]\n");
 	return 2;
 }
@@ -247,6 +305,10 @@ static int parse_mode(const char *v, int *mode)
 		*mode = MODE_CHECK;
 	else if (strcmp(v, "both") == 0)
 		*mode = MODE_BOTH;
+	else if (strcmp(v, "cold") == 0)
+		*mode = MODE_COLD;
+	else if (strcmp(v, "all") == 0)
+		*mode = MODE_ALL;
 	else
 		return -1;
 	return 0;
@@ -303,10 +365,7 @@ static int setup(struct run *r, struct spfkit_ctx **ctx, struct spfkit_zone *zon
 	struct spfkit_config cfg;
 	int rc;
 
-	spfkit_config_init(&cfg);
-	cfg.receiver = RECEIVER;
-	/* An in-memory zone answers at once: lookahead could only add lookups. */
-	cfg.no_lookahead = 1;
+	bench_config(&cfg);
 	rc = spfkit_ctx_new(&cfg, ctx);
 	if (rc == 0)
 		rc = spfkit_zone_resolver(zone, &r->resolver);

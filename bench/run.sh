@@ -92,7 +92,7 @@ QFILE="$OUT/queries.txt"
 # Pair 1 also writes the results, compares them, and times spfkit_check().
 echo
 echo "== spfkit"
-"$BUILD/bench/bench_eval" --zone "$ZONE" --queries "$QFILE" --seconds "$SECS" \
+"$BUILD/bench/bench_eval" --zone "$ZONE" --queries "$QFILE" --seconds "$SECS" --mode all \
 	--results-out "$OUT/results-spfkit.txt" --intent "$OUT/queries.intent" >"$OUT/spfkit.1.log"
 grep -v '^#BENCH' "$OUT/spfkit.1.log"
 if [ "$LIBSPF2" = 1 ]; then
@@ -120,7 +120,7 @@ while [ "$i" -le "$PAIRS" ]; do
 	i=$((i + 1))
 done
 
-CG_SPFKIT="" CG_SPF2=""
+CG_SPFKIT="" CG_SPF2="" CG_COLD=""
 if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
 	echo
 	echo "== instructions per evaluation (valgrind --tool=callgrind, first $CG_QUERIES queries, one pass)"
@@ -130,6 +130,13 @@ if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
 		--rounds 1 --limit "$CG_QUERIES" >/dev/null 2>"$OUT/callgrind.spfkit.log" ||
 		echo "callgrind run of bench_eval failed: see $OUT/callgrind.spfkit.log"
 	CG_SPFKIT=$(callgrind_per_eval "$OUT/callgrind.spfkit" "$CG_QUERIES")
+	# Cold: a fresh context, without a record cache, per evaluation.
+	valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.cold" \
+		--collect-atstart=no --toggle-collect=pass_cold \
+		"$BUILD/bench/bench_eval" --zone "$ZONE" --queries "$QFILE" --mode cold \
+		--rounds 1 --limit "$CG_QUERIES" >/dev/null 2>"$OUT/callgrind.cold.log" ||
+		echo "callgrind run of bench_eval --mode cold failed: see $OUT/callgrind.cold.log"
+	CG_COLD=$(callgrind_per_eval "$OUT/callgrind.cold" "$CG_QUERIES")
 	if [ "$LIBSPF2" = 1 ]; then
 		valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.libspf2" \
 			--collect-atstart=no --toggle-collect=pass_libspf2 \
@@ -172,6 +179,9 @@ C=$(bench_value spfkit_check evals_per_s "$OUT/spfkit.1.log")
 CN=$(bench_value spfkit_check ns_per_eval "$OUT/spfkit.1.log")
 echo "spfkit direct:   $D evaluations/s, $DN ns/eval (eval_step + zone_lookup; median of $PAIRS runs)"
 echo "spfkit check:    $C evaluations/s, $CN ns/eval (spfkit_check, zone resolver; one run)"
+K=$(bench_value spfkit_cold evals_per_s "$OUT/spfkit.1.log")
+KN=$(bench_value spfkit_cold ns_per_eval "$OUT/spfkit.1.log")
+echo "spfkit cold:     $K evaluations/s, $KN ns/eval (a fresh context, no record cache, per evaluation; one run)"
 if [ "$LIBSPF2" = 1 ]; then
 	L=$(bench_value libspf2 evals_per_s "$OUT"/libspf2.*.log | median)
 	LN=$(bench_value libspf2 ns_per_eval "$OUT"/libspf2.*.log | median)
@@ -191,6 +201,7 @@ if [ "$LIBSPF2" = 1 ]; then
 fi
 if [ -n "$CG_SPFKIT" ]; then
 	echo "instructions/eval (callgrind): spfkit $CG_SPFKIT${CG_SPF2:+, libspf2 $CG_SPF2}"
+	[ -n "$CG_COLD" ] && echo "instructions/eval (callgrind), cold: spfkit $CG_COLD (a fresh context per evaluation; target <= 25000)"
 	if [ -n "$CG_SPF2" ]; then
 		awk -v s="$CG_SPFKIT" -v l="$CG_SPF2" 'BEGIN { if (s > 0)
 			printf "libspf2/spfkit instructions = %.1fx\n", l / s }'

@@ -198,6 +198,13 @@ struct spfkit_config {
 	 * is evaluated without being kept. 0: 32 MiB.
 	 */
 	size_t record_cache_bytes;
+	/*
+	 * 1: no parsed-record cache; each evaluation parses the records it
+	 * fetches and frees them with itself (record_cache_size and
+	 * record_cache_bytes are not used). For a context made for one
+	 * evaluation, where a cache would only cost.
+	 */
+	int no_record_cache;
 };
 
 #define SPFKIT_TIME_BUDGET_MS 20000u

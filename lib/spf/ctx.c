@@ -42,8 +42,16 @@ static int ctx_set_strings(struct spfkit_ctx *ctx, const struct spfkit_config *c
 	return rc;
 }
 
+/* No cache is a cache that keeps nothing: every entry stays private. */
+static size_t cache_entries(const struct spfkit_config *cfg)
+{
+	if (cfg->no_record_cache)
+		return 0;
+	return cfg->record_cache_size ? cfg->record_cache_size : SPFKIT_RECORD_CACHE_DEFAULT;
+}
+
 /* The 1.0 layout: the least a caller's size may say. */
-#define CONFIG_SIZE_1_0 SPFKIT__SIZE_UPTO(struct spfkit_config, record_cache_bytes)
+#define CONFIG_SIZE_1_0 SPFKIT__SIZE_UPTO(struct spfkit_config, no_record_cache)
 
 int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out)
 {
@@ -68,9 +76,7 @@ int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out)
 	ctx->time_budget_ms = limit_or_default(cfg->time_budget_ms, SPFKIT_TIME_BUDGET_MS);
 	rc = ctx_set_strings(ctx, cfg);
 	if (rc == 0)
-		rc = spfkit__rcache_new_bounded(cfg->alloc,
-						cfg->record_cache_size ? cfg->record_cache_size
-								       : SPFKIT_RECORD_CACHE_DEFAULT,
+		rc = spfkit__rcache_new_bounded(cfg->alloc, cache_entries(cfg),
 						cfg->record_cache_bytes, &ctx->records);
 	if (rc != 0) {
 		spfkit_ctx_free(ctx);

@@ -9,7 +9,8 @@ struct spfkit__rcache {
 	const struct spfkit_allocator *alloc;
 	pthread_mutex_t lock;
 	struct spfkit__rcache_entry **buckets;
-	size_t nbuckets; /* a power of two */
+	size_t nbuckets;     /* a power of two; grows with the entries ... */
+	size_t max_buckets;  /* ... up to this, fixed by max_entries */
 	size_t count, max;
 	size_t bytes, peak, max_bytes; /* charged to cached entries (record_cache.h) */
 	struct spfkit__list lru;
@@ -18,6 +19,8 @@ struct spfkit__rcache {
 	 * the whole text, key drawn here and read-only after (thread-safe). */
 	struct spfkit__hash_key key;
 };
+
+#define RCACHE_FIRST_BUCKETS 16u
 
 int spfkit__rcache_new(const struct spfkit_allocator *a, size_t max_entries,
 		       struct spfkit__rcache **out)
@@ -29,7 +32,7 @@ int spfkit__rcache_new_bounded(const struct spfkit_allocator *a, size_t max_entr
 			       size_t max_bytes, struct spfkit__rcache **out)
 {
 	struct spfkit__rcache *c = spfkit__zalloc(a, sizeof(*c));
-	size_t n = 64;
+	size_t n = RCACHE_FIRST_BUCKETS;
 
 	*out = NULL;
 	if (c == NULL)
@@ -40,8 +43,11 @@ int spfkit__rcache_new_bounded(const struct spfkit_allocator *a, size_t max_entr
 	spfkit__hash_key_random(&c->key);
 	c->max = max_entries;
 	c->max_bytes = max_bytes ? max_bytes : SPFKIT__RCACHE_DEFAULT_BYTES;
-	c->nbuckets = n;
-	c->buckets = spfkit__calloc(a, n, sizeof(*c->buckets));
+	/* Start small: a context made for one evaluation must not pay for
+	 * clearing a table sized for thousands of records. */
+	c->max_buckets = n;
+	c->nbuckets = RCACHE_FIRST_BUCKETS;
+	c->buckets = spfkit__calloc(a, c->nbuckets, sizeof(*c->buckets));
 	if (c->buckets == NULL || pthread_mutex_init(&c->lock, NULL) != 0) {
 		spfkit__free(a, c->buckets);
 		spfkit__free(a, c);
@@ -236,6 +242,35 @@ static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64
 	return e;
 }
 
+/*
+ * One entry per bucket on average: past that, four times the buckets
+ * (under the lock). Out of memory keeps the table as it is: the chains
+ * are longer, the results the same.
+ */
+static void grow(struct spfkit__rcache *c)
+{
+	size_t n = c->nbuckets * 4, i;
+	struct spfkit__rcache_entry **b, *e, *next;
+
+	if (c->count <= c->nbuckets || c->nbuckets >= c->max_buckets)
+		return;
+	if (n > c->max_buckets)
+		n = c->max_buckets;
+	b = spfkit__calloc(c->alloc, n, sizeof(*b));
+	if (b == NULL)
+		return;
+	for (i = 0; i < c->nbuckets; i++) {
+		for (e = c->buckets[i]; e != NULL; e = next) {
+			next = e->chain;
+			e->chain = b[e->hash & (n - 1)];
+			b[e->hash & (n - 1)] = e;
+		}
+	}
+	spfkit__free(c->alloc, c->buckets);
+	c->buckets = b;
+	c->nbuckets = n;
+}
+
 int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 		       struct spfkit__rcache_entry **out)
 {
@@ -267,6 +302,7 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 			spfkit__list_push_front(&c->lru, &mine->lru);
 			mine->cached = 1;
 			c->count++;
+			grow(c);
 			c->bytes += mine->bytes;
 			if (c->bytes > c->peak)
 				c->peak = c->bytes;

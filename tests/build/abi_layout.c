@@ -117,6 +117,7 @@ int main(void)
 	F(spfkit_trace_event, dns_terms);
 	F(spfkit_trace_event, void_lookups);
 	S(spfkit_config);
+	F(spfkit_config, size);
 	F(spfkit_config, alloc);
 	F(spfkit_config, default_explanation);
 	F(spfkit_config, receiver);
@@ -125,7 +126,9 @@ int main(void)
 	F(spfkit_config, record_cache_size);
 	F(spfkit_config, time_budget_ms);
 	F(spfkit_config, record_cache_bytes);
+	F(spfkit_config, no_record_cache);
 	S(spfkit_request);
+	F(spfkit_request, size);
 	F(spfkit_request, ip);
 	F(spfkit_request, sender);
 	F(spfkit_request, sender_len);
@@ -164,6 +167,7 @@ int main(void)
 
 	/* cares.h */
 	S(spfkit_cares_options);
+	F(spfkit_cares_options, size);
 	F(spfkit_cares_options, servers);
 	F(spfkit_cares_options, timeout_ms);
 	F(spfkit_cares_options, tries);
@@ -174,6 +178,7 @@ int main(void)
 
 	/* cache.h */
 	S(spfkit_cache_options);
+	F(spfkit_cache_options, size);
 	F(spfkit_cache_options, max_bytes);
 	F(spfkit_cache_options, max_ttl);
 	F(spfkit_cache_options, max_negative_ttl);

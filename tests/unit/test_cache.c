@@ -971,6 +971,48 @@ static void record_cache_charges_real_bytes(void **state)
 	assert_int_equal(atomic_load(&rc_live), 0);
 }
 
+/* no_record_cache: the same result, nothing kept, nothing left behind;
+ * and a cache that grows its table past its first buckets keeps all. */
+static void record_cache_off_and_growing(void **state)
+{
+	struct spfkit_config cfg;
+	struct spfkit_ctx *ctx;
+	struct spfkit_zone *z;
+	char name[32], text[64];
+	unsigned i;
+
+	(void)state;
+	assert_int_equal(spfkit_zone_new(NULL, &z), 0);
+	for (i = 0; i < 100; i++) { /* the cache is keyed by text: each its own */
+		snprintf(name, sizeof(name), "d%u.example", i);
+		snprintf(text, sizeof(text), "v=spf1 ip4:10.0.%u.0/24 %s -all", i,
+			 i % 2 ? "ip4:198.51.100.0/24" : "a");
+		zone_txt(z, name, text);
+	}
+	spfkit_config_init(&cfg);
+	cfg.alloc = &rc_counting;
+	cfg.no_record_cache = 1;
+	assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(rc_check(ctx, z, "198.51.100.7", "a@d1.example"), SPFKIT_RESULT_PASS);
+	assert_int_equal(rc_check(ctx, z, "198.51.100.7", "a@d1.example"), SPFKIT_RESULT_PASS);
+	assert_int_equal(rc_bytes_of(ctx).entries, 0);
+	assert_int_equal(rc_bytes_of(ctx).now, 0);
+	spfkit_ctx_free(ctx);
+
+	cfg.no_record_cache = 0; /* the default cache: 16 buckets at first */
+	assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
+	for (i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "a@d%u.example", i);
+		assert_int_equal(rc_check(ctx, z, "198.51.100.7", name),
+				 i % 2 ? SPFKIT_RESULT_PASS : SPFKIT_RESULT_FAIL);
+	}
+	assert_int_equal(rc_bytes_of(ctx).entries, 100);
+	assert_true(spfkit__rcache_longest_chain(ctx->records) <= 8);
+	spfkit_ctx_free(ctx);
+	spfkit_zone_free(z);
+	assert_int_equal(atomic_load(&rc_live), 0);
+}
+
 /*
  * What one evaluation can take, nothing cached (budget 1 byte): a record
  * of 10 includes, each of a different 64 KiB record. Two kinds: one-letter
@@ -1124,6 +1166,7 @@ int main(void)
 		T(flooded_names_spread),
 		T(record_cache_byte_budget),
 		T(record_cache_charges_real_bytes),
+		T(record_cache_off_and_growing),
 		T(record_cache_worst_evaluation),
 		T(record_cache_budget_threads),
 	};

@@ -721,7 +721,7 @@ static void sized_structs(void **state)
 	/* Zeroed without *_init(): refused, not read with a guessed layout. */
 	memset(&nc, 0, sizeof(nc));
 	assert_int_equal(spfkit_ctx_new(&nc.known, &ctx), SPFKIT_EINVAL);
-	nc.known.size = sizeof(nc.known) - 1;
+	nc.known.size = offsetof(struct spfkit_config, receiver); /* below any release */
 	assert_int_equal(spfkit_ctx_new(&nc.known, &ctx), SPFKIT_EINVAL);
 	/* A newer caller that leaves the new field at its default: fine. */
 	nc.known.size = sizeof(nc);
