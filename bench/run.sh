@@ -55,6 +55,9 @@ bench_value() {
 		for (i = 3; i <= NF; i++) { split($i, kv, "="); if (kv[1] == key) print kv[2] } }' "$@"
 }
 
+# The machine's load (1-minute average) and running processes, before a round.
+load_now() { awk '{ printf "load %s, %s running", $1, $4 }' /proc/loadavg 2>/dev/null; }
+
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 lowest() { sort -g | head -n 1; }
 highest() { sort -g | tail -n 1; }
@@ -91,13 +94,13 @@ QFILE="$OUT/queries.txt"
 
 # Pair 1 also writes the results, compares them, and times spfkit_check().
 echo
-echo "== spfkit"
+echo "== spfkit ($(load_now))"
 "$BUILD/bench/bench_eval" --zone "$ZONE" --queries "$QFILE" --seconds "$SECS" --mode all \
 	--results-out "$OUT/results-spfkit.txt" --intent "$OUT/queries.intent" >"$OUT/spfkit.1.log"
 grep -v '^#BENCH' "$OUT/spfkit.1.log"
 if [ "$LIBSPF2" = 1 ]; then
 	echo
-	echo "== libspf2 (hashed in-memory DNS layer)"
+	echo "== libspf2 (hashed in-memory DNS layer) ($(load_now))"
 	"$BUILD/bench/bench_libspf2" --zone "$ZONE" --queries "$QFILE" --seconds "$SECS" \
 		--compare "$OUT/results-spfkit.txt" >"$OUT/libspf2.1.log"
 	grep -v '^#BENCH' "$OUT/libspf2.1.log"
@@ -109,6 +112,7 @@ fi
 i=2
 while [ "$i" -le "$PAIRS" ]; do
 	[ "$i" = 2 ] && { echo; echo "== more alternating runs"; }
+	echo "round $i: $(load_now)"
 	"$BUILD/bench/bench_eval" --zone "$ZONE" --queries "$QFILE" --seconds "$SECS" \
 		--mode direct >"$OUT/spfkit.$i.log"
 	grep '^spfkit direct' "$OUT/spfkit.$i.log"
