@@ -47,6 +47,12 @@ static void trace_frame_event(struct spfkit_eval *ev, const struct frame *f,
 	ev->trace(ev->trace_arg, &e);
 }
 
+void spfkit__trace_note(struct spfkit_eval *ev, const struct frame *f, const char *text,
+			size_t len)
+{
+	trace_frame_event(ev, f, SPFKIT_TRACE_NOTE, text, len, 0);
+}
+
 /* Tracing is off on the hot path: test before the call. */
 static inline void trace_frame(struct spfkit_eval *ev, const struct frame *f,
 			       enum spfkit_trace_kind kind, const char *text, size_t len, int matched)
@@ -167,6 +173,7 @@ static int frame_record(struct spfkit_eval *ev, struct frame *f, struct query *q
 	f->rec_level = q->level;
 	f->term_level = q->level;
 	trace_frame(ev, f, SPFKIT_TRACE_RECORD, f->rec->text, f->rec->len, 0);
+	spfkit__trace_legacy(ev, f);
 	f->phase = PH_TERMS;
 	f->term = 0;
 	f->uses = f->counted = 0;

@@ -253,6 +253,12 @@ int spfkit__explain(struct spfkit_eval *ev, struct frame *f);
 void spfkit__frame_fail(struct spfkit_eval *ev, struct frame *f, enum spfkit_result_code code,
 			const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void spfkit__trace(struct spfkit_eval *ev, const struct spfkit_trace_event *e);
+/* A NOTE event for frame f (the trace must be on). */
+void spfkit__trace_note(struct spfkit_eval *ev, const struct frame *f, const char *text,
+			size_t len);
+
+/* legacy.c: name pre-RFC modifiers of f's record in the trace (if on). */
+void spfkit__trace_legacy(struct spfkit_eval *ev, const struct frame *f);
 void spfkit__macro_env(const struct spfkit_eval *ev, const struct frame *f,
 		       struct spfkit__macro_env *env);
 

@@ -1387,10 +1387,68 @@ static void held_records_redirect_and_repeat(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
+/* ---- issue 10 item 4: pre-RFC modifiers named in the trace ----------- */
+
+struct notes {
+	char text[4][512];
+	size_t n;
+};
+
+static void note_trace(void *arg, const struct spfkit_trace_event *e)
+{
+	struct notes *c = arg;
+
+	if (e->kind != SPFKIT_TRACE_NOTE || c->n >= 4)
+		return;
+	snprintf(c->text[c->n++], sizeof(c->text[0]), "%.*s", (int)e->text_len, e->text);
+}
+
+static void trace_names_legacy_modifiers(void **state)
+{
+	struct fixture *fx = *state;
+	struct spfkit_resolver *r;
+	struct spfkit_request req;
+	struct notes c;
+
+	txt(fx, "old.example", "v=spf1 mx default=deny");
+	name_rr(fx, "old.example", SPFKIT_RR_MX, "mx.old.example", 10);
+	addr(fx, "mx.old.example", "192.0.2.1");
+	txt(fx, "acc.example", "v=spf1 accredit=x.example DEFAULT=softdeny -all");
+	memset(&c, 0, sizeof(c));
+	spfkit_request_init(&req);
+	assert_int_equal(spfkit_ip_parse("198.51.100.1", 12, &req.ip), 0);
+	req.sender = "u@old.example";
+	req.sender_len = strlen(req.sender);
+	req.trace = note_trace;
+	req.trace_arg = &c;
+	assert_int_equal(spfkit_zone_resolver(fx->zone, &r), 0);
+	assert_int_equal(spfkit_check(fx->ctx, r, &req, &fx->ev), 0);
+	/* the result is the RFC's: the modifier is ignored */
+	assert_result(spfkit_eval_result(fx->ev)->code, SPFKIT_RESULT_NEUTRAL);
+	spfkit_eval_free(fx->ev);
+	fx->ev = NULL;
+	assert_int_equal(c.n, 1);
+	assert_non_null(strstr(c.text[0], "default=deny ignored"));
+	assert_non_null(strstr(c.text[0], "it meant -all"));
+	assert_non_null(strstr(c.text[0], "ends neutral"));
+
+	memset(&c, 0, sizeof(c));
+	req.sender = "u@acc.example";
+	req.sender_len = strlen(req.sender);
+	assert_int_equal(spfkit_check(fx->ctx, r, &req, &fx->ev), 0);
+	assert_result(spfkit_eval_result(fx->ev)->code, SPFKIT_RESULT_FAIL);
+	assert_int_equal(c.n, 2);
+	assert_non_null(strstr(c.text[0], "accredit=x.example ignored"));
+	assert_non_null(strstr(c.text[1], "DEFAULT=softdeny ignored"));
+	assert_non_null(strstr(c.text[1], "it meant ~all"));
+	assert_null(strstr(c.text[1], "ends neutral")); /* it has -all */
+	spfkit_resolver_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(h4_api_misuse), T(h4_answer_misuse), T(h4_record_of_2000_terms),
+		T(h4_api_misuse), T(trace_names_legacy_modifiers), T(h4_answer_misuse), T(h4_record_of_2000_terms),
 		T(h4_long_expansion_is_cut), T(h4_default_explanation_ipv6), T(h4_answer_out_of_memory),
 		T(all_and_qualifiers), T(ip4_ip6_cidr), T(a_with_dual_cidr), T(mx_hosts),
 		T(ptr_validated_names), T(exists_and_macros), T(include_results_map),
