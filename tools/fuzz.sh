@@ -9,7 +9,7 @@ seconds=${FUZZ_SECONDS:-60}
 only=${1:-}
 out=fuzz/out
 mkdir -p "$out"
-lib=$(git ls-files 'lib/core/*.c' 'lib/spf/*.c' 'lib/resolver/*.c' 'lib/dns/*.c' 'policyd/proto.c' \
+lib=$(git ls-files 'util/*.c' 'lib/core/*.c' 'lib/spf/*.c' 'lib/resolver/*.c' 'lib/dns/*.c' 'policyd/proto.c' \
 	'mta/util.c')
 # <spfkit/version.h> is generated from meson.build's version (as meson does).
 version=$(sed -n "s/^ *version *: *'\([0-9.]*\)'.*/\1/p" meson.build | head -n 1)
@@ -26,7 +26,7 @@ for src in fuzz/fuzz_*.c; do
 	echo "== $name: building"
 	# shellcheck disable=SC2086
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -I"$out/include" -Ilib/core \
+		-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -I"$out/include" -Iutil -Ilib/core \
 		-Ilib/spf -Ilib/resolver -Ilib/dns -Ipolicyd -Imta "$src" $lib -lcares -lpthread -o "$out/fuzz_$name"
 	mkdir -p "$out/$name"
 	cp -r "fuzz/corpus/$name/." "$out/$name/" 2>/dev/null || true
