@@ -234,3 +234,8 @@ fi
 
 # The policy service: spfkit-policyd against Debian's policyd-spf (issue 4).
 sh "$SRC/bench/bench_policyd.sh" "$BUILD"
+
+# The milter (issue 9): messages through spfkit-milter, 1 and 32 sessions.
+echo
+echo "== spfkit-milter ($(load_now))"
+sh "$SRC/bench/bench_milter.sh" "$BUILD"
