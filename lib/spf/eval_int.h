@@ -31,6 +31,8 @@
 
 /* include/redirect nesting; the 10-term limit of §4.6.4 stops far before */
 #define EVAL_MAX_DEPTH 16
+/* Slots of the replay memo (struct spfkit_eval), a power of two. */
+#define EVAL_NEED_MEMO 16
 /* questions of one evaluation; the RFC limits keep a valid one near 150 */
 #define EVAL_MAX_QUERIES 512
 /* questions and arena bytes that need no allocation of their own */
@@ -182,6 +184,20 @@ struct spfkit_eval {
 	 * check_host() reads it (includes and redirects still fetch) */
 	struct query *given;
 	struct spfkit_result result;
+	/*
+	 * A term waiting for an answer asks its questions again from the
+	 * start each time it resumes (the replay above). Names live in the
+	 * arena, in an answer kept for the evaluation or in a held record,
+	 * and never move or change: a question asked again with the same
+	 * name pointer, length and type is the same question, found here
+	 * without hashing the name and searching the table.
+	 */
+	struct need_memo {
+		const char *name;
+		size_t len;
+		uint16_t type;
+		struct query *q;
+	} need_memo[EVAL_NEED_MEMO];
 	/* Not zeroed by spfkit_eval_new(): each slot is written before it is
 	 * read (a frame when pushed, a question pointer when filed). */
 	struct frame frames[EVAL_MAX_DEPTH];

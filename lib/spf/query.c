@@ -85,6 +85,28 @@ struct query *spfkit__file(struct spfkit_eval *ev, uint16_t type, const char *na
 	return q;
 }
 
+/* spfkit__file() for strict evaluation, through the replay memo (eval_int.h). */
+static struct query *need_file(struct spfkit_eval *ev, uint16_t type, const char *name, size_t len,
+			       unsigned flags, unsigned level)
+{
+	struct need_memo *m =
+		&ev->need_memo[(((uintptr_t)name >> 3) ^ len ^ type) & (EVAL_NEED_MEMO - 1)];
+	struct query *q;
+
+	if (m->name == name && m->len == len && m->type == type) {
+		m->q->flags |= (uint8_t)flags;
+		return m->q;
+	}
+	q = spfkit__file(ev, type, name, len, flags, level);
+	if (q != NULL) {
+		m->name = name;
+		m->len = len;
+		m->type = type;
+		m->q = q;
+	}
+	return q;
+}
+
 const struct query *spfkit__need(struct spfkit_eval *ev, struct frame *f, uint16_t type,
 				 const char *name, size_t len, unsigned flags, int *fresh, int *nomem)
 {
@@ -92,7 +114,7 @@ const struct query *spfkit__need(struct spfkit_eval *ev, struct frame *f, uint16
 
 	*nomem = 0;
 	*fresh = 0;
-	q = spfkit__file(ev, type, name, len, flags | QF_STRICT, (unsigned)f->term_level + 1);
+	q = need_file(ev, type, name, len, flags | QF_STRICT, (unsigned)f->term_level + 1);
 	if (q == NULL) {
 		if (ev->nqueries >= EVAL_MAX_QUERIES)
 			return &query_cap_reached;
