@@ -173,7 +173,8 @@ static int frame_record(struct spfkit_eval *ev, struct frame *f, struct query *q
 	f->rec_level = q->level;
 	f->term_level = q->level;
 	trace_frame(ev, f, SPFKIT_TRACE_RECORD, f->rec->text, f->rec->len, 0);
-	spfkit__trace_legacy(ev, f);
+	if (ev->trace != NULL)
+		spfkit__trace_legacy(ev, f);
 	f->phase = PH_TERMS;
 	f->term = 0;
 	f->uses = f->counted = 0;
@@ -249,13 +250,34 @@ static void trace_term(struct spfkit_eval *ev, const struct frame *f, int matche
 	trace_frame_event(ev, f, SPFKIT_TRACE_TERM, f->rec->text + t->offset, t->len, matched);
 }
 
+/*
+ * Without a trace, run past the terms the compact form settles
+ * (modifiers, and ip4/ip6 that cannot cover the client) in a tight loop:
+ * the state is then what frame_next_term() leaves after each of them.
+ * With a trace, every term tried is an event: the loop below does it.
+ */
+static void skip_settled(const struct spfkit_eval *ev, struct frame *f)
+{
+	const struct spfkit__hot_term *h = f->hot;
+	size_t i = f->term, n = f->rec->count;
+
+	if (ev->trace != NULL)
+		return;
+	while (i < n && (h[i].is_modifier || hot_no_match(ev, &h[i])))
+		i++;
+	if (i == f->term)
+		return;
+	frame_next_term(f);
+	f->term = i;
+}
+
 /* §4.6.2: mechanisms in order; the first match decides. */
 static int frame_terms(struct spfkit_eval *ev, struct frame *f)
 {
 	enum mech_outcome out;
 	int rc;
 
-	for (; f->term < f->rec->count; frame_next_term(f)) {
+	for (skip_settled(ev, f); f->term < f->rec->count; frame_next_term(f), skip_settled(ev, f)) {
 		const struct spfkit_term *t = &f->rec->terms[f->term];
 
 		if (f->hot[f->term].is_modifier)
