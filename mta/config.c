@@ -34,7 +34,8 @@ enum kind {
 	K_DEFER,   /* defer_if_permit / 451 */
 	K_TESTONLY_OLD, /* defaultSeedOnly: old name of TestOnly */
 	K_UNSUPPORTED,  /* accepted, ignored, with a warning */
-	K_MILTER,  /* read by the milter; nothing to check here */
+	K_MSTR,    /* a milter setting: printable text, no spaces */
+	K_OCTAL,   /* UMask: octal, at most 0777 */
 };
 
 struct option {
@@ -78,13 +79,18 @@ static const struct option options[] = {
 	{"Per_User", K_UNSUPPORTED, 0, 0, 0},
 	{"TempError_Action", K_DEFER, F(temperror_action), 0, 0}, /* ours */
 	{"Reason_URL", K_URL, F(reason_url), 0, 0},               /* ours */
-	{"Socket", K_MILTER, 0, 0, 0},
-	{"PidFile", K_MILTER, 0, 0, 0},
-	{"UserID", K_MILTER, 0, 0, 0},
-	{"UMask", K_MILTER, 0, 0, 0},
-	{"InternalHosts", K_MILTER, 0, 0, 0},
-	{"IntHosts", K_MILTER, 0, 0, 0},
-	{"MacroList", K_MILTER, 0, 0, 0},
+	/* pyspf-milter's, for spfkit-milter */
+	{"Socket", K_MSTR, F(socket), 0, 0},
+	{"PidFile", K_MSTR, F(pid_file), 0, 0},
+	{"UserID", K_MSTR, F(user_id), 0, 0},
+	{"UMask", K_OCTAL, F(umask), 0, 0777},
+	{"InternalHosts", K_NETS, F(internal_hosts), 0, 0},
+	{"IntHosts", K_NETS, F(internal_hosts), 0, 0},
+	{"MacroList", K_MSTR, F(macro_list), 0, 0},
+	{"Skip_Authenticated", K_YESNO, F(skip_authenticated), 0, 0}, /* ours */
+	{"Skip_Verified", K_YESNO, F(skip_verified), 0, 0},           /* ours */
+	{"Delete_Received_SPF", K_YESNO, F(delete_received_spf), 0, 0}, /* ours */
+	{"Milter_Time_Limit", K_INT, F(milter_time_limit), 1, 3600},     /* ours */
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -208,6 +214,30 @@ static void take_int(struct reader *r, const struct option *o, const char *v, si
 	*(int *)((char *)r->cfg + o->off) = (int)n;
 }
 
+/* UMask: octal as pyspf-milter writes it ("007", "0o007" is Python's, not ours). */
+static void take_octal(struct reader *r, const struct option *o, const char *v, size_t len)
+{
+	size_t i;
+	int n = 0;
+
+	if (len == 0 || len > 4) {
+		report(r, 1, "%s: '%s' is not an octal mode", o->name, SHOWN(v, len));
+		return;
+	}
+	for (i = 0; i < len; i++) {
+		if (v[i] < '0' || v[i] > '7') {
+			report(r, 1, "%s: '%s' is not an octal mode", o->name, SHOWN(v, len));
+			return;
+		}
+		n = n * 8 + (v[i] - '0');
+	}
+	if (n > o->hi) {
+		report(r, 1, "%s: '%s' is over 0777", o->name, SHOWN(v, len));
+		return;
+	}
+	*(int *)((char *)r->cfg + o->off) = n;
+}
+
 /* Exact spelling, as policyd-spf compares; a case slip gets a hint. */
 static int pick(struct reader *r, const struct option *o, const char *v, size_t len,
 		const char *const *names, size_t n)
@@ -292,6 +322,7 @@ static void take_header(struct reader *r, const struct option *o, const char *v,
 		return;
 	}
 	r->cfg->header_type = bits;
+	r->cfg->header_type_set = 1;
 }
 
 /* {rejectdefer} {spf} {url}, {{ and }}: what Python's str.format accepts here. */
@@ -623,11 +654,12 @@ static void apply(struct reader *r, const struct option *o, const char *v, size_
 	case K_ID:
 	case K_ACTION:
 	case K_REASON:
+	case K_MSTR:
 	case K_URL: take_text(r, o, v, len); break;
+	case K_OCTAL: take_octal(r, o, v, len); break;
 	case K_UNSUPPORTED:
 		report(r, 0, "%s is not supported by spfkit; ignored", o->name);
 		break;
-	case K_MILTER: break;
 	}
 }
 
@@ -688,6 +720,9 @@ static int set_defaults(struct spfkit__mta_config *cfg)
 	cfg->whitelist_lookup_time = 10;
 	cfg->void_limit = 2;
 	cfg->queue_id = 1;
+	cfg->umask = -1;
+	cfg->milter_time_limit = 20; /* under Postfix's 30 s milter_command_timeout */
+	cfg->skip_authenticated = 1;
 	memset(&r, 0, sizeof(r));
 	r.cfg = cfg;
 	/* the string defaults go through the reader, so they obey its checks */
@@ -839,6 +874,11 @@ void spfkit__mta_config_free(struct spfkit__mta_config *cfg)
 	spfkit__mta_free(a, cfg->reason_url);
 	spfkit__mta_free(a, cfg->helo_pass_restriction);
 	spfkit__mta_free(a, cfg->mail_from_pass_restriction);
+	spfkit__mta_free(a, cfg->socket);
+	spfkit__mta_free(a, cfg->pid_file);
+	spfkit__mta_free(a, cfg->user_id);
+	spfkit__mta_free(a, cfg->internal_hosts.nets);
+	spfkit__mta_free(a, cfg->macro_list);
 	spfkit__mta_free(a, cfg);
 }
 

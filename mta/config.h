@@ -101,6 +101,18 @@ struct spfkit__mta_config {
 	int mock;                        /* Mock: False */
 	int queue_id;                    /* QueueID: True */
 	enum spfkit__mta_defer temperror_action; /* TempError_Action (ours): defer_if_permit */
+	int header_type_set;             /* Header_Type was given (the milter's default is AR) */
+	/* pyspf-milter's keys, read by spfkit-milter (spfkit-policyd ignores them) */
+	char *socket;                    /* Socket: none (the milter's own default) */
+	char *pid_file;                  /* PidFile: none */
+	char *user_id;                   /* UserID: none (USER or USER:GROUP) */
+	int umask;                       /* UMask (octal): -1, leave the umask as it is */
+	struct spfkit__mta_netlist internal_hosts; /* InternalHosts, IntHosts: none */
+	char *macro_list;                /* MacroList: none; "name|value,..." or "name,..." */
+	int skip_authenticated;          /* Skip_Authenticated (ours): Yes ({auth_authen} set) */
+	int skip_verified;               /* Skip_Verified (ours): No ({verify} = OK) */
+	int delete_received_spf;         /* Delete_Received_SPF (ours): No */
+	int milter_time_limit;           /* Milter_Time_Limit (ours): 20 s for one MAIL FROM's check */
 	const struct spfkit_allocator *alloc;
 };
 

@@ -1,7 +1,7 @@
 /*
  * spfkit-policyd's inside, shared by server.c (connections), request.c
- * (one request: evaluations, DNS, the decision), whitelist.c (the DNS
- * whitelists) and icache.c (decisions kept per message). Not an API.
+ * (one request: its attributes, the shared check of mta/checker.c, the
+ * decision) and icache.c (decisions kept per message). Not an API.
  */
 #ifndef SPFKIT_POLICYD_INTERNAL_H
 #define SPFKIT_POLICYD_INTERNAL_H
@@ -18,6 +18,7 @@
 #include <spfkit/event.h>
 
 #include "util.h"
+#include "checker.h"
 #include "decision.h"
 #include "proto.h"
 #include "server.h"
@@ -44,42 +45,14 @@ struct conn {
 	struct conn *prev, *next;
 };
 
-/* One DNS question in flight. */
-struct question {
-	struct job *job;
-	uint32_t id;
-	uint64_t handle;
-	int raw; /* a whitelist's own question, not the evaluator's */
-	struct question *prev, *next;
-};
-
-/* What a request is doing: the DNS whitelists first, then the checks. */
-enum phase {
-	PH_WL_DOMAIN = 0, /* Domain_Whitelist: an SPF pass for a listed domain */
-	PH_WL_HELO,       /* HELO_Whitelist: A/AAAA of a listed HELO name */
-	PH_WL_PTR,        /* Domain_Whitelist_PTR: the client's PTR names */
-	PH_WL_PTR_A,      /* ... and the forward check of the one found */
-	PH_CHECKS,        /* HELO, then MAIL FROM */
-};
-
+/* One request: the shared check (mta/checker.c) and what Postfix needs around it. */
 struct job {
+	struct spfkit__mta_job chk;     /* chk.arg is the job */
 	struct conn *conn;
 	struct gen *gen;
 	struct spfkit__mta_arena arena; /* copies of the request's values */
-	struct spfkit__mta_input in;
-	struct spfkit_ip ip;
 	const char *queue_id, *instance;
 	char *cache_key;
-	enum phase phase;
-	size_t wl_index;            /* next Domain_Whitelist entry */
-	enum spfkit_identity stage;
-	struct spfkit_eval *ev[2]; /* indexed by enum spfkit_identity */
-	struct spfkit_eval *wl_ev; /* a Domain_Whitelist evaluation */
-	struct spfkit_eval *cur;   /* the evaluation being fed answers */
-	int no_mail[2];
-	struct question *questions;
-	struct event *deadline;
-	int expired;
 	struct timespec t0;
 };
 
@@ -116,6 +89,7 @@ struct spfkit__policyd {
 	struct gen *gen;
 	struct spfkit_resolver *resolver;
 	struct spfkit_event *dnsloop; /* the resolver in the loop (lib/event) */
+	struct spfkit__mta_loop loop; /* base, resolver and dnsloop, for the checks */
 	struct evconnlistener *listeners[16];
 	size_t n_listeners;
 	struct conn *conns;
@@ -151,19 +125,5 @@ void spfkit__policyd_cache_free(struct spfkit__policyd *srv);
 struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__policy_request *r);
 void spfkit__policyd_request_go(struct job *j);
 void spfkit__policyd_job_free(struct job *j);
-void spfkit__policyd_job_run(struct job *j);
-void spfkit__policyd_job_finish(struct job *j);
-/* The request cannot go on (rc from the library while `doing`): answered
- * with the temperror reaction (see fail_action()), logged, freed. */
-void spfkit__policyd_job_fail(struct job *j, int rc, const char *doing);
-void spfkit__policyd_checks_start(struct job *j);
-void spfkit__policyd_cancel_questions(struct job *j);
-int spfkit__policyd_submit(struct job *j, const char *name, size_t len, uint16_t type, uint32_t id,
-			   int raw);
-extern const struct spfkit_dns_answer spfkit__policyd_timed_out;
-
-/* whitelist.c: HELO_Whitelist, Domain_Whitelist, Domain_Whitelist_PTR */
-void spfkit__policyd_wl_next(struct job *j);
-void spfkit__policyd_wl_answer(struct job *j, const struct spfkit_dns_answer *answer);
 
 #endif

@@ -9,11 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <grp.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netdb.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,12 +25,9 @@
 
 #include <event2/event.h>
 
-#include <spfkit/zone.h>
-#include <spfkit/cache.h>
-#include <spfkit/cares.h>
-
 #include "cleanup.h"
 #include "config.h"
+#include "daemon.h"
 #include "util.h"
 #include "server.h"
 
@@ -47,12 +42,7 @@ struct options {
 	int stdio;
 	const char *user;
 	const char *pid_file;
-	const char *dns;
-	const char *zone;
-	const char *zone_timeout[MAX_LISTEN];
-	size_t n_zone_timeout;
-	int dns_timeout_ms;
-	long dns_cache_mb;
+	struct spfkit__mta_dns_opts dns_opts; /* --dns, --dns-timeout, --dns-cache-mb, --zone* */
 	mode_t socket_mode;
 	struct spfkit__policyd_opts srv;
 	struct spfkit__policyd_cleanup *cleanup; /* what to remove at exit */
@@ -85,62 +75,6 @@ static void usage(FILE *f)
 	      "                          its first byte (default 30)\n"
 	      "  -h, --help, -V, --version\n",
 	      f);
-}
-
-/* A whole decimal number in [lo, hi], or -1. */
-static long number(const char *s, long lo, long hi)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-		return -1;
-	return v;
-}
-
-/* A port number: 1-65535 (0 too when zero_ok: "any free port"). */
-static int port_ok(const char *s, int zero_ok)
-{
-	return number(s, zero_ok ? 0 : 1, 65535) >= 0;
-}
-
-/*
- * --dns: HOST[:PORT],... with HOST an IPv4 address, or IPv6 (bracketed
- * when a port follows). Only the ports are checked here; c-ares reads
- * the rest, but would take 99999 as some other port.
- */
-static int dns_servers_ok(const char *list)
-{
-	char item[128];
-	const char *p = list;
-
-	while (*p != '\0') {
-		size_t n = strcspn(p, ",");
-		const char *colon, *port = NULL;
-
-		if (n == 0 || n >= sizeof(item))
-			return 0;
-		memcpy(item, p, n);
-		item[n] = '\0';
-		colon = strrchr(item, ':');
-		if (item[0] == '[') {
-			const char *close = strchr(item, ']');
-
-			if (close == NULL || (close[1] != '\0' && close[1] != ':'))
-				return 0;
-			port = close[1] == ':' ? close + 2 : NULL;
-		} else if (colon != NULL && strchr(item, ':') == colon) {
-			port = colon + 1; /* one colon: IPv4:PORT; more: bare IPv6 */
-		}
-		if (port != NULL && !port_ok(port, 0))
-			return 0;
-		p += n;
-		if (*p == ',')
-			p++;
-	}
-	return 1;
 }
 
 static const char *option_name(const struct option *longs, int ch)
@@ -178,7 +112,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 	o->config = SPFKIT_MTA_CONF_DEFAULT_PATH;
 	o->socket_mode = 0666;
-	o->dns_cache_mb = 4;
+	o->dns_opts.cache_mb = 4;
 	while ((ch = getopt_long(argc, argv, "c:l:u:p:hV", longs, NULL)) != -1) {
 		switch (ch) {
 		case 'c': o->config = optarg; o->config_given = 1; break;
@@ -200,25 +134,25 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->socket_mode = (mode_t)v;
 			break;
 		case O_DNS:
-			if (!dns_servers_ok(optarg))
+			if (!spfkit__mta_dns_servers_ok(optarg))
 				goto bad;
-			o->dns = optarg;
+			o->dns_opts.servers = optarg;
 			break;
 		case O_DNS_TIMEOUT:
-			o->dns_timeout_ms = (int)number(optarg, 1, 600000);
-			if (o->dns_timeout_ms < 0)
+			o->dns_opts.timeout_ms = (int)spfkit__mta_number(optarg, 1, 600000);
+			if (o->dns_opts.timeout_ms < 0)
 				goto bad;
 			break;
 		case O_DNS_CACHE:
-			o->dns_cache_mb = number(optarg, 0, 4096);
-			if (o->dns_cache_mb < 0)
+			o->dns_opts.cache_mb = spfkit__mta_number(optarg, 0, 4096);
+			if (o->dns_opts.cache_mb < 0)
 				goto bad;
 			break;
-		case O_ZONE: o->zone = optarg; break;
+		case O_ZONE: o->dns_opts.zone = optarg; break;
 		case O_ZONE_TIMEOUT:
-			if (o->n_zone_timeout == MAX_LISTEN)
+			if (o->dns_opts.n_zone_timeout == SPFKIT__MTA_MAX_ZONE_TIMEOUT)
 				goto bad;
-			o->zone_timeout[o->n_zone_timeout++] = optarg;
+			o->dns_opts.zone_timeout[o->dns_opts.n_zone_timeout++] = optarg;
 			break;
 		case O_RECEIVER: o->srv.receiver = optarg; break;
 		case O_LOG:
@@ -227,20 +161,20 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->srv.log_stderr = strcmp(optarg, "stderr") == 0;
 			break;
 		case O_MAXC:
-			v = number(optarg, 1, 1000000);
+			v = spfkit__mta_number(optarg, 1, 1000000);
 			if (v < 0)
 				goto bad;
 			o->srv.max_connections = (unsigned)v;
 			break;
 		case O_PER_CLIENT:
-			v = number(optarg, 1, 1000000);
+			v = spfkit__mta_number(optarg, 1, 1000000);
 			if (v < 0)
 				goto bad;
 			o->srv.max_per_client = (unsigned)v;
 			break;
 		case O_IDLE:
 		case O_REQ:
-			v = number(optarg, 1, 86400);
+			v = spfkit__mta_number(optarg, 1, 86400);
 			if (v < 0)
 				goto bad;
 			*(ch == O_IDLE ? &o->srv.idle_timeout : &o->srv.request_timeout) = (int)v;
@@ -375,7 +309,7 @@ static int listen_inet(const char *spec, char *bound, size_t bsize)
 	}
 	memcpy(port, colon + 1, strlen(colon + 1) + 1);
 	/* getaddrinfo() would take 99999 and bind port 99999 mod 65536 */
-	if (!port_ok(port, 1))
+	if (!spfkit__mta_port_ok(port, 1))
 		goto bad;
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
@@ -432,46 +366,7 @@ static int open_listeners(struct options *o, struct spfkit__policyd *srv)
 	return 0;
 }
 
-/* ---- privileges, PID file --------------------------------------------- */
-
-static int drop_privileges(const char *spec)
-{
-	char name[256];
-	const char *colon = strchr(spec, ':');
-	size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
-	struct passwd *pw;
-	gid_t gid;
-
-	if (n >= sizeof(name))
-		return -1;
-	memcpy(name, spec, n);
-	name[n] = '\0';
-	pw = getpwnam(name);
-	if (pw == NULL) {
-		fprintf(stderr, "spfkit-policyd: no such user: %s\n", name);
-		return -1;
-	}
-	gid = pw->pw_gid;
-	if (colon != NULL) {
-		struct group *gr = getgrnam(colon + 1);
-
-		if (gr == NULL) {
-			fprintf(stderr, "spfkit-policyd: no such group: %s\n", colon + 1);
-			return -1;
-		}
-		gid = gr->gr_gid;
-	}
-	if (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid(pw->pw_uid) != 0) {
-		fprintf(stderr, "spfkit-policyd: cannot become %s: %s\n", spec, strerror(errno));
-		return -1;
-	}
-	/* there is no way back */
-	if (pw->pw_uid != 0 && setuid(0) == 0) {
-		fputs("spfkit-policyd: privileges could be regained; refusing to run\n", stderr);
-		return -1;
-	}
-	return 0;
-}
+/* ---- PID file ------------------------------------------------------------ */
 
 static int write_pid_file(const char *path, struct spfkit__policyd_cleanup *cleanup)
 {
@@ -551,66 +446,6 @@ static void fit_fd_limit(struct options *o)
 
 /* ---- DNS ---------------------------------------------------------------- */
 
-struct dns {
-	struct spfkit_zone *zone;
-	struct spfkit_resolver *r;     /* the backend */
-	struct spfkit_resolver *layer; /* NULL, or the cache layer over r */
-	struct spfkit_cache *cache;
-};
-
-static void close_resolver(struct dns *d)
-{
-	spfkit_resolver_free(d->layer);
-	spfkit_resolver_free(d->r);
-	spfkit_cache_free(d->cache);
-	if (d->zone != NULL)
-		spfkit_zone_free(d->zone);
-}
-
-static int open_zone(const struct options *o, struct dns *d)
-{
-	char err[512] = "";
-	size_t i;
-
-	if (spfkit_zone_new(NULL, &d->zone) != 0 ||
-	    spfkit_zone_load_file(d->zone, o->zone, NULL, err, sizeof(err)) != 0) {
-		fprintf(stderr, "spfkit-policyd: zone %s: %s\n", o->zone, err[0] ? err : "cannot load");
-		return -1;
-	}
-	for (i = 0; i < o->n_zone_timeout; i++)
-		if (spfkit_zone_add_timeout(d->zone, o->zone_timeout[i], strlen(o->zone_timeout[i])) != 0)
-			return -1;
-	return spfkit_zone_resolver(d->zone, &d->r) == 0 ? 0 : -1;
-}
-
-/* c-ares with an answer cache over it, or a zone file (--zone). */
-static int open_resolver(const struct options *o, struct dns *d)
-{
-	struct spfkit_cares_options co;
-	struct spfkit_cache_options cc;
-	char err[512] = "";
-
-	if (o->zone != NULL)
-		return open_zone(o, d);
-	spfkit_cares_options_init(&co);
-	co.servers = o->dns;
-	co.timeout_ms = o->dns_timeout_ms;
-	if (spfkit_cares_new(&co, NULL, &d->r, err, sizeof(err)) != 0) {
-		fprintf(stderr, "spfkit-policyd: DNS: %s\n", err);
-		return -1;
-	}
-	if (o->dns_cache_mb == 0)
-		return 0;
-	spfkit_cache_options_init(&cc);
-	cc.max_bytes = (size_t)o->dns_cache_mb << 20;
-	if (spfkit_cache_new(&cc, NULL, &d->cache) != 0 ||
-	    spfkit_cache_resolver(d->cache, d->r, &d->layer) != 0) {
-		fputs("spfkit-policyd: cannot make the DNS cache\n", stderr);
-		return -1;
-	}
-	return 0;
-}
-
 /* ---- signals ------------------------------------------------------------ */
 
 struct sigs {
@@ -648,7 +483,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 
 /* ---- main ----------------------------------------------------------------- */
 
-static int run(struct options *o, struct spfkit__mta_config *cfg, struct dns *d)
+static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit__mta_dns *d)
 {
 	struct event_config *ec = event_config_new();
 	struct event_base *base;
@@ -687,7 +522,7 @@ static int run(struct options *o, struct spfkit__mta_config *cfg, struct dns *d)
 		fprintf(stderr, "spfkit-policyd: cannot fork the cleanup process: %s\n", strerror(errno));
 		goto out;
 	}
-	if (o->user != NULL && drop_privileges(o->user) != 0)
+	if (o->user != NULL && spfkit__mta_drop_privileges("spfkit-policyd", o->user) != 0)
 		goto out;
 	event_base_dispatch(base);
 	rc = 0;
@@ -708,7 +543,7 @@ int main(int argc, char **argv)
 {
 	struct options o;
 	struct spfkit__mta_config *cfg = NULL;
-	struct dns d;
+	struct spfkit__mta_dns d;
 	int rc;
 
 	memset(&o, 0, sizeof(o));
@@ -731,15 +566,15 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	memset(&d, 0, sizeof(d));
 	o.cleanup = spfkit__policyd_cleanup_new();
-	if (o.cleanup == NULL || open_resolver(&o, &d) != 0) {
+	if (o.cleanup == NULL || spfkit__mta_dns_open("spfkit-policyd", &o.dns_opts, &d) != 0) {
 		spfkit__mta_config_free(cfg);
-		close_resolver(&d);
+		spfkit__mta_dns_close(&d);
 		spfkit__policyd_cleanup_free(o.cleanup);
 		return 1;
 	}
 	fit_fd_limit(&o);
 	rc = run(&o, cfg, &d);
-	close_resolver(&d);
+	spfkit__mta_dns_close(&d);
 	spfkit__policyd_cleanup_free(o.cleanup);
 	return rc;
 }

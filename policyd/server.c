@@ -601,6 +601,9 @@ int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_op
 		spfkit__mta_free(NULL, srv);
 		return SPFKIT_ENOMEM;
 	}
+	srv->loop.base = base;
+	srv->loop.resolver = srv->resolver;
+	srv->loop.dnsloop = srv->dnsloop;
 	*out = srv;
 	return 0;
 }

@@ -1,0 +1,194 @@
+/*
+ * Pure text helpers of the milter: is an Authentication-Results field
+ * ours (RFC 8601), reply text for smfi_setreply(), the parts of a
+ * decision's action, escaped copies for the log. No I/O, no state.
+ */
+#include <string.h>
+
+#include "util.h"
+#include "milter.h"
+
+/* Comments nest (RFC 5322 §3.2.2); deeper than this is not a real header. */
+#define MAX_COMMENT_DEPTH 16
+
+static int is_wsp(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Skip CFWS (RFC 5322 §3.2.2). NULL on an unclosed or too deep comment. */
+static const char *skip_cfws(const char *p)
+{
+	int depth = 0;
+
+	for (; *p != '\0'; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (depth == 0 && is_wsp(c))
+			continue;
+		if (c == '(') {
+			if (++depth > MAX_COMMENT_DEPTH)
+				return NULL;
+		} else if (depth > 0 && c == ')') {
+			depth--;
+		} else if (depth > 0 && c == '\\') {
+			if (p[1] == '\0')
+				return NULL;
+			p++; /* quoted-pair */
+		} else if (depth == 0) {
+			return p;
+		}
+	}
+	return depth == 0 ? p : NULL;
+}
+
+/* RFC 2045 §5.1 tspecials, and what no token holds. */
+static int is_token_char(unsigned char c)
+{
+	return c > 0x20 && c < 0x7f && strchr("()<>@,;:\\\"/[]?=", c) == NULL;
+}
+
+/* A quoted-string's content, unescaped, into buf; its length, or -1 (unclosed, too long). */
+static long quoted(const char *p, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (p++; *p != '"'; p++) {
+		if (*p == '\0')
+			return -1;
+		if (*p == '\\' && p[1] != '\0')
+			p++;
+		if (n + 1 >= size)
+			return -1;
+		buf[n++] = *p;
+	}
+	return (long)n;
+}
+
+int spfkit__milter_ar_is_ours(const char *value, const char *id)
+{
+	char buf[512];
+	const char *p;
+	long n = 0;
+
+	if (value == NULL || id == NULL || id[0] == '\0')
+		return 0;
+	p = skip_cfws(value);
+	if (p == NULL)
+		return 0;
+	if (*p == '"') {
+		n = quoted(p, buf, sizeof(buf));
+	} else {
+		while (is_token_char((unsigned char)p[n]) && (size_t)n + 1 < sizeof(buf)) {
+			buf[n] = p[n];
+			n++;
+		}
+	}
+	return n > 0 && spfkit__mta_memcaseeq(buf, (size_t)n, id, strlen(id));
+}
+
+int spfkit__milter_name_is(const char *name, const char *want)
+{
+	return name != NULL && spfkit__mta_memcaseeq(name, strlen(name), want, strlen(want));
+}
+
+char *spfkit__milter_reply_text(const char *in, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (; in != NULL && *in != '\0'; in++) {
+		unsigned char c = (unsigned char)*in;
+		size_t need = c == '%' ? 2 : 1;
+
+		if (n + need >= size)
+			break;
+		if (c < 0x20 || c > 0x7e)
+			c = '?';
+		out[n++] = (char)c;
+		if (c == '%')
+			out[n++] = '%';
+	}
+	out[n] = '\0';
+	return out;
+}
+
+/* "d.d.d" with 1-3 digits each (RFC 3463). */
+static int is_enhanced(const char *s, size_t len)
+{
+	size_t i, digits = 0, dots = 0;
+
+	for (i = 0; i < len; i++) {
+		if (s[i] == '.') {
+			if (digits == 0 || ++dots > 2)
+				return 0;
+			digits = 0;
+		} else if (spfkit__mta_is_digit((unsigned char)s[i]) && digits < 3) {
+			digits++;
+		} else {
+			return 0;
+		}
+	}
+	return dots == 2 && digits > 0;
+}
+
+const char *spfkit__milter_action_text(const char *action, char *xcode, size_t size)
+{
+	const char *p = action + strcspn(action, " ");
+	size_t n;
+
+	xcode[0] = '\0';
+	while (*p == ' ')
+		p++;
+	n = strcspn(p, " ");
+	if (is_enhanced(p, n) && n < size) {
+		memcpy(xcode, p, n);
+		xcode[n] = '\0';
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+	return p;
+}
+
+const char *spfkit__milter_header_split(const char *line, char *name, size_t size)
+{
+	const char *colon = strchr(line, ':');
+	size_t n;
+
+	if (colon == NULL || (size_t)(colon - line) >= size)
+		return NULL;
+	n = (size_t)(colon - line);
+	memcpy(name, line, n);
+	name[n] = '\0';
+	colon++;
+	while (*colon == ' ')
+		colon++;
+	return colon;
+}
+
+const char *spfkit__milter_esc(const char *s, size_t cap, char *buf, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0, i;
+
+	if (s == NULL)
+		s = "";
+	for (i = 0; s[i] != '\0' && i < cap && n + 5 < size; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c > 0x7e || c == '\\') {
+			buf[n++] = '\\';
+			buf[n++] = 'x';
+			buf[n++] = hex[c >> 4];
+			buf[n++] = hex[c & 15];
+		} else {
+			buf[n++] = (char)c;
+		}
+	}
+	if (s[i] != '\0' && n + 4 < size) {
+		memcpy(buf + n, "...", 3);
+		n += 3;
+	}
+	buf[n] = '\0';
+	return buf;
+}

@@ -1,0 +1,530 @@
+/*
+ * One client's SPF check (see checker.h): the DNS whitelists, then the
+ * HELO and the MAIL FROM evaluations as sans-I/O state machines fed by
+ * the resolver from the loop, each within its time. Moved here from
+ * spfkit-policyd so the milter runs the very same flow.
+ */
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "checker.h"
+#include "util.h"
+
+/* One DNS question in flight. */
+struct spfkit__mta_question {
+	struct spfkit__mta_job *job;
+	uint32_t id;
+	uint64_t handle;
+	int raw; /* a whitelist's own question, not the evaluator's */
+	struct spfkit__mta_question *prev, *next;
+};
+
+typedef struct spfkit__mta_job job;
+typedef struct spfkit__mta_question question;
+
+static void wl_next(job *j);
+static void wl_answer(job *j, const struct spfkit_dns_answer *answer);
+static void run(job *j);
+
+/* ---- the end ------------------------------------------------------------- */
+
+static void finish(job *j)
+{
+	j->done(j, 0, NULL);
+}
+
+static void fail(job *j, int rc, const char *doing)
+{
+	j->done(j, rc, doing);
+}
+
+/* ---- DNS ---------------------------------------------------------------- */
+
+/* What an open question gets when its time is up. */
+static const struct spfkit_dns_answer timed_out = {SPFKIT_DNS_TEMPFAIL, 0, NULL, 0,
+						   "Lookup_Time exceeded"};
+
+/* What stands in for an answer the evaluator refused as malformed. */
+static const struct spfkit_dns_answer refused = {SPFKIT_DNS_TEMPFAIL, 0, NULL, 0,
+						 "unusable answer from the resolver"};
+
+/*
+ * Hand an answer to the evaluation being fed. A backend's answer the
+ * evaluator refuses (SPFKIT_EINVAL: malformed) is a failed lookup, as
+ * a resolver error would be. An id the evaluation no longer waits for
+ * needs nothing. Anything else (SPFKIT_ENOMEM: the question stays open
+ * and nothing would ever answer it) is returned for the caller to end
+ * the check with fail().
+ */
+static int feed(job *j, uint32_t id, const struct spfkit_dns_answer *answer)
+{
+	int rc = spfkit_eval_answer(j->cur, id, answer);
+
+	if (rc == SPFKIT_EINVAL)
+		rc = spfkit_eval_answer(j->cur, id, &refused);
+	return rc == SPFKIT_ENOTFOUND ? 0 : rc;
+}
+
+static void question_unlink(job *j, question *q)
+{
+	if (q->prev != NULL)
+		q->prev->next = q->next;
+	else
+		j->questions = q->next;
+	if (q->next != NULL)
+		q->next->prev = q->prev;
+}
+
+static void on_answer(void *arg, const struct spfkit_dns_answer *answer)
+{
+	question *q = arg;
+	job *j = q->job;
+	uint32_t id = q->id;
+	int raw = q->raw;
+	int rc;
+
+	question_unlink(j, q);
+	spfkit__mta_free(NULL, q);
+	if (raw) {
+		wl_answer(j, answer);
+		return;
+	}
+	rc = feed(j, id, answer);
+	if (rc != 0) {
+		fail(j, rc, "keeping a DNS answer");
+		return;
+	}
+	run(j);
+}
+
+static void cancel_questions(job *j)
+{
+	while (j->questions != NULL) {
+		question *q = j->questions;
+
+		spfkit_resolver_cancel(j->loop->resolver, q->handle);
+		question_unlink(j, q);
+		spfkit__mta_free(NULL, q);
+	}
+}
+
+/* This phase's time is over: every open question, and every later one, times out. */
+static void expire(job *j)
+{
+	j->expired = 1;
+	if (j->questions != NULL && j->questions->raw) {
+		/* a whitelist's own lookup ran out of Whitelist_Lookup_Time: no match */
+		cancel_questions(j);
+		wl_answer(j, &timed_out);
+		return;
+	}
+	while (j->questions != NULL) {
+		question *q = j->questions;
+		uint32_t id = q->id;
+		int rc;
+
+		spfkit_resolver_cancel(j->loop->resolver, q->handle);
+		question_unlink(j, q);
+		spfkit__mta_free(NULL, q);
+		rc = feed(j, id, &timed_out);
+		if (rc != 0) {
+			fail(j, rc, "timing out a DNS question");
+			return;
+		}
+	}
+	run(j);
+}
+
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	expire(arg);
+}
+
+/* The whole check's budget is spent: this phase and every later one expire. */
+static void on_budget(evutil_socket_t fd, short what, void *arg)
+{
+	job *j = arg;
+
+	(void)fd;
+	(void)what;
+	j->over = 1;
+	evtimer_del(j->deadline);
+	expire(j);
+}
+
+/* Send one question; 0, or -1 when it could not go (the caller answers it). */
+static int submit(job *j, const char *name, size_t len, uint16_t type, uint32_t id, int raw)
+{
+	question *q;
+
+	if (j->expired)
+		return -1;
+	q = spfkit__mta_zalloc(NULL, sizeof(*q));
+	if (q == NULL)
+		return -1;
+	q->job = j;
+	q->id = id;
+	q->raw = raw;
+	if (spfkit_resolver_submit(j->loop->resolver, name, len, type, on_answer, q, &q->handle) != 0) {
+		spfkit__mta_free(NULL, q);
+		return -1;
+	}
+	q->next = j->questions;
+	if (q->next != NULL)
+		q->next->prev = q;
+	j->questions = q;
+	return 0;
+}
+
+/* A question that cannot be sent fails as a lookup; 0, or feed()'s error. */
+static int ask(job *j, const struct spfkit_question *sq)
+{
+	if (submit(j, sq->name, sq->name_len, sq->type, sq->id, 0) != 0)
+		return feed(j, sq->id, &timed_out);
+	return 0;
+}
+
+/* Start this phase's clock; an exhausted budget leaves it expired at once. */
+static void phase_timer(job *j, int seconds)
+{
+	struct timeval tv = {seconds, 0};
+
+	j->expired = j->over;
+	evtimer_add(j->deadline, &tv);
+}
+
+/* ---- the evaluations ----------------------------------------------------- */
+
+/* No_Mail wants to know whether the top record is exactly "v=spf1 -all". */
+static void on_trace(void *arg, const struct spfkit_trace_event *e)
+{
+	static const char want[] = "v=spf1 -all";
+	job *j = arg;
+	const char *t = e->text;
+	size_t n = e->text_len;
+
+	if (e->kind != SPFKIT_TRACE_RECORD || e->depth != 0 || t == NULL ||
+	    j->phase != SPFKIT__MTA_PH_CHECKS)
+		return;
+	while (n > 0 && t[n - 1] == ' ')
+		n--;
+	j->no_mail[j->stage] = spfkit__mta_memcaseeq(t, n, want, sizeof(want) - 1);
+}
+
+static const struct spfkit_ip *client(const job *j)
+{
+	return j->cfg->has_prospective ? &j->cfg->prospective : &j->ip;
+}
+
+static int stage_start(job *j, enum spfkit_identity id)
+{
+	struct spfkit_request req;
+	int rc;
+
+	spfkit_request_init(&req);
+	req.ip = *client(j);
+	req.sender = id == SPFKIT_IDENTITY_HELO ? "" : j->in.sender;
+	req.sender_len = id == SPFKIT_IDENTITY_HELO ? 0 : j->in.sender_len;
+	req.helo = j->in.helo;
+	req.helo_len = j->in.helo_len;
+	req.identity = id;
+	req.now = (int64_t)time(NULL);
+	req.trace = on_trace;
+	req.trace_arg = j;
+	j->stage = id;
+	rc = spfkit_eval_new(j->ctx, &req, &j->ev[id]);
+	if (rc != 0)
+		return rc;
+	j->cur = j->ev[id];
+	phase_timer(j, j->cfg->lookup_time);
+	run(j);
+	return 0;
+}
+
+static void stage_done(job *j)
+{
+	struct spfkit__mta_check *chk = j->stage == SPFKIT_IDENTITY_HELO ? &j->in.helo_check
+									  : &j->in.mfrom_check;
+
+	evtimer_del(j->deadline);
+	if (j->phase == SPFKIT__MTA_PH_WL_DOMAIN) {
+		const struct spfkit_result *r = spfkit_eval_result(j->wl_ev);
+
+		if (r != NULL && r->code == SPFKIT_RESULT_PASS) {
+			j->in.bypass = SPFKIT__MTA_BYPASS_DOMAIN;
+			finish(j);
+			return;
+		}
+		wl_next(j);
+		return;
+	}
+	chk->checked = 1;
+	chk->res = spfkit_eval_result(j->ev[j->stage]);
+	chk->no_mail_record = j->no_mail[j->stage];
+	if (j->stage == SPFKIT_IDENTITY_HELO && spfkit__mta_want_mailfrom(j->cfg, &j->in)) {
+		int rc = stage_start(j, SPFKIT_IDENTITY_MAILFROM);
+
+		/* deciding on HELO alone would pass off its result as MAIL FROM's */
+		if (rc != 0)
+			fail(j, rc, "starting the MAIL FROM check");
+		return;
+	}
+	finish(j);
+}
+
+static void run(job *j)
+{
+	int asked = 0;
+
+	for (;;) {
+		struct spfkit_question q;
+		int s = spfkit_eval_step(j->cur, &q);
+
+		if (s == SPFKIT_STEP_QUERY) {
+			int rc = ask(j, &q);
+
+			if (rc != 0) {
+				fail(j, rc, "answering an unsent DNS question");
+				return;
+			}
+			asked = 1;
+			continue;
+		}
+		if (asked)
+			spfkit_event_kick(j->loop->dnsloop);
+		if (s == SPFKIT_STEP_WAIT)
+			return;
+		if (s == SPFKIT_STEP_DONE) {
+			stage_done(j);
+			return;
+		}
+		fail(j, s, "evaluating");
+		return;
+	}
+}
+
+/* The SPF checks proper, once no whitelist matched. */
+static void checks_start(job *j)
+{
+	int rc = 0;
+
+	j->phase = SPFKIT__MTA_PH_CHECKS;
+	if (spfkit__mta_want_helo(j->cfg))
+		rc = stage_start(j, SPFKIT_IDENTITY_HELO);
+	else if (spfkit__mta_want_mailfrom(j->cfg, &j->in))
+		rc = stage_start(j, SPFKIT_IDENTITY_MAILFROM);
+	else
+		finish(j);
+	if (rc != 0)
+		fail(j, rc, "starting the SPF check");
+}
+
+/* ---- the DNS whitelists (policyd-spf order: domain, HELO, PTR) ----------- */
+
+/* Domain_Whitelist: check_host(ip, domain, postmaster@domain), as policyd-spf.
+ * 0, or spfkit_eval_new()'s error. */
+static int wl_domain(job *j, const char *domain)
+{
+	struct spfkit_request req;
+	int rc;
+
+	spfkit_request_init(&req);
+	req.ip = *client(j);
+	req.sender = "";
+	req.helo = domain;
+	req.helo_len = strlen(domain); /* our own copy from the configuration */
+	req.identity = SPFKIT_IDENTITY_HELO;
+	req.now = (int64_t)time(NULL);
+	spfkit_eval_free(j->wl_ev);
+	j->wl_ev = NULL;
+	rc = spfkit_eval_new(j->ctx, &req, &j->wl_ev);
+	if (rc != 0)
+		return rc;
+	j->cur = j->wl_ev;
+	phase_timer(j, j->cfg->whitelist_lookup_time);
+	run(j);
+	return 0;
+}
+
+static int wl_ask(job *j, const char *name, size_t len, uint16_t type)
+{
+	phase_timer(j, j->cfg->whitelist_lookup_time);
+	if (submit(j, name, len, type, 0, 1) != 0)
+		return -1;
+	spfkit_event_kick(j->loop->dnsloop);
+	return 0;
+}
+
+static uint16_t addr_type(const job *j)
+{
+	return j->ip.family == 6 ? SPFKIT_RR_AAAA : SPFKIT_RR_A;
+}
+
+/* Start the next whitelist method that applies, or the checks. */
+static void wl_next(job *j)
+{
+	const struct spfkit__mta_config *cfg = j->cfg;
+	char rev[SPFKIT__MTA_REVERSE_MAX];
+	size_t n;
+	int rc;
+
+	for (;;) {
+		switch (j->phase) {
+		case SPFKIT__MTA_PH_WL_DOMAIN:
+			if (j->wl_index < cfg->domain_whitelist.count) {
+				rc = wl_domain(j, cfg->domain_whitelist.names[j->wl_index++]);
+				if (rc == 0)
+					return;
+				/* skipping a listed domain for want of memory could reject its mail */
+				if (rc == SPFKIT_ENOMEM) {
+					fail(j, rc, "starting a Domain_Whitelist check");
+					return;
+				}
+				continue; /* a name the evaluator refuses cannot match */
+			}
+			j->phase = SPFKIT__MTA_PH_WL_HELO;
+			continue;
+		case SPFKIT__MTA_PH_WL_HELO:
+			/* policyd-spf compares the HELO name with each entry, exactly */
+			if (spfkit__mta_name_listed(&cfg->helo_whitelist, j->in.helo, j->in.helo_len) &&
+			    wl_ask(j, j->in.helo, j->in.helo_len, addr_type(j)) == 0)
+				return;
+			j->phase = SPFKIT__MTA_PH_WL_PTR;
+			continue;
+		case SPFKIT__MTA_PH_WL_PTR:
+			if (cfg->domain_whitelist_ptr.count > 0) {
+				n = spfkit__mta_ip_reverse_name(&j->ip, rev);
+				if (wl_ask(j, rev, n, SPFKIT_RR_PTR) == 0)
+					return;
+			}
+			j->phase = SPFKIT__MTA_PH_CHECKS;
+			continue;
+		default:
+			evtimer_del(j->deadline);
+			checks_start(j);
+			return;
+		}
+	}
+}
+
+static int has_address(const job *j, const struct spfkit_dns_answer *a)
+{
+	size_t i, len = j->ip.family == 6 ? 16 : 4;
+
+	for (i = 0; a->status == SPFKIT_DNS_OK && i < a->count; i++)
+		if (a->rrs[i].len == len && memcmp(a->rrs[i].data, j->ip.addr, len) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The first PTR name under a listed domain, copied. policyd-spf trusts the
+ * PTR name alone; we also check that the name points back at the client
+ * (forward-confirmed, as the "ptr" mechanism of RFC 7208 §5.5 does).
+ */
+static const char *ptr_candidate(job *j, const struct spfkit_dns_answer *a)
+{
+	size_t i;
+
+	for (i = 0; a->status == SPFKIT_DNS_OK && i < a->count && i < SPFKIT_LIMIT_PTR_NAMES; i++) {
+		const char *name = (const char *)a->rrs[i].data;
+		size_t len = a->rrs[i].len;
+
+		if (len < sizeof(j->ptr_name) && memchr(name, '\0', len) == NULL &&
+		    spfkit__mta_name_match(&j->cfg->domain_whitelist_ptr, name, len)) {
+			memcpy(j->ptr_name, name, len);
+			j->ptr_name[len] = '\0';
+			return j->ptr_name;
+		}
+	}
+	return NULL;
+}
+
+static void wl_answer(job *j, const struct spfkit_dns_answer *answer)
+{
+	const char *name;
+
+	evtimer_del(j->deadline);
+	switch (j->phase) {
+	case SPFKIT__MTA_PH_WL_HELO:
+		if (has_address(j, answer)) {
+			j->in.bypass = SPFKIT__MTA_BYPASS_HELO;
+			finish(j);
+			return;
+		}
+		j->phase = SPFKIT__MTA_PH_WL_PTR;
+		break;
+	case SPFKIT__MTA_PH_WL_PTR:
+		name = ptr_candidate(j, answer);
+		j->phase = SPFKIT__MTA_PH_WL_PTR_A;
+		if (name != NULL && wl_ask(j, name, strlen(name), addr_type(j)) == 0)
+			return;
+		j->phase = SPFKIT__MTA_PH_CHECKS;
+		break;
+	case SPFKIT__MTA_PH_WL_PTR_A:
+		if (has_address(j, answer)) {
+			j->in.bypass = SPFKIT__MTA_BYPASS_PTR;
+			finish(j);
+			return;
+		}
+		j->phase = SPFKIT__MTA_PH_CHECKS;
+		break;
+	default:
+		j->phase = SPFKIT__MTA_PH_CHECKS;
+		break;
+	}
+	wl_next(j);
+}
+
+/* ---- a job ---------------------------------------------------------------- */
+
+void spfkit__mta_job_start(job *j)
+{
+	const struct spfkit__mta_config *cfg = j->cfg;
+
+	if (cfg->mock || j->in.helo_len == 0) {
+		finish(j); /* nothing to check: "dunno" or the Mock answer */
+		return;
+	}
+	j->in.bypass = spfkit__mta_ip_bypass(cfg, client(j));
+	j->deadline = evtimer_new(j->loop->base, on_deadline, j);
+	if (j->budget_s > 0)
+		j->budget = evtimer_new(j->loop->base, on_budget, j);
+	if (j->deadline == NULL || (j->budget_s > 0 && j->budget == NULL)) {
+		fail(j, SPFKIT_ENOMEM, "starting the check");
+		return;
+	}
+	if (j->in.bypass != SPFKIT__MTA_BYPASS_NONE) {
+		finish(j);
+		return;
+	}
+	if (j->budget != NULL) {
+		struct timeval tv = {j->budget_s, 0};
+
+		evtimer_add(j->budget, &tv);
+	}
+	j->phase = SPFKIT__MTA_PH_WL_DOMAIN;
+	j->wl_index = 0;
+	wl_next(j);
+}
+
+void spfkit__mta_job_cleanup(job *j)
+{
+	cancel_questions(j);
+	if (j->deadline != NULL)
+		event_free(j->deadline);
+	if (j->budget != NULL)
+		event_free(j->budget);
+	j->deadline = NULL;
+	j->budget = NULL;
+	spfkit_eval_free(j->ev[0]);
+	spfkit_eval_free(j->ev[1]);
+	spfkit_eval_free(j->wl_ev);
+	j->ev[0] = j->ev[1] = j->wl_ev = j->cur = NULL;
+	j->in.helo_check.res = NULL;
+	j->in.mfrom_check.res = NULL;
+}

@@ -1,0 +1,92 @@
+/*
+ * One client's SPF check as both daemons run it (spfkit-policyd, the
+ * milter): the DNS whitelists of policyd-spf in its order
+ * (Domain_Whitelist, HELO_Whitelist, Domain_Whitelist_PTR, each within
+ * Whitelist_Lookup_Time), then the HELO identity, then MAIL FROM unless
+ * the HELO result already decides (decision.h), each evaluation a
+ * sans-I/O state machine fed by the resolver from a libevent loop within
+ * Lookup_Time. What is left is protocol: the caller turns the inputs it
+ * got (policy attributes, milter callbacks) into a job and the filled
+ * spfkit__mta_input into an answer with spfkit__mta_decide().
+ *
+ * Everything runs on the loop's thread. Not an API.
+ */
+#ifndef SPFKIT_MTA_CHECKER_H
+#define SPFKIT_MTA_CHECKER_H
+
+#include <stddef.h>
+
+#include <spfkit/eval.h>
+#include <spfkit/event.h>
+#include <spfkit/resolver.h>
+
+#include "config.h"
+#include "decision.h"
+
+struct event;
+struct event_base;
+
+/* Where a check is: the DNS whitelists first, then the checks. */
+enum spfkit__mta_phase {
+	SPFKIT__MTA_PH_WL_DOMAIN = 0, /* Domain_Whitelist: an SPF pass for a listed domain */
+	SPFKIT__MTA_PH_WL_HELO,       /* HELO_Whitelist: A/AAAA of a listed HELO name */
+	SPFKIT__MTA_PH_WL_PTR,        /* Domain_Whitelist_PTR: the client's PTR names */
+	SPFKIT__MTA_PH_WL_PTR_A,      /* ... and the forward check of the one found */
+	SPFKIT__MTA_PH_CHECKS,        /* HELO, then MAIL FROM */
+};
+
+/* The loop a check runs on; the caller's, outliving every job. */
+struct spfkit__mta_loop {
+	struct event_base *base;
+	struct spfkit_resolver *resolver; /* questions go here (the cache layer, if any) */
+	struct spfkit_event *dnsloop;     /* kicked after questions are sent */
+};
+
+struct spfkit__mta_job;
+struct spfkit__mta_question;
+
+/*
+ * The end of a check, called exactly once per spfkit__mta_job_start()
+ * (possibly from inside it). rc 0: j->in holds the bypass and the
+ * identities' results (valid until spfkit__mta_job_cleanup()), ready
+ * for spfkit__mta_decide(). Otherwise the check could not go on: rc is
+ * the library's error while `doing`, and j->phase / j->stage tell where.
+ * The callback may clean up and free the job; the checker does not
+ * touch it after the call.
+ */
+typedef void spfkit__mta_job_done_fn(struct spfkit__mta_job *j, int rc, const char *doing);
+
+struct spfkit__mta_job {
+	/* The caller's, set before spfkit__mta_job_start(). */
+	const struct spfkit__mta_loop *loop;
+	const struct spfkit__mta_config *cfg;
+	struct spfkit_ctx *ctx;
+	struct spfkit_ip ip;          /* the client */
+	struct spfkit__mta_input in;  /* sender, helo, client_ip, receiver; the rest is ours */
+	int budget_s;                 /* whole check, whitelists included; 0: no cap */
+	spfkit__mta_job_done_fn *done;
+	void *arg;
+	/* The check's own. */
+	enum spfkit__mta_phase phase;
+	size_t wl_index;            /* next Domain_Whitelist entry */
+	enum spfkit_identity stage; /* the identity being checked */
+	struct spfkit_eval *ev[2];  /* indexed by enum spfkit_identity */
+	struct spfkit_eval *wl_ev;  /* a Domain_Whitelist evaluation */
+	struct spfkit_eval *cur;    /* the evaluation being fed answers */
+	int no_mail[2];
+	struct spfkit__mta_question *questions;
+	struct event *deadline;     /* Lookup_Time / Whitelist_Lookup_Time */
+	struct event *budget;       /* budget_s */
+	int expired;                /* this phase's time is up */
+	int over;                   /* the whole budget is up: every later phase starts expired */
+	char ptr_name[256];         /* the Domain_Whitelist_PTR candidate */
+};
+
+/* Run the check of a filled job; may end (done called) before returning. */
+void spfkit__mta_job_start(struct spfkit__mta_job *j);
+
+/* Cancel what is in flight and free the check's own parts; the job
+ * itself is the caller's. Safe at any time, and twice. */
+void spfkit__mta_job_cleanup(struct spfkit__mta_job *j);
+
+#endif

@@ -1,0 +1,559 @@
+"""Shared pieces of the real-MTA tests of spfkit-milter (issue 9).
+
+Everything listens on 127.0.0.1, on ports picked at run time:
+
+- Dnsd: tests/dnsd serving a zone text, with names that never answer;
+- Milter: the milter under test (spfkit-milter),
+  started with spfkit-milter's command line; its exit status is checked;
+- Sink: a small SMTP server that keeps every delivered message;
+- Postfix: a private Postfix instance (main.cf/master.cf in a temporary
+  folder, smtpd on a loopback port, relayhost = the sink, XCLIENT allowed
+  from 127.0.0.0/8 so the test can present any client address);
+- session(): one SMTP transaction with optional XCLIENT and extra headers;
+- Cases: runs named cases, keeps going after a failure, prints a summary.
+
+Cleanup: every object registers itself with a Cleanup stack, which the
+test's `finally:` (and SIGTERM, which meson sends on timeout) unwinds.
+"""
+import os
+import shutil
+import signal
+import smtplib
+import socket
+import socketserver
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+SKIP = 77
+
+ENV = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+
+# Set by SIGTERM (meson's timeout: it signals the process group, then
+# sends SIGKILL 0.5 s later): stop everything at once, wait for nothing.
+HURRY = False
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(port, timeout, proc=None, what="server"):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError("%s exited with status %s before listening on 127.0.0.1:%d"
+                                 % (what, proc.returncode, port))
+        try:
+            socket.create_connection(("127.0.0.1", port), 1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError("%s did not listen on 127.0.0.1:%d within %d s" % (what, port, timeout))
+
+
+def need_root():
+    if os.geteuid() != 0:
+        print("skipped: needs root to run a private MTA")
+        sys.exit(SKIP)
+
+
+def apt_install(*packages):
+    """apt-get install PACKAGES (an apt-get update and a retry when it fails).
+    Raises with apt's message: a missing MTA is a failure, not a skip."""
+    cmd = ["apt-get", "install", "-y", "-q", "--no-install-recommends"] + list(packages)
+    r = subprocess.run(cmd, env=ENV, capture_output=True)
+    if r.returncode != 0:
+        subprocess.run(["apt-get", "update", "-q"], env=ENV, capture_output=True)
+        r = subprocess.run(cmd, env=ENV, capture_output=True)
+    if r.returncode != 0:
+        raise AssertionError("apt-get install %s failed: %s"
+                             % (" ".join(packages), r.stderr.decode(errors="replace")[-800:]))
+
+
+def installed(pkg):
+    r = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg], capture_output=True)
+    return r.returncode == 0 and b"install ok installed" in r.stdout
+
+
+def ensure_packages(*packages):
+    """apt-get install those of PACKAGES that are not installed."""
+    need = [p for p in packages if not installed(p)]
+    if need:
+        apt_install(*need)
+
+
+def ensure_postfix():
+    if shutil.which("postfix") or os.path.exists("/usr/sbin/postfix"):
+        return
+    if not shutil.which("apt-get"):
+        raise AssertionError("postfix is not installed and there is no apt-get to install it")
+    subprocess.run(["debconf-set-selections"], env=ENV, capture_output=True,
+                   input=b"postfix postfix/main_mailer_type select No configuration\n")
+    apt_install("postfix")
+
+
+class Cleanup:
+    """A stack of stop functions, unwound once, also on SIGTERM."""
+
+    def __init__(self):
+        self.stack = []
+        self.done = False
+        signal.signal(signal.SIGTERM, self._on_term)
+
+    def _on_term(self, signum, frame):
+        global HURRY
+        HURRY = True
+        print("SIGTERM: stopping everything this test started", flush=True)
+        self.run()
+        sys.exit(1)
+
+    def push(self, fn):
+        self.stack.append(fn)
+
+    def run(self):
+        if self.done:
+            return
+        self.done = True
+        while self.stack:
+            fn = self.stack.pop()
+            try:
+                fn()
+            except Exception as e:  # keep unwinding
+                print("cleanup: %s" % e, file=sys.stderr)
+
+
+def stop_process(p, timeout=10):
+    """SIGTERM, then SIGKILL; returns the exit status."""
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(0.2 if HURRY else timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    return p.returncode
+
+
+class TempDir:
+    def __init__(self, cleanup, prefix):
+        self.path = tempfile.mkdtemp(prefix=prefix)
+        os.chmod(self.path, 0o755)
+        cleanup.push(lambda: shutil.rmtree(self.path, ignore_errors=True))
+
+    def write(self, name, text, mode=0o644):
+        path = os.path.join(self.path, name)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, mode)
+        return path
+
+
+class Dnsd:
+    """tests/dnsd on 127.0.0.1 with ZONE; names in TIMEOUTS never answer."""
+
+    def __init__(self, cleanup, tmp, dnsd, zone, timeouts=()):
+        zone_file = tmp.write("zone", zone)
+        port_file = os.path.join(tmp.path, "dns.port")
+        args = [dnsd, "--zone", zone_file, "--port", "0", "--port-file", port_file]
+        for name in timeouts:
+            args += ["--timeout", name]
+        self.log = open(os.path.join(tmp.path, "dnsd.log"), "w")
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
+        cleanup.push(lambda: (stop_process(self.proc), self.log.close()))
+        deadline = time.time() + 10
+        while not os.path.exists(port_file):
+            if time.time() > deadline or self.proc.poll() is not None:
+                raise AssertionError("dnsd did not start (status %s)" % self.proc.poll())
+            time.sleep(0.05)
+        time.sleep(0.05)
+        with open(port_file) as f:
+            self.port = int(f.read().strip())
+
+
+class Milter:
+    """The milter under test, with spfkit-milter's command line, on an inet
+    socket of 127.0.0.1. stop() fails the test when it did not exit cleanly
+    (a sanitizer report, a crash)."""
+
+    def __init__(self, cleanup, tmp, binary, conf_text, dns_port, name="milter",
+                 receiver=None, env=None):
+        self.name = name
+        self.port = free_port()
+        self.socket = "inet:%d@127.0.0.1" % self.port
+        self.conf = tmp.write(name + ".conf", conf_text)
+        self.log_path = os.path.join(tmp.path, name + ".log")
+        args = [binary, "--foreground", "--socket", self.socket, "--config", self.conf,
+                "--dns", "127.0.0.1:%d" % dns_port, "--log", "stderr"]
+        if receiver:
+            args += ["--receiver", receiver]
+        self.log_file = open(self.log_path, "w")
+        menv = dict(os.environ)
+        menv.update(env or {})
+        self.proc = subprocess.Popen(args, stdout=self.log_file, stderr=subprocess.STDOUT,
+                                     env=menv)
+        self.status = None
+        cleanup.push(self._stop_quietly)
+        wait_listening(self.port, 15, self.proc, "%s (%s)" % (name, binary))
+
+    def log(self):
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def _stop_quietly(self):
+        if self.status is None:
+            self.status = stop_process(self.proc)
+            self.log_file.close()
+
+    def stop(self):
+        """Stop it; raise when it had died or did not exit 0 on SIGTERM."""
+        died = self.proc.poll()
+        self._stop_quietly()
+        if died is not None:
+            raise AssertionError("%s died during the test (status %d); log tail:\n%s"
+                                 % (self.name, died, self.log()[-3000:]))
+        if self.status != 0:
+            raise AssertionError("%s exited with status %d on SIGTERM; log tail:\n%s"
+                                 % (self.name, self.status, self.log()[-3000:]))
+
+
+# ---- the delivery sink: a minimal SMTP server keeping each message ---------
+
+class Sink(socketserver.ThreadingTCPServer):
+    allow_reuse_address = True
+    daemon_threads = True
+
+    def __init__(self, cleanup):
+        self.messages = []
+        super().__init__(("127.0.0.1", 0), SinkHandler)
+        self.port = self.server_address[1]
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+        def stop():
+            if not HURRY:  # shutdown() waits up to 0.5 s for the serving loop
+                self.shutdown()
+            self.server_close()
+        cleanup.push(stop)
+
+    def wait(self, needle, timeout=30):
+        """The delivered message containing NEEDLE (its headers unfolded)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for m in list(self.messages):
+                if needle in m:
+                    return m
+            time.sleep(0.1)
+        raise AssertionError("no delivered message with %r within %d s (%d delivered)"
+                             % (needle, timeout, len(self.messages)))
+
+
+class SinkHandler(socketserver.StreamRequestHandler):
+    def reply(self, text):
+        self.wfile.write(text.encode() + b"\r\n")
+
+    def handle(self):
+        self.reply("220 sink.test ESMTP")
+        while True:
+            line = self.rfile.readline()
+            if not line:
+                return
+            cmd = line.decode(errors="replace").strip().upper()
+            if cmd.startswith("EHLO"):
+                self.wfile.write(b"250-sink.test\r\n250 8BITMIME\r\n")
+            elif cmd.startswith("DATA"):
+                self.reply("354 go on")
+                data = b""
+                while not data.endswith(b"\r\n.\r\n"):
+                    chunk = self.rfile.readline()
+                    if not chunk:
+                        return
+                    data += chunk
+                self.server.messages.append(data.decode(errors="replace"))
+                self.reply("250 kept")
+            elif cmd.startswith("QUIT"):
+                self.reply("221 bye")
+                return
+            else:
+                self.reply("250 ok")
+
+
+def headers(message):
+    """The message's header fields, unfolded, in order: [(name, value)]."""
+    head = message.split("\r\n\r\n", 1)[0]
+    out = []
+    for line in head.split("\r\n"):
+        if line[:1] in (" ", "\t") and out:
+            out[-1] = (out[-1][0], out[-1][1] + " " + line.strip())
+        elif ":" in line:
+            name, value = line.split(":", 1)
+            out.append((name.strip(), value.strip()))
+    return out
+
+
+def header_values(message, name):
+    return [v for n, v in headers(message) if n.lower() == name.lower()]
+
+
+def first_index(message, name, pred=lambda v: True):
+    for i, (n, v) in enumerate(headers(message)):
+        if n.lower() == name.lower() and pred(v):
+            return i
+    return None
+
+
+def show_headers(message, limit=1500):
+    return message.split("\r\n\r\n", 1)[0][:limit]
+
+
+# ---- one Postfix instance -----------------------------------------------------
+
+POSTFIX_MASTER_CF = """\
+127.0.0.1:{smtp} inet n - n - - smtpd
+pickup    unix  n  -  n  60   1  pickup
+cleanup   unix  n  -  n  -    0  cleanup
+qmgr      unix  n  -  n  300  1  qmgr
+rewrite   unix  -  -  n  -    -  trivial-rewrite
+bounce    unix  -  -  n  -    0  bounce
+defer     unix  -  -  n  -    0  bounce
+trace     unix  -  -  n  -    0  bounce
+verify    unix  -  -  n  -    1  verify
+flush     unix  n  -  n  1000? 0 flush
+proxymap  unix  -  -  n  -    -  proxymap
+smtp      unix  -  -  n  -    -  smtp
+relay     unix  -  -  n  -    -  smtp
+showq     unix  n  -  n  -    -  showq
+error     unix  -  -  n  -    -  error
+retry     unix  -  -  n  -    -  error
+discard   unix  -  -  n  -    -  discard
+local     unix  -  n  n  -    -  local
+anvil     unix  -  -  n  -    1  anvil
+scache    unix  -  -  n  -    1  scache
+postlog   unix-dgram n - n - 1 postlogd
+"""
+
+POSTFIX_MAIN_CF = """\
+compatibility_level = 3.6
+queue_directory = {dir}/queue
+data_directory = {dir}/data
+mail_owner = postfix
+myhostname = mx.receiver.test
+mydomain = receiver.test
+mydestination =
+relay_domains = receiver.test
+relayhost = [127.0.0.1]:{sink}
+inet_interfaces = 127.0.0.1
+inet_protocols = ipv4
+mynetworks = 127.0.0.0/8
+smtpd_authorized_xclient_hosts = 127.0.0.0/8
+smtpd_peername_lookup = no
+smtp_dns_support_level = disabled
+alias_maps =
+alias_database =
+local_recipient_maps =
+maillog_file = {dir}/maillog
+maillog_file_prefixes = {dir}
+smtpd_recipient_restrictions = reject_unauth_destination
+milter_protocol = 6
+milter_default_action = tempfail
+non_smtpd_milters =
+"""
+
+
+class Postfix:
+    """A private Postfix: smtpd on 127.0.0.1:self.smtp, mail relayed to the
+    sink. EXTRA is appended to main.cf (smtpd_milters and the like)."""
+
+    def __init__(self, cleanup, tmp, sink_port, extra, name="postfix", files=None):
+        ensure_postfix()
+        self.dir = os.path.join(tmp.path, name)
+        os.makedirs(os.path.join(self.dir, "queue"))
+        os.makedirs(os.path.join(self.dir, "data"))
+        os.chmod(self.dir, 0o755)
+        shutil.chown(os.path.join(self.dir, "data"), "postfix")
+        self.smtp = free_port()
+        with open(os.path.join(self.dir, "main.cf"), "w") as f:
+            f.write(POSTFIX_MAIN_CF.format(dir=self.dir, sink=sink_port))
+            f.write(extra.format(dir=self.dir))
+        with open(os.path.join(self.dir, "master.cf"), "w") as f:
+            f.write(POSTFIX_MASTER_CF.format(smtp=self.smtp))
+        for fname, text in (files or {}).items():
+            with open(os.path.join(self.dir, fname), "w") as f:
+                f.write(text.format(dir=self.dir))
+        r = subprocess.run(["postfix", "-c", self.dir, "start"], capture_output=True)
+        if r.returncode != 0:
+            raise AssertionError("postfix start: %s" % r.stderr.decode(errors="replace"))
+        cleanup.push(self.stop)
+        wait_listening(self.smtp, 20, what="postfix")
+
+    def log(self):
+        try:
+            with open(os.path.join(self.dir, "maillog"), errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def master_pid(self):
+        with open(os.path.join(self.dir, "queue", "pid", "master.pid")) as f:
+            return int(f.read().split()[0])
+
+    def stop(self):
+        """postfix stop, and wait for the master to be gone (its pid file
+        stays behind); postfix abort when it is slow to go."""
+        pid_file = os.path.join(self.dir, "queue", "pid", "master.pid")
+        try:
+            with open(pid_file) as f:
+                pid = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            return
+        if HURRY:  # the master is in a session of its own: SIGTERM ends it and its children
+            os.kill(pid, signal.SIGTERM)
+            return
+        subprocess.run(["postfix", "-c", self.dir, "stop"], capture_output=True)
+        deadline = time.time() + 15
+        while time.time() < deadline and pid_alive(pid):
+            time.sleep(0.05)
+        if pid_alive(pid):
+            subprocess.run(["postfix", "-c", self.dir, "abort"], capture_output=True)
+        os.unlink(pid_file)
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+# ---- the SMTP client ------------------------------------------------------------
+
+def message_text(sender, tag, extra_headers=(), from_header=None):
+    lines = list(extra_headers)
+    lines += ["From: %s" % (from_header or sender or "<>"),
+              "To: bob@receiver.test",
+              "Subject: spfkit e2e %s" % tag,
+              "Message-ID: <%s@tester.localhost>" % tag,
+              "", "hello from %s" % tag, ""]
+    return "\r\n".join(lines).encode()
+
+
+def session(port, helo, sender, tag, client_ip=None, xclient_extra="", body=True,
+            extra_headers=(), from_header=None, source=None, rcpt="bob@receiver.test"):
+    """One SMTP transaction. XCLIENT ADDR=CLIENT_IP when CLIENT_IP is given
+    (Postfix); SOURCE binds the client socket to a loopback address (for
+    MTAs without XCLIENT). Returns (stage, code, text) of the first refusal,
+    or of DATA ("data") when everything was accepted; with BODY false, of
+    RCPT ("rcpt")."""
+    s = smtplib.SMTP(timeout=60, source_address=(source, 0) if source else None)
+    try:
+        s.connect("127.0.0.1", port)
+        if client_ip is not None:
+            s.ehlo("tester.localhost")
+            code, msg = s.docmd("XCLIENT", ("ADDR=%s NAME=[UNAVAILABLE] %s"
+                                            % (client_ip, xclient_extra)).strip())
+            if code != 220:
+                raise AssertionError("XCLIENT refused: %d %s" % (code, msg.decode()))
+            s.ehlo_resp = s.helo_resp = None
+        code, msg = s.ehlo(helo)
+        if code != 250:
+            return "ehlo", code, msg.decode()
+        code, msg = s.mail(sender)
+        if code != 250:
+            return "mail", code, msg.decode()
+        code, msg = s.rcpt(rcpt)
+        if code != 250 or not body:
+            return "rcpt", code, msg.decode()
+        code, msg = s.data(message_text(sender, tag, extra_headers, from_header))
+        return "data", code, msg.decode()
+    finally:
+        try:
+            s.quit()
+        except (smtplib.SMTPException, OSError):
+            pass
+
+
+def expect(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+class Cases:
+    """Named cases: each runs, a failure is recorded with its message and
+    the run goes on; summary() prints one line per case and returns the
+    exit status (0 only when at least one case ran and all passed)."""
+
+    def __init__(self, form):
+        self.form = form
+        self.results = []
+
+    def run(self, name, fn):
+        t0 = time.time()
+        try:
+            fn()
+            self.results.append((True, name, "%.1f s" % (time.time() - t0)))
+        except Exception as e:
+            self.results.append((False, name, str(e)))
+
+    def fail(self, name, why):
+        self.results.append((False, name, why))
+
+    def failed(self):
+        return any(not ok for ok, _, _ in self.results)
+
+    def summary(self):
+        for ok, name, detail in self.results:
+            print("%s %s: %s (%s)" % ("ok  " if ok else "FAIL", self.form, name, detail))
+        passed = sum(1 for r in self.results if r[0])
+        print("%s: %d passed, %d failed" % (self.form, passed, len(self.results) - passed))
+        return 0 if self.results and passed == len(self.results) else 1
+
+
+# ---- what a process listens on -----------------------------------------------
+
+def _hex_addr(text):
+    addr, port = text.split(":")
+    if len(addr) == 8:
+        ip = ".".join(str(int(addr[i:i + 2], 16)) for i in (6, 4, 2, 0))
+    else:
+        ip = "[ipv6 %s]" % addr
+    return "%s:%d" % (ip, int(port, 16))
+
+
+def tcp_listeners(pid):
+    """The TCP sockets PID holds in LISTEN state, as "ip:port" strings."""
+    inodes = set()
+    fd_dir = "/proc/%d/fd" % pid
+    for fd in os.listdir(fd_dir):
+        try:
+            target = os.readlink(os.path.join(fd_dir, fd))
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    out = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            cols = row.split()
+            if len(cols) > 9 and cols[3] == "0A" and cols[9] in inodes:
+                out.append(_hex_addr(cols[1]))
+    return sorted(out)
+
+
+def expect_listeners(pid, want, what):
+    """PID listens on TCP exactly at WANT (a list of "127.0.0.1:PORT")."""
+    got = tcp_listeners(pid)
+    expect(got == sorted(want), "%s listens on %r, want only %r" % (what, got, sorted(want)))
