@@ -11,12 +11,15 @@ MESON_TEST_FLAGS ?= --print-errorlogs
 
 BUILD_DEPS = meson ninja-build pkg-config gcc python3 \
 	libc-ares-dev libevent-dev libmilter-dev libyaml-dev libcmocka-dev
+# make test also compares compat/libspf2 with the real libspf2 (its
+# headers and library) and reads the RFC 7208 suite for lint in Python.
+TEST_DEPS = libspf2-dev python3-yaml
 BENCH_DEPS = libspf2-dev valgrind postfix-policyd-spf-python
 
 SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
-.PHONY: all deps build demo test bench fuzz clean
+.PHONY: all deps test-deps build demo test bench fuzz clean
 
 all: build
 
@@ -46,7 +49,10 @@ demo: build
 # stamp, so a meson that dies before writing its log is a failure, never
 # the last run's results.
 TEST_STAMP = $(BUILD)/meson-logs/make-test.stamp
-test: deps $(BUILD)/build.ninja $(ASAN_BUILD)/build.ninja $(TSAN_BUILD)/build.ninja
+test-deps: deps
+	@sh tools/install-deps.sh $(TEST_DEPS)
+
+test: test-deps $(BUILD)/build.ninja $(ASAN_BUILD)/build.ninja $(TSAN_BUILD)/build.ninja
 	ninja -C $(BUILD)
 	ninja -C $(ASAN_BUILD)
 	ninja -C $(TSAN_BUILD) $(TSAN_TESTS:%=tests/unit/test_%)

@@ -4,7 +4,7 @@
   check_includes.py SOURCE_ROOT      check the tree
   check_includes.py --self-test      check the checker on crafted trees
 
-A front end (cli/, policyd/, mta/, milter/) may include:
+A front end (cli/, policyd/, mta/, milter/, compat/) may include:
   - <spfkit/...> public headers, and system headers;
   - "x.h" found in its own folder or in mta/ (the front ends' shared
     headers).
@@ -17,7 +17,7 @@ import re
 import sys
 import tempfile
 
-FRONT_ENDS = ["cli", "policyd", "mta", "milter"]
+FRONT_ENDS = ["cli", "policyd", "mta", "milter", "compat"]
 SHARED = "mta"
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
