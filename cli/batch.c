@@ -113,11 +113,11 @@ static void print_plain(const struct cli_query *q, const struct spfkit_result *r
 static void print_json_line(struct batch *b, const struct cli_query *q,
 			    const struct spfkit_result *res)
 {
-	struct spfkit__mta_buf out;
+	struct spfkit__buf out;
 
-	spfkit__mta_buf_init(&out, NULL, JSON_LINE_MAX);
+	spfkit__buf_init(&out, NULL, JSON_LINE_MAX);
 	cli_json_result(&out, b->env, q, res, NULL);
-	spfkit__mta_buf_putc(&out, '\n');
+	spfkit__buf_putc(&out, '\n');
 	if (out.err == 0) {
 		fwrite(out.data, 1, out.len, stdout);
 	} else {
@@ -125,7 +125,7 @@ static void print_json_line(struct batch *b, const struct cli_query *q,
 			  spfkit_strerror(out.err));
 		worse(b, CLI_EXIT_INTERNAL);
 	}
-	spfkit__mta_buf_free(&out);
+	spfkit__buf_free(&out);
 }
 
 static void run_line(struct batch *b, const char *line, size_t len)

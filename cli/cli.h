@@ -2,7 +2,9 @@
  * The `spfkit` command: internal interfaces between its files.
  *
  *   main.c           dispatch, `spfkit --help`, `--version`
+ *   opts.c           option parsing shared by the sub-commands
  *   cmd_check.c      `spfkit check`: options, one query, plain and JSON output
+ *   cmd_lint.c       `spfkit lint` (and its lint_*.c files, see lint.h)
  *   batch.c          `spfkit check --batch`: "ip sender helo" lines
  *   resolver_open.c  the resolver behind a check: zone file or real DNS
  *   trace.c          --trace: the evaluation as an indented tree, or JSON events
@@ -17,7 +19,7 @@
 
 #include <spfkit/spfkit.h>
 
-#include "util.h"
+#include "spfkit_util.h"
 
 /* Exit status of `spfkit check`, one per result (documented in --help). */
 enum cli_exit {
@@ -33,6 +35,20 @@ enum cli_exit {
 };
 
 #define CLI_PROG "spfkit"
+
+/* ---- opts.c ---------------------------------------------------------- */
+
+struct cli_opt {
+	const char *name;
+	const char **value; /* options with a value */
+	int *flag;          /* options without one */
+};
+
+/* One argv entry (and its value); returns the next index, or -1 after an error. */
+int cli_take_opt(const char *cmd, const struct cli_opt *specs, size_t n, int argc, char **argv,
+		 int i);
+/* A decimal number in [1, max]; no sign, no spaces. 0 or -1. */
+int cli_parse_count(const char *s, unsigned long max, int *out);
 
 /* ---- resolver_open.c ------------------------------------------------- */
 
@@ -104,8 +120,14 @@ int cli_query_set(struct cli_query *q, const char *ip, size_t ip_len, const char
 int cli_query_run(const struct cli_env *env, const struct cli_query *q, spfkit_trace_fn *trace,
 		  void *trace_arg, struct spfkit_eval **out);
 /* The result as one JSON object; trace_json (a JSON array body) may be NULL. */
-void cli_json_result(struct spfkit__mta_buf *b, const struct cli_env *env, const struct cli_query *q,
-		     const struct spfkit_result *res, const struct spfkit__mta_buf *trace_json);
+void cli_json_result(struct spfkit__buf *b, const struct cli_env *env, const struct cli_query *q,
+		     const struct spfkit_result *res, const struct spfkit__buf *trace_json);
+
+/* ---- cmd_lint.c -------------------------------------------------------- */
+
+/* argv[0] is "lint". Returns 0, 1, 2 (clean, warnings, errors) or CLI_LINT_EXIT_*. */
+int cli_lint_main(int argc, char **argv);
+void cli_lint_usage(FILE *f);
 
 /* ---- batch.c --------------------------------------------------------- */
 
@@ -136,11 +158,11 @@ void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(prin
  * byte. The output is pure ASCII, valid JSON whatever the input bytes,
  * and a reader gets the exact input bytes back as code points 0-255.
  */
-void cli_json_str(struct spfkit__mta_buf *b, const char *s, size_t len);
+void cli_json_str(struct spfkit__buf *b, const char *s, size_t len);
 /* A NUL-terminated string made by the library, or null for NULL. */
-void cli_json_cstr(struct spfkit__mta_buf *b, const char *s);
+void cli_json_cstr(struct spfkit__buf *b, const char *s);
 /* `"key":` with a comma before it unless *first. */
-void cli_json_key(struct spfkit__mta_buf *b, int *first, const char *key);
+void cli_json_key(struct spfkit__buf *b, int *first, const char *key);
 
 /* ---- trace.c --------------------------------------------------------- */
 
@@ -151,7 +173,7 @@ struct cli_query_time {
 
 struct cli_trace {
 	FILE *text;               /* text mode: the tree is printed here as it grows */
-	struct spfkit__mta_buf *json; /* JSON mode: events appended as array members */
+	struct spfkit__buf *json; /* JSON mode: events appended as array members */
 	int json_first;
 	struct spfkit_limits limits; /* shown next to the counters */
 	struct cli_query_time *sent; /* questions waiting for their answer */
@@ -163,7 +185,7 @@ struct cli_trace {
 	int err; /* first failure (SPFKIT_ENOMEM...): trace is incomplete */
 };
 
-void cli_trace_init(struct cli_trace *t, FILE *text, struct spfkit__mta_buf *json,
+void cli_trace_init(struct cli_trace *t, FILE *text, struct spfkit__buf *json,
 		    const struct spfkit_limits *limits);
 void cli_trace_free(struct cli_trace *t);
 /* The spfkit_trace_fn given to the request; arg is a struct cli_trace. */

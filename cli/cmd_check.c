@@ -108,70 +108,9 @@ enum cli_exit cli_exit_for(enum spfkit_result_code code)
 
 /* ---- arguments ----------------------------------------------------------- */
 
-struct opt_spec {
-	const char *name;
-	const char **value; /* options with a value */
-	int *flag;          /* options without one */
-};
-
-/* "--name" or "--name=value"; returns the spec or NULL. */
-static const struct opt_spec *find_opt(const struct opt_spec *specs, size_t n, const char *arg,
-				       const char **inline_value)
-{
-	size_t i;
-
-	*inline_value = NULL;
-	for (i = 0; i < n; i++) {
-		size_t len = strlen(specs[i].name);
-
-		if (strncmp(arg, specs[i].name, len) != 0)
-			continue;
-		if (arg[len] == '\0')
-			return &specs[i];
-		if (arg[len] == '=') {
-			*inline_value = arg + len + 1;
-			return &specs[i];
-		}
-	}
-	return NULL;
-}
-
-/* One argv entry (and its value); returns the next index, or -1 after an error. */
-static int take_opt(const struct opt_spec *specs, size_t n, int argc, char **argv, int i)
-{
-	const char *val;
-	const struct opt_spec *s = find_opt(specs, n, argv[i], &val);
-
-	if (s == NULL) {
-		cli_error(CMD, "unknown option '%.100s' (see spfkit check --help)", argv[i]);
-		return -1;
-	}
-	if (s->flag != NULL) {
-		if (val != NULL) {
-			cli_error(CMD, "option %s takes no value", s->name);
-			return -1;
-		}
-		*s->flag = 1;
-		return i + 1;
-	}
-	if (val == NULL) {
-		if (i + 1 >= argc) {
-			cli_error(CMD, "option %s needs a value", s->name);
-			return -1;
-		}
-		val = argv[++i];
-	}
-	if (*s->value != NULL) {
-		cli_error(CMD, "option %s given twice", s->name);
-		return -1;
-	}
-	*s->value = val;
-	return i + 1;
-}
-
 static int parse_args(int argc, char **argv, struct check_opts *o)
 {
-	const struct opt_spec specs[] = {
+	const struct cli_opt specs[] = {
 		{ "--ip", &o->ip, NULL },
 		{ "--sender", &o->sender, NULL },
 		{ "--helo", &o->helo, NULL },
@@ -196,30 +135,10 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
 			cli_error(CMD, "unexpected argument '%.100s' (options start with --)", argv[i]);
 			return -1;
 		}
-		i = take_opt(specs, sizeof(specs) / sizeof(specs[0]), argc, argv, i);
+		i = cli_take_opt(CMD, specs, sizeof(specs) / sizeof(specs[0]), argc, argv, i);
 		if (i < 0)
 			return -1;
 	}
-	return 0;
-}
-
-/* A decimal number in [1, max]; no sign, no spaces, no atoi. */
-static int parse_count(const char *s, unsigned long max, int *out)
-{
-	unsigned long v = 0;
-
-	if (*s == '\0')
-		return -1;
-	for (; *s != '\0'; s++) {
-		if (!spfkit__mta_is_digit((unsigned char)*s))
-			return -1;
-		v = v * 10 + (unsigned long)(*s - '0');
-		if (v > max)
-			return -1;
-	}
-	if (v == 0)
-		return -1;
-	*out = (int)v;
 	return 0;
 }
 
@@ -296,8 +215,8 @@ static int env_open(const struct check_opts *o, struct cli_env *env)
 	int rc;
 
 	memset(env, 0, sizeof(*env));
-	if ((o->timeout != NULL && parse_count(o->timeout, 3600000, &dns.timeout_ms) != 0) ||
-	    (o->tries != NULL && parse_count(o->tries, 100, &dns.tries) != 0)) {
+	if ((o->timeout != NULL && cli_parse_count(o->timeout, 3600000, &dns.timeout_ms) != 0) ||
+	    (o->tries != NULL && cli_parse_count(o->tries, 100, &dns.tries) != 0)) {
 		cli_error(CMD, "%s '%.100s' is not a positive number in range",
 			  o->timeout ? "--timeout" : "--tries", o->timeout ? o->timeout : o->tries);
 		return CLI_EXIT_USAGE;
@@ -381,7 +300,7 @@ int cli_query_run(const struct cli_env *env, const struct cli_query *q, spfkit_t
 
 /* ---- output -------------------------------------------------------------- */
 
-static void json_headers(struct spfkit__mta_buf *b, int *first, const struct cli_env *env,
+static void json_headers(struct spfkit__buf *b, int *first, const struct cli_env *env,
 			 const struct spfkit_result *res)
 {
 	char line[HEADER_MAX];
@@ -390,24 +309,24 @@ static void json_headers(struct spfkit__mta_buf *b, int *first, const struct cli
 	if (spfkit_format_received_spf(res, 1, line, sizeof(line)) >= 0)
 		cli_json_cstr(b, line);
 	else
-		spfkit__mta_buf_puts(b, "null");
+		spfkit__buf_puts(b, "null");
 	cli_json_key(b, first, "authentication_results");
 	if (spfkit_format_auth_results(res, env->receiver, 1, line, sizeof(line)) >= 0)
 		cli_json_cstr(b, line);
 	else
-		spfkit__mta_buf_puts(b, "null");
+		spfkit__buf_puts(b, "null");
 	cli_json_key(b, first, "smtp_reply");
 	if (spfkit_format_smtp_reply(res, line, sizeof(line)) >= 0)
 		cli_json_cstr(b, line);
 	else
-		spfkit__mta_buf_puts(b, "null");
+		spfkit__buf_puts(b, "null");
 }
 
-static void json_query(struct spfkit__mta_buf *b, const struct cli_env *env, const struct cli_query *q)
+static void json_query(struct spfkit__buf *b, const struct cli_env *env, const struct cli_query *q)
 {
 	int first = 1;
 
-	spfkit__mta_buf_putc(b, '{');
+	spfkit__buf_putc(b, '{');
 	cli_json_key(b, &first, "ip");
 	cli_json_str(b, q->ip_text, q->ip_len);
 	cli_json_key(b, &first, "sender");
@@ -418,15 +337,15 @@ static void json_query(struct spfkit__mta_buf *b, const struct cli_env *env, con
 	cli_json_cstr(b, q->identity == SPFKIT_IDENTITY_HELO ? "helo" : "mailfrom");
 	cli_json_key(b, &first, "receiver");
 	cli_json_cstr(b, env->receiver);
-	spfkit__mta_buf_putc(b, '}');
+	spfkit__buf_putc(b, '}');
 }
 
-void cli_json_result(struct spfkit__mta_buf *b, const struct cli_env *env, const struct cli_query *q,
-		     const struct spfkit_result *res, const struct spfkit__mta_buf *trace_json)
+void cli_json_result(struct spfkit__buf *b, const struct cli_env *env, const struct cli_query *q,
+		     const struct spfkit_result *res, const struct spfkit__buf *trace_json)
 {
 	int first = 1;
 
-	spfkit__mta_buf_putc(b, '{');
+	spfkit__buf_putc(b, '{');
 	cli_json_key(b, &first, "query");
 	json_query(b, env, q);
 	cli_json_key(b, &first, "result");
@@ -440,18 +359,18 @@ void cli_json_result(struct spfkit__mta_buf *b, const struct cli_env *env, const
 	cli_json_key(b, &first, "problem");
 	cli_json_cstr(b, res->problem);
 	cli_json_key(b, &first, "counters");
-	spfkit__mta_buf_printf(b, "{\"dns_terms\":%u,\"void_lookups\":%u,\"queries\":%u}",
+	spfkit__buf_printf(b, "{\"dns_terms\":%u,\"void_lookups\":%u,\"queries\":%u}",
 			   res->dns_terms, res->void_lookups, res->queries);
 	json_headers(b, &first, env, res);
 	cli_json_key(b, &first, "exit_status");
-	spfkit__mta_buf_printf(b, "%d", (int)cli_exit_for(res->code));
+	spfkit__buf_printf(b, "%d", (int)cli_exit_for(res->code));
 	if (trace_json != NULL) {
 		cli_json_key(b, &first, "trace");
-		spfkit__mta_buf_putc(b, '[');
-		spfkit__mta_buf_append(b, trace_json->data != NULL ? trace_json->data : "", trace_json->len);
-		spfkit__mta_buf_putc(b, ']');
+		spfkit__buf_putc(b, '[');
+		spfkit__buf_append(b, trace_json->data != NULL ? trace_json->data : "", trace_json->len);
+		spfkit__buf_putc(b, ']');
 	}
-	spfkit__mta_buf_putc(b, '}');
+	spfkit__buf_putc(b, '}');
 }
 
 static void print_line(const char *label, const char *value)
@@ -497,20 +416,20 @@ static void print_text(const struct cli_env *env, const struct spfkit_result *re
 
 /* Print the JSON object; 0, or an exit status when it could not be built. */
 static int print_json(const struct cli_env *env, const struct cli_query *q,
-		      const struct spfkit_result *res, const struct spfkit__mta_buf *trace_json)
+		      const struct spfkit_result *res, const struct spfkit__buf *trace_json)
 {
-	struct spfkit__mta_buf b;
+	struct spfkit__buf b;
 	int rc;
 
-	spfkit__mta_buf_init(&b, NULL, JSON_MAX);
+	spfkit__buf_init(&b, NULL, JSON_MAX);
 	cli_json_result(&b, env, q, res, trace_json);
-	spfkit__mta_buf_putc(&b, '\n');
+	spfkit__buf_putc(&b, '\n');
 	rc = b.err;
 	if (rc == 0)
 		fwrite(b.data, 1, b.len, stdout);
 	else
 		cli_error(CMD, "cannot write the JSON result: %s", spfkit_strerror(rc));
-	spfkit__mta_buf_free(&b);
+	spfkit__buf_free(&b);
 	return rc == 0 ? 0 : CLI_EXIT_INTERNAL;
 }
 
@@ -540,12 +459,12 @@ static int single_query(const struct check_opts *o, enum spfkit_identity id, str
 static int run_single(const struct check_opts *o, const struct cli_env *env,
 		      const struct cli_query *q)
 {
-	struct spfkit__mta_buf trace_json;
+	struct spfkit__buf trace_json;
 	struct cli_trace trace;
 	struct spfkit_eval *ev = NULL;
 	int rc, status;
 
-	spfkit__mta_buf_init(&trace_json, NULL, JSON_MAX);
+	spfkit__buf_init(&trace_json, NULL, JSON_MAX);
 	cli_trace_init(&trace, o->json ? NULL : stdout, o->json ? &trace_json : NULL, &env->limits);
 	rc = cli_query_run(env, q, o->trace ? cli_trace_event : NULL, &trace, &ev);
 	if (rc != 0) {
@@ -567,7 +486,7 @@ static int run_single(const struct check_opts *o, const struct cli_env *env,
 			  spfkit_strerror(trace.err ? trace.err : trace_json.err));
 	spfkit_eval_free(ev);
 	cli_trace_free(&trace);
-	spfkit__mta_buf_free(&trace_json);
+	spfkit__buf_free(&trace_json);
 	return status;
 }
 

@@ -1,6 +1,7 @@
 /*
- * `spfkit`: the command line front of libspfkit. One sub-command today,
- * `check`; main() only dispatches and answers --help and --version.
+ * `spfkit`: the command line front of libspfkit. Sub-commands `check`
+ * (for receivers) and `lint` (for domain owners); main() only dispatches
+ * and answers --help and --version.
  */
 #include <string.h>
 
@@ -15,6 +16,9 @@ static void usage(FILE *f)
 	      "  check   evaluate SPF (RFC 7208) for an SMTP client, or a batch of them,\n"
 	      "          and print the result with its Received-SPF and\n"
 	      "          Authentication-Results header fields\n"
+	      "  lint    check a domain's SPF record and everything it includes: errors\n"
+	      "          receivers would see, records that do not mean what they seem,\n"
+	      "          worst-case DNS lookup counts, each with its fix\n"
 	      "\n"
 	      "`spfkit COMMAND --help` describes a command and its exit status.\n",
 	      f);
@@ -30,6 +34,8 @@ int main(int argc, char **argv)
 	    strcmp(argv[1], "help") == 0) {
 		if (argc > 2 && strcmp(argv[2], "check") == 0)
 			cli_check_usage(stdout);
+		else if (argc > 2 && strcmp(argv[2], "lint") == 0)
+			cli_lint_usage(stdout);
 		else
 			usage(stdout);
 		return 0;
@@ -40,6 +46,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "check") == 0)
 		return cli_check_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "lint") == 0)
+		return cli_lint_main(argc - 1, argv + 1);
 	cli_error(NULL, "unknown command '%.100s' (see spfkit --help)", argv[1]);
 	return CLI_EXIT_USAGE;
 }

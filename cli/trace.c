@@ -28,7 +28,7 @@
 /* TXT data longer than this is cut in the tree (JSON keeps all of it). */
 #define TEXT_TXT_MAX 512u
 
-void cli_trace_init(struct cli_trace *t, FILE *text, struct spfkit__mta_buf *json,
+void cli_trace_init(struct cli_trace *t, FILE *text, struct spfkit__buf *json,
 		    const struct spfkit_limits *limits)
 {
 	memset(t, 0, sizeof(*t));
@@ -44,7 +44,7 @@ void cli_trace_init(struct cli_trace *t, FILE *text, struct spfkit__mta_buf *jso
 
 void cli_trace_free(struct cli_trace *t)
 {
-	spfkit__mta_free(NULL, t->sent);
+	spfkit__free(NULL, t->sent);
 	t->sent = NULL;
 	t->nsent = t->capsent = 0;
 }
@@ -60,7 +60,7 @@ static void note_sent(struct cli_trace *t, uint32_t id)
 
 		if (t->capsent >= MAX_PENDING)
 			return; /* the answer then shows no time */
-		p = spfkit__mta_realloc(NULL, t->sent, cap * sizeof(*p));
+		p = spfkit__realloc(NULL, t->sent, cap * sizeof(*p));
 		if (p == NULL) {
 			t->err = SPFKIT_ENOMEM;
 			return;
@@ -129,7 +129,7 @@ static const char *term_outcome(const char *text, size_t len)
 {
 	if (text == NULL || len == 0)
 		return "match";
-	if (len >= 9 && spfkit__mta_memcaseeq(text, 9, "redirect=", 9))
+	if (len >= 9 && spfkit__memcaseeq(text, 9, "redirect=", 9))
 		return "followed";
 	switch (text[0]) {
 	case '-': return "fail";
@@ -283,29 +283,29 @@ static void text_event(struct cli_trace *t, const struct spfkit_trace_event *ev,
 
 /* ---- JSON events --------------------------------------------------------- */
 
-static void json_rr(struct spfkit__mta_buf *b, const struct spfkit_dns_rr *rr)
+static void json_rr(struct spfkit__buf *b, const struct spfkit_dns_rr *rr)
 {
 	char addr[INET6_ADDRSTRLEN], tbuf[16];
 	int first = 1;
 
-	spfkit__mta_buf_putc(b, '{');
+	spfkit__buf_putc(b, '{');
 	cli_json_key(b, &first, "type");
 	cli_json_cstr(b, spfkit_rrtype_name(rr->type, tbuf, sizeof(tbuf)));
 	cli_json_key(b, &first, "ttl");
-	spfkit__mta_buf_printf(b, "%lu", (unsigned long)rr->ttl);
+	spfkit__buf_printf(b, "%lu", (unsigned long)rr->ttl);
 	if (rr->type == SPFKIT_RR_MX) {
 		cli_json_key(b, &first, "pref");
-		spfkit__mta_buf_printf(b, "%u", (unsigned)rr->pref);
+		spfkit__buf_printf(b, "%u", (unsigned)rr->pref);
 	}
 	cli_json_key(b, &first, "data");
 	if (rr_addr(rr, addr, sizeof(addr)) != NULL)
 		cli_json_cstr(b, addr);
 	else
 		cli_json_str(b, (const char *)rr->data, rr->len);
-	spfkit__mta_buf_putc(b, '}');
+	spfkit__buf_putc(b, '}');
 }
 
-static void json_answer(struct spfkit__mta_buf *b, int *first, const struct spfkit_dns_answer *a,
+static void json_answer(struct spfkit__buf *b, int *first, const struct spfkit_dns_answer *a,
 			double ms)
 {
 	size_t i;
@@ -313,33 +313,33 @@ static void json_answer(struct spfkit__mta_buf *b, int *first, const struct spfk
 	cli_json_key(b, first, "status");
 	cli_json_cstr(b, status_token(a->status));
 	cli_json_key(b, first, "ttl");
-	spfkit__mta_buf_printf(b, "%lu", (unsigned long)a->ttl);
+	spfkit__buf_printf(b, "%lu", (unsigned long)a->ttl);
 	cli_json_key(b, first, "detail");
 	cli_json_cstr(b, a->detail);
 	cli_json_key(b, first, "ms");
 	if (ms >= 0)
-		spfkit__mta_buf_printf(b, "%.3f", ms);
+		spfkit__buf_printf(b, "%.3f", ms);
 	else
-		spfkit__mta_buf_puts(b, "null");
+		spfkit__buf_puts(b, "null");
 	cli_json_key(b, first, "records");
-	spfkit__mta_buf_putc(b, '[');
+	spfkit__buf_putc(b, '[');
 	for (i = 0; a->rrs != NULL && i < a->count; i++) {
 		if (i > 0)
-			spfkit__mta_buf_putc(b, ',');
+			spfkit__buf_putc(b, ',');
 		json_rr(b, &a->rrs[i]);
 	}
-	spfkit__mta_buf_putc(b, ']');
+	spfkit__buf_putc(b, ']');
 }
 
 /* The fields one kind of event carries, after event, depth and domain. */
-static void json_fields(struct spfkit__mta_buf *b, int *first, const struct spfkit_trace_event *ev,
+static void json_fields(struct spfkit__buf *b, int *first, const struct spfkit_trace_event *ev,
 			double ms)
 {
 	char tbuf[16];
 
 	if (ev->kind == SPFKIT_TRACE_QUERY || ev->kind == SPFKIT_TRACE_ANSWER) {
 		cli_json_key(b, first, "id");
-		spfkit__mta_buf_printf(b, "%lu", (unsigned long)ev->query_id);
+		spfkit__buf_printf(b, "%lu", (unsigned long)ev->query_id);
 		cli_json_key(b, first, "type");
 		cli_json_cstr(b, spfkit_rrtype_name(ev->qtype, tbuf, sizeof(tbuf)));
 		cli_json_key(b, first, "name");
@@ -348,9 +348,9 @@ static void json_fields(struct spfkit__mta_buf *b, int *first, const struct spfk
 			json_answer(b, first, ev->answer, ms);
 	} else if (ev->kind == SPFKIT_TRACE_COUNT) {
 		cli_json_key(b, first, "dns_terms");
-		spfkit__mta_buf_printf(b, "%u", ev->dns_terms);
+		spfkit__buf_printf(b, "%u", ev->dns_terms);
 		cli_json_key(b, first, "void_lookups");
-		spfkit__mta_buf_printf(b, "%u", ev->void_lookups);
+		spfkit__buf_printf(b, "%u", ev->void_lookups);
 	} else if (ev->kind == SPFKIT_TRACE_RESULT) {
 		cli_json_key(b, first, "result");
 		cli_json_cstr(b, result_name(ev->result));
@@ -361,36 +361,36 @@ static void json_fields(struct spfkit__mta_buf *b, int *first, const struct spfk
 		if (ev->text != NULL)
 			cli_json_str(b, ev->text, ev->text_len);
 		else
-			spfkit__mta_buf_puts(b, "null");
+			spfkit__buf_puts(b, "null");
 	}
 	if (ev->kind == SPFKIT_TRACE_TERM) {
 		cli_json_key(b, first, "matched");
-		spfkit__mta_buf_puts(b, ev->matched ? "true" : "false");
+		spfkit__buf_puts(b, ev->matched ? "true" : "false");
 		cli_json_key(b, first, "outcome");
 		if (ev->matched)
 			cli_json_cstr(b, term_outcome(ev->text, ev->text_len));
 		else
-			spfkit__mta_buf_puts(b, "null");
+			spfkit__buf_puts(b, "null");
 	}
 }
 
 static void json_event(struct cli_trace *t, const struct spfkit_trace_event *ev, double ms)
 {
-	struct spfkit__mta_buf *b = t->json;
+	struct spfkit__buf *b = t->json;
 	int first = 1;
 
 	if (!t->json_first)
-		spfkit__mta_buf_putc(b, ',');
+		spfkit__buf_putc(b, ',');
 	t->json_first = 0;
-	spfkit__mta_buf_putc(b, '{');
+	spfkit__buf_putc(b, '{');
 	cli_json_key(b, &first, "event");
 	cli_json_cstr(b, kind_name(ev->kind));
 	cli_json_key(b, &first, "depth");
-	spfkit__mta_buf_printf(b, "%u", ev->depth);
+	spfkit__buf_printf(b, "%u", ev->depth);
 	cli_json_key(b, &first, "domain");
 	cli_json_cstr(b, ev->domain);
 	json_fields(b, &first, ev, ms);
-	spfkit__mta_buf_putc(b, '}');
+	spfkit__buf_putc(b, '}');
 }
 
 /*

@@ -15,11 +15,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check_request(const struct spfkit__policy_request *req, const char *in, size_t used)
 {
-	struct spfkit__mta_buf out;
+	struct spfkit__buf out;
 	char log[512];
 	size_t i;
 
-	spfkit__mta_buf_init(&out, NULL, 1024);
+	spfkit__buf_init(&out, NULL, 1024);
 	for (i = 0; i < req->count; i++) {
 		const struct spfkit__policy_attr *a = &req->attrs[i];
 
@@ -32,9 +32,9 @@ static void check_request(const struct spfkit__policy_request *req, const char *
 		(void)spfkit__policy_reply(&out, a->value, a->value_len);
 		if (out.err == 0 && memchr(out.data, '\r', out.len) != NULL)
 			abort();
-		spfkit__mta_buf_reset(&out);
+		spfkit__buf_reset(&out);
 	}
-	spfkit__mta_buf_free(&out);
+	spfkit__buf_free(&out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

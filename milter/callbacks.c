@@ -16,7 +16,7 @@
 
 #include <libmilter/mfapi.h>
 
-#include "util.h"
+#include "spfkit_util.h"
 #include "milter.h"
 
 struct spfkit__milter_state spfkit__milter_g;
@@ -45,13 +45,13 @@ static sfsistat on_connect(SMFICTX *ctx, char *hostname, _SOCK_ADDR *addr)
 	struct spfkit__milter_conn *c;
 
 	(void)hostname; /* a PTR name: never an SPF input */
-	c = spfkit__mta_zalloc(NULL, sizeof(*c));
+	c = spfkit__zalloc(NULL, sizeof(*c));
 	if (c == NULL) {
 		spfkit__milter_log(LOG_ERR, "out of memory at connect; not checking this connection");
 		return SMFIS_ACCEPT;
 	}
 	if (smfi_setpriv(ctx, c) != MI_SUCCESS) {
-		spfkit__mta_free(NULL, c);
+		spfkit__free(NULL, c);
 		return SMFIS_ACCEPT;
 	}
 	c->have_ip = client_ip(addr, &c->ip) == 0;
@@ -289,7 +289,7 @@ static sfsistat on_close(SMFICTX *ctx)
 
 	if (c != NULL) {
 		spfkit__milter_msg_reset(&c->msg);
-		spfkit__mta_free(NULL, c);
+		spfkit__free(NULL, c);
 		smfi_setpriv(ctx, NULL);
 	}
 	return SMFIS_CONTINUE;

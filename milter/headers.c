@@ -14,7 +14,7 @@
 
 #include <libmilter/mfapi.h>
 
-#include "util.h"
+#include "spfkit_util.h"
 #include "milter.h"
 
 static const char AR[] = "Authentication-Results";
@@ -22,7 +22,7 @@ static const char RSPF[] = "Received-SPF";
 
 void spfkit__milter_msg_reset(struct spfkit__milter_msg *m)
 {
-	spfkit__mta_free(NULL, m->removals);
+	spfkit__free(NULL, m->removals);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -36,7 +36,7 @@ static void note_removal(struct spfkit__milter_msg *m, int received_spf, unsigne
 			m->too_many = 1;
 			return;
 		}
-		r = spfkit__mta_realloc(NULL, m->removals, cap * sizeof(*r));
+		r = spfkit__realloc(NULL, m->removals, cap * sizeof(*r));
 		if (r == NULL) {
 			m->too_many = 1; /* cannot keep it: the message must not pass with it */
 			return;

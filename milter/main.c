@@ -27,7 +27,7 @@
 
 #include "config.h"
 #include "daemon.h"
-#include "util.h"
+#include "spfkit_util.h"
 #include "milter.h"
 
 #define PROG "spfkit-milter"
@@ -197,8 +197,8 @@ static void adapt_config(struct spfkit__mta_config *cfg)
 	if (cfg->helo_pass_restriction != NULL || cfg->mail_from_pass_restriction != NULL)
 		spfkit__milter_log(LOG_WARNING, "HELO_pass_restriction and Mail_From_pass_restriction "
 				   "are Postfix policy features; the milter ignores them");
-	spfkit__mta_free(cfg->alloc, cfg->helo_pass_restriction);
-	spfkit__mta_free(cfg->alloc, cfg->mail_from_pass_restriction);
+	spfkit__free(cfg->alloc, cfg->helo_pass_restriction);
+	spfkit__free(cfg->alloc, cfg->mail_from_pass_restriction);
 	cfg->helo_pass_restriction = NULL;
 	cfg->mail_from_pass_restriction = NULL;
 }

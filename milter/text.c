@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "util.h"
+#include "spfkit_util.h"
 #include "milter.h"
 
 /* Comments nest (RFC 5322 §3.2.2); deeper than this is not a real header. */
@@ -84,12 +84,12 @@ int spfkit__milter_ar_is_ours(const char *value, const char *id)
 			n++;
 		}
 	}
-	return n > 0 && spfkit__mta_memcaseeq(buf, (size_t)n, id, strlen(id));
+	return n > 0 && spfkit__memcaseeq(buf, (size_t)n, id, strlen(id));
 }
 
 int spfkit__milter_name_is(const char *name, const char *want)
 {
-	return name != NULL && spfkit__mta_memcaseeq(name, strlen(name), want, strlen(want));
+	return name != NULL && spfkit__memcaseeq(name, strlen(name), want, strlen(want));
 }
 
 char *spfkit__milter_reply_text(const char *in, char *out, size_t size)
@@ -122,7 +122,7 @@ static int is_enhanced(const char *s, size_t len)
 			if (digits == 0 || ++dots > 2)
 				return 0;
 			digits = 0;
-		} else if (spfkit__mta_is_digit((unsigned char)s[i]) && digits < 3) {
+		} else if (spfkit__is_digit((unsigned char)s[i]) && digits < 3) {
 			digits++;
 		} else {
 			return 0;

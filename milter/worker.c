@@ -27,13 +27,13 @@
 #include <spfkit/event.h>
 
 #include "checker.h"
-#include "util.h"
+#include "spfkit_util.h"
 #include "milter.h"
 
 struct wjob {
 	struct spfkit__mta_job chk; /* chk.arg is the wjob */
 	struct spfkit__milter_worker *w;
-	struct spfkit__mta_arena arena; /* copies of the query's strings */
+	struct spfkit__arena arena; /* copies of the query's strings */
 	pthread_cond_t cond;
 	int done, abandoned, rc;
 	struct spfkit__mta_decision d;
@@ -65,8 +65,8 @@ static void wjob_free(struct wjob *j)
 {
 	spfkit__mta_job_cleanup(&j->chk);
 	pthread_cond_destroy(&j->cond);
-	spfkit__mta_arena_free(&j->arena);
-	spfkit__mta_free(NULL, j);
+	spfkit__arena_free(&j->arena);
+	spfkit__free(NULL, j);
 }
 
 /* Waits are bounded on the monotonic clock: a clock step must not cut or stretch them. */
@@ -284,7 +284,7 @@ int spfkit__milter_worker_new(const struct spfkit__milter_worker_opts *o,
 
 	if (o == NULL || o->cfg == NULL || o->backend == NULL || out == NULL)
 		return SPFKIT_EINVAL;
-	w = spfkit__mta_zalloc(NULL, sizeof(*w));
+	w = spfkit__zalloc(NULL, sizeof(*w));
 	if (w == NULL)
 		return SPFKIT_ENOMEM;
 	w->cfg = o->cfg;
@@ -292,7 +292,7 @@ int spfkit__milter_worker_new(const struct spfkit__milter_worker_opts *o,
 	w->wake[0] = w->wake[1] = -1;
 	snprintf(w->receiver, sizeof(w->receiver), "%s", o->receiver != NULL ? o->receiver : "unknown");
 	if (pthread_mutex_init(&w->mu, NULL) != 0 || cond_init(&w->idle) != 0) {
-		spfkit__mta_free(NULL, w);
+		spfkit__free(NULL, w);
 		return SPFKIT_ENOMEM;
 	}
 	rc = setup(w, o);
@@ -336,22 +336,22 @@ void spfkit__milter_worker_free(struct spfkit__milter_worker *w)
 		close(w->wake[1]);
 	pthread_cond_destroy(&w->idle);
 	pthread_mutex_destroy(&w->mu);
-	spfkit__mta_free(NULL, w);
+	spfkit__free(NULL, w);
 }
 
 /* ---- the milter threads' side --------------------------------------------- */
 
 static struct wjob *wjob_new(struct spfkit__milter_worker *w, const struct spfkit__milter_query *q)
 {
-	struct wjob *j = spfkit__mta_zalloc(NULL, sizeof(*j));
+	struct wjob *j = spfkit__zalloc(NULL, sizeof(*j));
 	struct spfkit__mta_input *in;
 
 	if (j == NULL)
 		return NULL;
-	spfkit__mta_arena_init(&j->arena, NULL, 1024, 0);
+	spfkit__arena_init(&j->arena, NULL, 1024, 0);
 	if (cond_init(&j->cond) != 0) {
-		spfkit__mta_arena_free(&j->arena);
-		spfkit__mta_free(NULL, j);
+		spfkit__arena_free(&j->arena);
+		spfkit__free(NULL, j);
 		return NULL;
 	}
 	j->w = w;
@@ -363,11 +363,11 @@ static struct wjob *wjob_new(struct spfkit__milter_worker *w, const struct spfki
 	j->chk.done = on_check_done;
 	j->chk.arg = j;
 	in = &j->chk.in;
-	in->sender = spfkit__mta_arena_strndup(&j->arena, q->sender, q->sender_len);
+	in->sender = spfkit__arena_strndup(&j->arena, q->sender, q->sender_len);
 	in->sender_len = q->sender_len;
-	in->helo = spfkit__mta_arena_strndup(&j->arena, q->helo, q->helo_len);
+	in->helo = spfkit__arena_strndup(&j->arena, q->helo, q->helo_len);
 	in->helo_len = q->helo_len;
-	in->client_ip = spfkit__mta_arena_strndup(&j->arena, q->client_ip, strlen(q->client_ip));
+	in->client_ip = spfkit__arena_strndup(&j->arena, q->client_ip, strlen(q->client_ip));
 	in->receiver = w->receiver;
 	if (in->sender == NULL || in->helo == NULL || in->client_ip == NULL) {
 		wjob_free(j);

@@ -10,7 +10,7 @@
 #include <event2/event.h>
 
 #include "checker.h"
-#include "util.h"
+#include "spfkit_util.h"
 
 /* One DNS question in flight. */
 struct spfkit__mta_question {
@@ -86,7 +86,7 @@ static void on_answer(void *arg, const struct spfkit_dns_answer *answer)
 	int rc;
 
 	question_unlink(j, q);
-	spfkit__mta_free(NULL, q);
+	spfkit__free(NULL, q);
 	if (raw) {
 		wl_answer(j, answer);
 		return;
@@ -106,7 +106,7 @@ static void cancel_questions(job *j)
 
 		spfkit_resolver_cancel(j->loop->resolver, q->handle);
 		question_unlink(j, q);
-		spfkit__mta_free(NULL, q);
+		spfkit__free(NULL, q);
 	}
 }
 
@@ -127,7 +127,7 @@ static void expire(job *j)
 
 		spfkit_resolver_cancel(j->loop->resolver, q->handle);
 		question_unlink(j, q);
-		spfkit__mta_free(NULL, q);
+		spfkit__free(NULL, q);
 		rc = feed(j, id, &timed_out);
 		if (rc != 0) {
 			fail(j, rc, "timing out a DNS question");
@@ -163,14 +163,14 @@ static int submit(job *j, const char *name, size_t len, uint16_t type, uint32_t 
 
 	if (j->expired)
 		return -1;
-	q = spfkit__mta_zalloc(NULL, sizeof(*q));
+	q = spfkit__zalloc(NULL, sizeof(*q));
 	if (q == NULL)
 		return -1;
 	q->job = j;
 	q->id = id;
 	q->raw = raw;
 	if (spfkit_resolver_submit(j->loop->resolver, name, len, type, on_answer, q, &q->handle) != 0) {
-		spfkit__mta_free(NULL, q);
+		spfkit__free(NULL, q);
 		return -1;
 	}
 	q->next = j->questions;
@@ -212,7 +212,7 @@ static void on_trace(void *arg, const struct spfkit_trace_event *e)
 		return;
 	while (n > 0 && t[n - 1] == ' ')
 		n--;
-	j->no_mail[j->stage] = spfkit__mta_memcaseeq(t, n, want, sizeof(want) - 1);
+	j->no_mail[j->stage] = spfkit__memcaseeq(t, n, want, sizeof(want) - 1);
 }
 
 static const struct spfkit_ip *client(const job *j)
@@ -368,7 +368,7 @@ static uint16_t addr_type(const job *j)
 static void wl_next(job *j)
 {
 	const struct spfkit__mta_config *cfg = j->cfg;
-	char rev[SPFKIT__MTA_REVERSE_MAX];
+	char rev[SPFKIT_IP_REVERSE_MAX];
 	size_t n;
 	int rc;
 
@@ -397,7 +397,7 @@ static void wl_next(job *j)
 			continue;
 		case SPFKIT__MTA_PH_WL_PTR:
 			if (cfg->domain_whitelist_ptr.count > 0) {
-				n = spfkit__mta_ip_reverse_name(&j->ip, rev);
+				n = spfkit_ip_reverse_name(&j->ip, rev, SPFKIT_IP_REVERSE_MAX);
 				if (wl_ask(j, rev, n, SPFKIT_RR_PTR) == 0)
 					return;
 			}

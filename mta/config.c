@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "util.h"
+#include "spfkit_util.h"
 
 enum kind {
 	K_INT,     /* decimal integer in [lo, hi] */
@@ -172,13 +172,13 @@ static int text_is(const char *s, size_t len, const char *want)
 /* Replace *slot with a copy of s; 0 or -1 (out of memory, recorded). */
 static int set_string(struct reader *r, char **slot, const char *s, size_t len)
 {
-	char *copy = spfkit__mta_strndup(r->cfg->alloc, s, len);
+	char *copy = spfkit__strndup(r->cfg->alloc, s, len);
 
 	if (copy == NULL) {
 		r->nomem = 1;
 		return -1;
 	}
-	spfkit__mta_free(r->cfg->alloc, *slot);
+	spfkit__free(r->cfg->alloc, *slot);
 	*slot = copy;
 	return 0;
 }
@@ -200,7 +200,7 @@ static void take_int(struct reader *r, const struct option *o, const char *v, si
 		return;
 	}
 	for (; i < len; i++) {
-		if (!spfkit__mta_is_digit((unsigned char)v[i])) {
+		if (!spfkit__is_digit((unsigned char)v[i])) {
 			report(r, 1, "%s: '%s' is not a number", o->name, SHOWN(v, len));
 			return;
 		}
@@ -248,7 +248,7 @@ static int pick(struct reader *r, const struct option *o, const char *v, size_t 
 		if (names[i] != NULL && text_is(v, len, names[i]))
 			return (int)i;
 	for (i = 0; i < n; i++)
-		if (names[i] != NULL && spfkit__mta_memcaseeq(v, len, names[i], strlen(names[i]))) {
+		if (names[i] != NULL && spfkit__memcaseeq(v, len, names[i], strlen(names[i]))) {
 			report(r, 1, "%s: '%s' must be spelt '%s' (policyd-spf compares exactly)",
 			       o->name, SHOWN(v, len), names[i]);
 			return -1;
@@ -428,7 +428,7 @@ static int parse_net(const char *v, size_t len, struct spfkit__mta_net *net)
 	if (alen + 1 == len || len - alen - 1 > 3)
 		return -1;
 	for (i = alen + 1; i < len; i++) {
-		if (!spfkit__mta_is_digit((unsigned char)v[i]))
+		if (!spfkit__is_digit((unsigned char)v[i]))
 			return -1;
 		prefix = prefix * 10 + (unsigned)(v[i] - '0');
 	}
@@ -490,7 +490,7 @@ static void take_nets(struct reader *r, const struct option *o, const char *v, s
 
 	if (n == SIZE_MAX)
 		return;
-	nets = spfkit__mta_calloc(r->cfg->alloc, n, sizeof(*nets));
+	nets = spfkit__calloc(r->cfg->alloc, n, sizeof(*nets));
 	if (nets == NULL) {
 		r->nomem = 1;
 		return;
@@ -503,10 +503,10 @@ static void take_nets(struct reader *r, const struct option *o, const char *v, s
 		report(r, 1, rc == -2 ? "%s: '%s' has host bits set past its prefix"
 				      : "%s: '%s' is not an IP network", o->name,
 		       SHOWN(items[i], lens[i]));
-		spfkit__mta_free(r->cfg->alloc, nets);
+		spfkit__free(r->cfg->alloc, nets);
 		return;
 	}
-	spfkit__mta_free(r->cfg->alloc, list->nets);
+	spfkit__free(r->cfg->alloc, list->nets);
 	list->nets = nets;
 	list->count = n;
 }
@@ -516,8 +516,8 @@ static void free_names(const struct spfkit_allocator *a, struct spfkit__mta_name
 	size_t i;
 
 	for (i = 0; i < list->count; i++)
-		spfkit__mta_free(a, list->names[i]);
-	spfkit__mta_free(a, list->names);
+		spfkit__free(a, list->names[i]);
+	spfkit__free(a, list->names);
 	list->names = NULL;
 	list->count = 0;
 }
@@ -529,7 +529,7 @@ static int name_ok(const char *s, size_t len)
 	if (len > 253)
 		return 0;
 	for (i = 0; i < len; i++)
-		if (!spfkit__mta_is_alnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '.' && s[i] != '_')
+		if (!spfkit__is_alnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '.' && s[i] != '_')
 			return 0;
 	return 1;
 }
@@ -551,13 +551,13 @@ static void take_names(struct reader *r, const struct option *o, const char *v, 
 			return;
 		}
 	}
-	fresh.names = spfkit__mta_calloc(r->cfg->alloc, n, sizeof(char *));
+	fresh.names = spfkit__calloc(r->cfg->alloc, n, sizeof(char *));
 	if (fresh.names == NULL) {
 		r->nomem = 1;
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		fresh.names[i] = spfkit__mta_strndup(r->cfg->alloc, items[i], lens[i]);
+		fresh.names[i] = spfkit__strndup(r->cfg->alloc, items[i], lens[i]);
 		if (fresh.names[i] == NULL) {
 			r->nomem = 1;
 			free_names(r->cfg->alloc, &fresh);
@@ -565,7 +565,7 @@ static void take_names(struct reader *r, const struct option *o, const char *v, 
 		}
 		fresh.count++;
 		for (j = 0; j < lens[i]; j++)
-			fresh.names[i][j] = (char)spfkit__mta_lower((unsigned char)fresh.names[i][j]);
+			fresh.names[i][j] = (char)spfkit__lower((unsigned char)fresh.names[i][j]);
 	}
 	free_names(r->cfg->alloc, list);
 	*list = fresh;
@@ -603,7 +603,7 @@ static const struct option *find_option(struct reader *r, const char *name, size
 		if (text_is(name, len, options[i].name))
 			return &options[i];
 	for (i = 0; i < N_OPTIONS; i++)
-		if (spfkit__mta_memcaseeq(name, len, options[i].name, strlen(options[i].name))) {
+		if (spfkit__memcaseeq(name, len, options[i].name, strlen(options[i].name))) {
 			report(r, 0, "unknown option '%s', ignored; did you mean '%s'? (names are "
 				     "case-sensitive)", SHOWN(name, len), options[i].name);
 			return NULL;
@@ -623,16 +623,16 @@ static void apply_list(struct reader *r, const struct option *o, const char *v, 
 		n += v[i] == ',';
 	if (n > SPFKIT_MTA_CONF_MAX_LIST)
 		n = SPFKIT_MTA_CONF_MAX_LIST + 1; /* split_list() stops and says so */
-	items = spfkit__mta_calloc(r->cfg->alloc, n, sizeof(*items));
-	lens = spfkit__mta_calloc(r->cfg->alloc, n, sizeof(*lens));
+	items = spfkit__calloc(r->cfg->alloc, n, sizeof(*items));
+	lens = spfkit__calloc(r->cfg->alloc, n, sizeof(*lens));
 	if (items == NULL || lens == NULL)
 		r->nomem = 1;
 	else if (o->kind == K_NETS)
 		take_nets(r, o, v, len, items, lens);
 	else
 		take_names(r, o, v, len, items, lens);
-	spfkit__mta_free(r->cfg->alloc, items);
-	spfkit__mta_free(r->cfg->alloc, lens);
+	spfkit__free(r->cfg->alloc, items);
+	spfkit__free(r->cfg->alloc, lens);
 }
 
 static void apply(struct reader *r, const struct option *o, const char *v, size_t len)
@@ -734,7 +734,7 @@ static int set_defaults(struct spfkit__mta_config *cfg)
 int spfkit__mta_config_defaults(const struct spfkit_allocator *alloc,
 				struct spfkit__mta_config **out)
 {
-	struct spfkit__mta_config *cfg = spfkit__mta_zalloc(alloc, sizeof(*cfg));
+	struct spfkit__mta_config *cfg = spfkit__zalloc(alloc, sizeof(*cfg));
 
 	if (cfg == NULL)
 		return SPFKIT_ENOMEM;
@@ -792,7 +792,7 @@ static void report_file(spfkit__mta_diag_fn *diag, void *arg, const char *path, 
 }
 
 /* Read a regular file of at most SPFKIT_MTA_CONF_MAX_FILE bytes into buf. */
-static int read_file(const char *path, struct spfkit__mta_buf *buf, const char **why)
+static int read_file(const char *path, struct spfkit__buf *buf, const char **why)
 {
 	struct stat st;
 	char chunk[4096];
@@ -813,7 +813,7 @@ static int read_file(const char *path, struct spfkit__mta_buf *buf, const char *
 			continue;
 		if (n <= 0)
 			break;
-		if (spfkit__mta_buf_append(buf, chunk, (size_t)n) != 0)
+		if (spfkit__buf_append(buf, chunk, (size_t)n) != 0)
 			break;
 	}
 	saved = errno;
@@ -828,7 +828,7 @@ static int read_file(const char *path, struct spfkit__mta_buf *buf, const char *
 }
 
 /* The line the file cap fell in: the lines read whole, plus one. */
-static unsigned line_at_end(const struct spfkit__mta_buf *buf)
+static unsigned line_at_end(const struct spfkit__buf *buf)
 {
 	unsigned n = 1;
 	size_t i;
@@ -841,18 +841,18 @@ static unsigned line_at_end(const struct spfkit__mta_buf *buf)
 int spfkit__mta_config_load(const char *path, const struct spfkit_allocator *alloc,
 			    spfkit__mta_diag_fn *diag, void *arg, struct spfkit__mta_config **out)
 {
-	struct spfkit__mta_buf buf;
+	struct spfkit__buf buf;
 	const char *why;
 	int rc;
 
-	spfkit__mta_buf_init(&buf, alloc, SPFKIT_MTA_CONF_MAX_FILE);
+	spfkit__buf_init(&buf, alloc, SPFKIT_MTA_CONF_MAX_FILE);
 	rc = read_file(path, &buf, &why);
 	if (rc == 0)
-		rc = spfkit__mta_config_parse(spfkit__mta_buf_str(&buf), buf.len, path, alloc, diag, arg,
+		rc = spfkit__mta_config_parse(spfkit__buf_str(&buf), buf.len, path, alloc, diag, arg,
 					      out);
 	else if (why != NULL)
 		report_file(diag, arg, path, rc == SPFKIT_E2BIG ? line_at_end(&buf) : 0, why);
-	spfkit__mta_buf_free(&buf);
+	spfkit__buf_free(&buf);
 	return rc;
 }
 
@@ -863,23 +863,23 @@ void spfkit__mta_config_free(struct spfkit__mta_config *cfg)
 	if (cfg == NULL)
 		return;
 	a = cfg->alloc;
-	spfkit__mta_free(a, cfg->skip_addresses.nets);
-	spfkit__mta_free(a, cfg->whitelist.nets);
+	spfkit__free(a, cfg->skip_addresses.nets);
+	spfkit__free(a, cfg->whitelist.nets);
 	free_names(a, &cfg->helo_whitelist);
 	free_names(a, &cfg->domain_whitelist);
 	free_names(a, &cfg->domain_whitelist_ptr);
 	free_names(a, &cfg->reject_not_pass_domains);
-	spfkit__mta_free(a, cfg->authserv_id);
-	spfkit__mta_free(a, cfg->reason_message);
-	spfkit__mta_free(a, cfg->reason_url);
-	spfkit__mta_free(a, cfg->helo_pass_restriction);
-	spfkit__mta_free(a, cfg->mail_from_pass_restriction);
-	spfkit__mta_free(a, cfg->socket);
-	spfkit__mta_free(a, cfg->pid_file);
-	spfkit__mta_free(a, cfg->user_id);
-	spfkit__mta_free(a, cfg->internal_hosts.nets);
-	spfkit__mta_free(a, cfg->macro_list);
-	spfkit__mta_free(a, cfg);
+	spfkit__free(a, cfg->authserv_id);
+	spfkit__free(a, cfg->reason_message);
+	spfkit__free(a, cfg->reason_url);
+	spfkit__free(a, cfg->helo_pass_restriction);
+	spfkit__free(a, cfg->mail_from_pass_restriction);
+	spfkit__free(a, cfg->socket);
+	spfkit__free(a, cfg->pid_file);
+	spfkit__free(a, cfg->user_id);
+	spfkit__free(a, cfg->internal_hosts.nets);
+	spfkit__free(a, cfg->macro_list);
+	spfkit__free(a, cfg);
 }
 
 /* ---- matching --------------------------------------------------------- */
@@ -920,7 +920,7 @@ int spfkit__mta_name_match(const struct spfkit__mta_namelist *list, const char *
 	for (i = 0; i < list->count; i++) {
 		size_t n = strlen(list->names[i]); /* our own copy */
 
-		if (n > len || !spfkit__mta_memcaseeq(name + len - n, n, list->names[i], n))
+		if (n > len || !spfkit__memcaseeq(name + len - n, n, list->names[i], n))
 			continue;
 		if (n == len || name[len - n - 1] == '.')
 			return 1;
@@ -935,7 +935,7 @@ int spfkit__mta_name_listed(const struct spfkit__mta_namelist *list, const char 
 	if (len > 0 && name[len - 1] == '.')
 		len--;
 	for (i = 0; i < list->count; i++)
-		if (spfkit__mta_memcaseeq(name, len, list->names[i], strlen(list->names[i])))
+		if (spfkit__memcaseeq(name, len, list->names[i], strlen(list->names[i])))
 			return 1;
 	return 0;
 }

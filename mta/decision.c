@@ -10,7 +10,7 @@
 
 #include <spfkit/output.h>
 
-#include "util.h"
+#include "spfkit_util.h"
 #include "decision.h"
 
 /* ---- a bounded writer into the decision's fixed buffers --------------- */
@@ -78,7 +78,7 @@ static void w_url(struct w *w, const char *s, size_t n, size_t cap)
 		unsigned char c = (unsigned char)s[i];
 		char esc[3] = {'%', hex[c >> 4], hex[c & 15]};
 
-		if (spfkit__mta_is_alnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '@' ||
+		if (spfkit__is_alnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '@' ||
 		    c == ':')
 			w_put(w, (const char *)&s[i], 1);
 		else

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
-#include "util.h"
+#include "spfkit_util.h"
 
 #define CLEANUP_MAX 16 /* MAX_LISTEN sockets and the PID file, with room */
 
@@ -29,7 +29,7 @@ struct spfkit__policyd_cleanup {
 
 struct spfkit__policyd_cleanup *spfkit__policyd_cleanup_new(void)
 {
-	return spfkit__mta_zalloc(NULL, sizeof(struct spfkit__policyd_cleanup));
+	return spfkit__zalloc(NULL, sizeof(struct spfkit__policyd_cleanup));
 }
 
 int spfkit__policyd_cleanup_add(struct spfkit__policyd_cleanup *c, const char *path)
@@ -40,7 +40,7 @@ int spfkit__policyd_cleanup_add(struct spfkit__policyd_cleanup *c, const char *p
 	if (c == NULL || c->n == CLEANUP_MAX || lstat(path, &st) != 0)
 		return -1;
 	m = &c->made[c->n];
-	m->path = spfkit__mta_strndup(NULL, path, strlen(path));
+	m->path = spfkit__strndup(NULL, path, strlen(path));
 	if (m->path == NULL)
 		return -1;
 	m->dev = st.st_dev;
@@ -62,7 +62,7 @@ void spfkit__policyd_cleanup_run(struct spfkit__policyd_cleanup *c)
 		/* only if it is still ours: a newer daemon may have replaced it */
 		if (m->path != NULL && lstat(m->path, &st) == 0 && st.st_dev == m->dev &&
 		    st.st_ino == m->ino && unlink(m->path) == 0) {
-			spfkit__mta_free(NULL, m->path);
+			spfkit__free(NULL, m->path);
 			m->path = NULL;
 		}
 	}
@@ -132,6 +132,6 @@ void spfkit__policyd_cleanup_free(struct spfkit__policyd_cleanup *c)
 	if (c == NULL)
 		return;
 	for (i = 0; i < c->n; i++)
-		spfkit__mta_free(NULL, c->made[i].path);
-	spfkit__mta_free(NULL, c);
+		spfkit__free(NULL, c->made[i].path);
+	spfkit__free(NULL, c);
 }

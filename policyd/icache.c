@@ -106,7 +106,7 @@ static void cache_drop_oldest(struct spfkit__policyd *srv)
 	else
 		srv->newest = NULL;
 	srv->n_cached--;
-	spfkit__mta_free(NULL, c);
+	spfkit__free(NULL, c);
 }
 
 static size_t text_size(const char *s)
@@ -141,7 +141,7 @@ void spfkit__policyd_cache_put(struct spfkit__policyd *srv, const char *key,
 		size += text_size(d->headers[i]);
 	while (srv->n_cached >= srv->opts.cache_max && srv->oldest != NULL)
 		cache_drop_oldest(srv);
-	c = spfkit__mta_zalloc(NULL, size);
+	c = spfkit__zalloc(NULL, size);
 	if (c == NULL)
 		return;
 	at = (char *)(c + 1);

@@ -17,7 +17,7 @@
 #include <spfkit/eval.h>
 #include <spfkit/event.h>
 
-#include "util.h"
+#include "spfkit_util.h"
 #include "checker.h"
 #include "decision.h"
 #include "proto.h"
@@ -50,7 +50,7 @@ struct job {
 	struct spfkit__mta_job chk;     /* chk.arg is the job */
 	struct conn *conn;
 	struct gen *gen;
-	struct spfkit__mta_arena arena; /* copies of the request's values */
+	struct spfkit__arena arena; /* copies of the request's values */
 	const char *queue_id, *instance;
 	char *cache_key;
 	struct timespec t0;

@@ -28,7 +28,7 @@
 #include "cleanup.h"
 #include "config.h"
 #include "daemon.h"
-#include "util.h"
+#include "spfkit_util.h"
 #include "server.h"
 
 #define MAX_LISTEN 8

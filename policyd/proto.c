@@ -19,7 +19,7 @@ void spfkit__policy_init(struct spfkit__policy_request *req)
 /* Postfix attribute names are lowercase words with '_'; allow a little more. */
 static int name_byte_ok(int c)
 {
-	return spfkit__mta_is_alnum(c) || c == '_' || c == '-' || c == '.';
+	return spfkit__is_alnum(c) || c == '_' || c == '-' || c == '.';
 }
 
 static int refuse(struct spfkit__policy_diag *diag, enum spfkit__policy_error code, size_t off,
@@ -184,23 +184,23 @@ const char *spfkit__policy_strerror(enum spfkit__policy_error code)
 	return "unknown error";
 }
 
-int spfkit__policy_reply(struct spfkit__mta_buf *out, const char *text, size_t len)
+int spfkit__policy_reply(struct spfkit__buf *out, const char *text, size_t len)
 {
 	size_t i, run = 0;
 
-	spfkit__mta_buf_append(out, "action=", 7);
+	spfkit__buf_append(out, "action=", 7);
 	for (i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)text[i];
 
 		if (c >= 0x20 && c != 0x7f)
 			continue;
 		/* one line only: a control byte could end the reply early */
-		spfkit__mta_buf_append(out, text + run, i - run);
-		spfkit__mta_buf_putc(out, ' ');
+		spfkit__buf_append(out, text + run, i - run);
+		spfkit__buf_putc(out, ' ');
 		run = i + 1;
 	}
-	spfkit__mta_buf_append(out, text + run, len - run);
-	spfkit__mta_buf_append(out, "\n\n", 2);
+	spfkit__buf_append(out, text + run, len - run);
+	spfkit__buf_append(out, "\n\n", 2);
 	return out->err;
 }
 

@@ -23,7 +23,7 @@
 
 #include <stddef.h>
 
-#include "util.h"
+#include "spfkit_util.h"
 
 /*
  * Caps. Postfix's own lines are far shorter (its SMTP line limit is 2048
@@ -101,7 +101,7 @@ const char *spfkit__policy_strerror(enum spfkit__policy_error code);
  * byte in text becomes a space, so a reply is always exactly one line
  * and one empty line. 0, SPFKIT_E2BIG (past out's cap), SPFKIT_ENOMEM.
  */
-int spfkit__policy_reply(struct spfkit__mta_buf *out, const char *text, size_t len);
+int spfkit__policy_reply(struct spfkit__buf *out, const char *text, size_t len);
 
 /*
  * A printable copy of untrusted bytes for a log line: at most `max`

@@ -16,10 +16,10 @@ void spfkit__policyd_job_free(struct job *j)
 {
 	spfkit__mta_job_cleanup(&j->chk);
 	spfkit__policyd_gen_put(j->gen);
-	spfkit__mta_arena_free(&j->arena);
+	spfkit__arena_free(&j->arena);
 	if (j->conn != NULL)
 		j->conn->job = NULL;
-	spfkit__mta_free(NULL, j);
+	spfkit__free(NULL, j);
 }
 
 static double ms_since(const struct timespec *t0)
@@ -128,7 +128,7 @@ static const char *copy_attr(struct job *j, const struct spfkit__policy_request 
 {
 	size_t n;
 	const char *v = spfkit__policy_get(r, name, &n);
-	char *s = spfkit__mta_arena_strndup(&j->arena, v != NULL ? v : "", n);
+	char *s = spfkit__arena_strndup(&j->arena, v != NULL ? v : "", n);
 
 	if (len != NULL)
 		*len = s != NULL ? n : 0;
@@ -179,16 +179,16 @@ static int job_fill(struct job *j, const struct spfkit__policy_request *r)
 /* The cache key: the message (instance) and who sent it. */
 static char *make_key(struct job *j)
 {
-	struct spfkit__mta_buf b;
+	struct spfkit__buf b;
 	char *key;
 
 	if (j->instance[0] == '\0')
 		return NULL; /* no instance: every request stands alone */
-	spfkit__mta_buf_init(&b, NULL, 2048);
-	spfkit__mta_buf_printf(&b, "%s|%s|", j->instance, j->chk.in.client_ip);
-	spfkit__mta_buf_append(&b, j->chk.in.sender, j->chk.in.sender_len);
-	key = b.err ? NULL : spfkit__mta_arena_strndup(&j->arena, b.data, b.len);
-	spfkit__mta_buf_free(&b);
+	spfkit__buf_init(&b, NULL, 2048);
+	spfkit__buf_printf(&b, "%s|%s|", j->instance, j->chk.in.client_ip);
+	spfkit__buf_append(&b, j->chk.in.sender, j->chk.in.sender_len);
+	key = b.err ? NULL : spfkit__arena_strndup(&j->arena, b.data, b.len);
+	spfkit__buf_free(&b);
 	return key;
 }
 
@@ -207,7 +207,7 @@ static void answer_now(struct conn *c, const char *action, int prio, const char 
 struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__policy_request *r)
 {
 	struct spfkit__policyd *srv = c->srv;
-	struct job *j = spfkit__mta_zalloc(NULL, sizeof(*j));
+	struct job *j = spfkit__zalloc(NULL, sizeof(*j));
 	struct cached *hit;
 	char action[SPFKIT__MTA_TEXT_MAX];
 	int rc;
@@ -217,7 +217,7 @@ struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__po
 		return NULL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &j->t0);
-	spfkit__mta_arena_init(&j->arena, NULL, 1024, 0);
+	spfkit__arena_init(&j->arena, NULL, 1024, 0);
 	j->conn = c;
 	j->gen = srv->gen;
 	j->gen->refs++;

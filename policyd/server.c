@@ -154,7 +154,7 @@ static void accept_on_close(struct spfkit__policyd *srv)
 static struct gen *gen_new(struct spfkit__policyd *srv, struct spfkit__mta_config *cfg)
 {
 	struct spfkit_config ec;
-	struct gen *g = spfkit__mta_zalloc(NULL, sizeof(*g));
+	struct gen *g = spfkit__zalloc(NULL, sizeof(*g));
 
 	if (g == NULL)
 		return NULL;
@@ -163,7 +163,7 @@ static struct gen *gen_new(struct spfkit__policyd *srv, struct spfkit__mta_confi
 	ec.receiver = srv->receiver;
 	ec.limits.void_lookups = (unsigned)cfg->void_limit; /* 0: the RFC's 2 */
 	if (spfkit_ctx_new(&ec, &g->ctx) != 0) {
-		spfkit__mta_free(NULL, g);
+		spfkit__free(NULL, g);
 		return NULL;
 	}
 	g->cfg = cfg;
@@ -177,7 +177,7 @@ void spfkit__policyd_gen_put(struct gen *g)
 		return;
 	spfkit_ctx_free(g->ctx);
 	spfkit__mta_config_free(g->cfg);
-	spfkit__mta_free(NULL, g);
+	spfkit__free(NULL, g);
 }
 
 /* ---- replies and connection life ---------------------------------------- */
@@ -218,14 +218,14 @@ static void set_timeouts(struct conn *c)
 
 void spfkit__policyd_send_reply(struct conn *c, const char *action)
 {
-	struct spfkit__mta_buf b;
+	struct spfkit__buf b;
 
-	spfkit__mta_buf_init(&b, NULL, SPFKIT__MTA_TEXT_MAX + 16);
+	spfkit__buf_init(&b, NULL, SPFKIT__MTA_TEXT_MAX + 16);
 	if (spfkit__policy_reply(&b, action, strlen(action)) == 0)
 		bufferevent_write(c->out, b.data, b.len);
 	else
 		bufferevent_write(c->out, "action=dunno\n\n", 14);
-	spfkit__mta_buf_free(&b);
+	spfkit__buf_free(&b);
 }
 
 static void maybe_finish_drain(struct spfkit__policyd *srv)
@@ -251,7 +251,7 @@ static void conn_close(struct conn *c)
 		bufferevent_free(c->out);
 	bufferevent_free(c->in);
 	event_free(c->deadline);
-	spfkit__mta_free(NULL, c);
+	spfkit__free(NULL, c);
 	accept_on_close(srv);
 	/* spawn mode: the one client is gone, so is the service */
 	if (srv->n_listeners == 0 && srv->conns == NULL)
@@ -409,13 +409,13 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 static struct conn *conn_new(struct spfkit__policyd *srv, struct bufferevent *in,
 			     struct bufferevent *out, const char *peer, const struct spfkit_ip *addr)
 {
-	struct conn *c = spfkit__mta_zalloc(NULL, sizeof(*c));
+	struct conn *c = spfkit__zalloc(NULL, sizeof(*c));
 
 	if (c == NULL)
 		return NULL;
 	c->deadline = evtimer_new(srv->base, on_deadline, c);
 	if (c->deadline == NULL) {
-		spfkit__mta_free(NULL, c);
+		spfkit__free(NULL, c);
 		return NULL;
 	}
 	if (addr != NULL) {
@@ -567,7 +567,7 @@ int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_op
 			struct spfkit__mta_config *cfg, struct spfkit_resolver *r,
 			struct spfkit_resolver *cache, struct spfkit__policyd **out)
 {
-	struct spfkit__policyd *srv = spfkit__mta_zalloc(NULL, sizeof(*srv));
+	struct spfkit__policyd *srv = spfkit__zalloc(NULL, sizeof(*srv));
 
 	if (srv == NULL)
 		return SPFKIT_ENOMEM;
@@ -598,7 +598,7 @@ int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_op
 		spfkit__policyd_gen_put(srv->gen);
 		if (srv->accept_pause != NULL)
 			event_free(srv->accept_pause);
-		spfkit__mta_free(NULL, srv);
+		spfkit__free(NULL, srv);
 		return SPFKIT_ENOMEM;
 	}
 	srv->loop.base = base;
@@ -707,5 +707,5 @@ void spfkit__policyd_free(struct spfkit__policyd *srv)
 	spfkit__policyd_cache_free(srv);
 	spfkit_event_detach(srv->dnsloop);
 	spfkit__policyd_gen_put(srv->gen);
-	spfkit__mta_free(NULL, srv);
+	spfkit__free(NULL, srv);
 }

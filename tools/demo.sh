@@ -39,3 +39,15 @@ show "softfail: outside newsletter.example.org's range (~all)" 192.0.2.130 news@
 show "none: legacy.example.com publishes no SPF record" 192.0.2.200 carol@legacy.example.com legacy.example.com
 show "permerror: broken.example.org has a syntax error" 192.0.2.1 heidi@broken.example.org mail.example.org
 show "fail with a macro explanation: shop.example.net (exists:%{i}._allow.%{d})" 192.0.2.78 orders@shop.example.net mx.shop.example.net
+
+# For domain owners: lint reads the same zone and tells what receivers
+# will make of a record. The first example is SPF's classic 2003 record.
+lint() {
+	echo
+	echo "== $1 =="
+	echo "\$ spfkit lint --zone $zone $2"
+	"$spfkit" lint --zone "$zone" "$2" || true
+}
+
+lint "for domain owners: 'v=spf1 mx default=deny' ends neutral, not fail" classic.example.com
+lint "for domain owners: a record that includes itself" loop.example.com

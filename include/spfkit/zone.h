@@ -53,8 +53,11 @@ void spfkit_zone_free(struct spfkit_zone *zone);
  * or more quoted strings or unquoted words, each at most 255 bytes once
  * decoded, joined with no separator (RFC 7208 §3.3); \000 gives a NUL.
  * "MX 0 ." is a null MX. A record listed twice is loaded once, as by
- * spfkit_zone_add(). Refused with a message: other types and classes,
- * $INCLUDE and other directives, an escaped '.' inside a name, raw NUL
+ * spfkit_zone_add(). SOA, NS, SRV, CAA, DNSSEC and other types SPF does
+ * not ask, and any TYPEnnn with RFC 3597 "\# len hex" data, are read,
+ * checked for their fields and ignored (generic data of a type SPF asks
+ * is decoded and kept), so a real BIND zone file loads. Refused with a
+ * message: classes other than IN, $INCLUDE and other directives, an escaped '.' inside a name, raw NUL
  * and control bytes (tab aside), a CR not before LF, a logical record
  * over SPFKIT_ZONE_MAX_LINE bytes (SPFKIT_E2BIG). SPFKIT_EINVAL: NULL
  * zone or path, a bad `origin`. load_file reads at most

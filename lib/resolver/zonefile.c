@@ -8,6 +8,14 @@
  * Escapes are decoded only where a token is used, so each use can say
  * precisely what is wrong. Errors stop the load at the first bad line
  * and name it: "demo.zone:12: bad IPv4 address '1.2.3'".
+ *
+ * Real zone files hold much SPF never asks for. The types SPF reads
+ * (A AAAA MX PTR TXT SPF CNAME) are stored; SOA, NS, SRV, CAA, DNSSEC
+ * and the other types of ignored_types[], and any type written TYPEnnn
+ * (RFC 3597 §5), are read, checked for their number of fields (and the
+ * SOA's numbers), and dropped. RFC 3597 "\# length hex" data is taken
+ * for every type, and decoded for the types SPF reads. "." owns records
+ * of the ignored types (the root's NS in a hints file).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -37,9 +45,11 @@ struct zf {
 	char origin[SPFKIT__ZONE_NAME_MAX + 1];
 	size_t origin_len; /* 0: the root */
 	char owner[SPFKIT__ZONE_NAME_MAX + 1];
-	size_t owner_len; /* 0: no owner yet */
+	size_t owner_len; /* 0: the root (when owner_set) */
+	int owner_set;    /* an owner came before (blank owners repeat it) */
 	uint32_t default_ttl;
 	struct spfkit__buf rdata;
+	struct spfkit__buf generic; /* RFC 3597 "\# len hex" data, decoded */
 	char *errbuf;
 	size_t errlen;
 	int err; /* first error; sticky */
@@ -470,21 +480,30 @@ static int parse_u16(const struct tok *t, uint16_t *out)
 struct rr_in {
 	uint16_t type;
 	const char *type_name;
+	int kept;              /* a type SPF reads: stored; else read and ignored */
+	uint8_t min_fields;    /* ignored types: data fields their text form has */
+	uint8_t max_fields;    /* 0: no upper bound */
+	char type_buf[16];     /* "TYPE123" for a type known by number only */
 	uint32_t ttl;
 	uint16_t pref;
 	unsigned long line;
 };
 
-static int rdata_put(struct zf *zf, const struct tok *t, const void *p, size_t n)
+static int rdata_put_at(struct zf *zf, unsigned long line, const void *p, size_t n)
 {
 	if (spfkit__buf_append(&zf->rdata, p, n) == 0)
 		return 0;
 	if (zf->rdata.err == SPFKIT_E2BIG)
-		zf_fail(zf, SPFKIT_E2BIG, t->line, "record data longer than %u bytes",
+		zf_fail(zf, SPFKIT_E2BIG, line, "record data longer than %u bytes",
 			SPFKIT__ZONE_RDATA_MAX);
 	else
-		zf_fail(zf, SPFKIT_ENOMEM, t->line, "out of memory");
+		zf_fail(zf, SPFKIT_ENOMEM, line, "out of memory");
 	return -1;
+}
+
+static int rdata_put(struct zf *zf, const struct tok *t, const void *p, size_t n)
+{
+	return rdata_put_at(zf, t->line, p, n);
 }
 
 /* An address in the text forms inet_pton(3) takes, no escapes. */
@@ -560,6 +579,247 @@ static int rdata_text(struct zf *zf, struct rr_in *rr, struct tok *t)
 	return zf->err ? -1 : 0;
 }
 
+/* ---- types SPF does not read, and RFC 3597 generic data ------------ */
+
+/* RFC 3597 §5: data written as "\# length hex..." */
+static int is_generic(const struct tok *t)
+{
+	return t->kind == TOK_WORD && t->len == 2 && t->p[0] == '\\' && t->p[1] == '#';
+}
+
+static int hex_value(int c)
+{
+	if (spfkit__is_digit(c))
+		return c - '0';
+	c = spfkit__lower(c);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* The hex words after the length, into zf->generic; t ends on the record's end. */
+static int generic_hex(struct zf *zf, const struct rr_in *rr, struct tok *t, uint16_t want)
+{
+	char eb[ECHO_SIZE];
+	int hi = -1, v;
+	size_t i;
+
+	for (next_token(zf, t); t->kind == TOK_WORD; next_token(zf, t)) {
+		for (i = 0; i < t->len; i++) {
+			v = hex_value((unsigned char)t->p[i]);
+			if (v < 0) {
+				zf_fail(zf, SPFKIT_ESYNTAX, t->line, "bad hex '%s' in %s RFC 3597 data",
+					ECHO(t, eb), rr->type_name);
+				return -1;
+			}
+			if (hi < 0) {
+				hi = v;
+				continue;
+			}
+			if (zf->generic.len == want) {
+				zf_fail(zf, SPFKIT_ESYNTAX, t->line,
+					"%s RFC 3597 data longer than its length %u", rr->type_name,
+					(unsigned)want);
+				return -1;
+			}
+			if (spfkit__buf_putc(&zf->generic, (char)(hi << 4 | v)) != 0) {
+				zf_fail(zf, SPFKIT_ENOMEM, t->line, "out of memory");
+				return -1;
+			}
+			hi = -1;
+		}
+	}
+	if (zf->err)
+		return -1;
+	if (t->kind == TOK_QUOTED || hi >= 0 || zf->generic.len != want) {
+		zf_fail(zf, SPFKIT_ESYNTAX, t->line, "%s RFC 3597 data %s", rr->type_name,
+			t->kind == TOK_QUOTED ? "holds a quoted string"
+			: hi >= 0	      ? "has an odd number of hex digits"
+					      : "shorter than its length");
+		return -1;
+	}
+	return 0;
+}
+
+/* An uncompressed wire-format name (RFC 1035 §3.1) filling d[0..n). */
+static int generic_name(struct zf *zf, const struct rr_in *rr, const unsigned char *d, size_t n)
+{
+	char name[SPFKIT__ZONE_NAME_MAX + 1];
+	const char *why = NULL;
+	size_t i = 0, len = 0, l;
+
+	for (;;) {
+		if (i >= n)
+			why = "the name runs past the end";
+		else if (d[i] > SPFKIT__ZONE_LABEL_MAX)
+			why = "a label over 63 bytes, or a compression pointer";
+		else if (i + 1 + d[i] > n)
+			why = "the name runs past the end";
+		else if (len + (len > 0) + d[i] > SPFKIT__ZONE_NAME_MAX)
+			why = "the name is longer than 253 bytes";
+		else if (memchr(d + i + 1, '.', d[i]) != NULL)
+			why = "a '.' inside a label is not supported";
+		if (why != NULL || d[i] == 0)
+			break;
+		l = d[i++];
+		if (len > 0)
+			name[len++] = '.';
+		memcpy(name + len, d + i, l);
+		len += l;
+		i += l;
+	}
+	if (why == NULL && i + 1 != n)
+		why = "bytes after the name";
+	if (why == NULL && len == 0 && rr->type != SPFKIT_RR_MX)
+		why = "the target is the root";
+	if (why != NULL) {
+		zf_fail(zf, SPFKIT_ESYNTAX, rr->line, "%s RFC 3597 data: %s", rr->type_name, why);
+		return -1;
+	}
+	return rdata_put_at(zf, rr->line, name, len); /* "MX 0 ." stays "" (RFC 7505) */
+}
+
+/* TXT/SPF wire data: <length><bytes> character-strings, joined (RFC 7208 §3.3). */
+static int generic_strings(struct zf *zf, const struct rr_in *rr, const unsigned char *d, size_t n)
+{
+	size_t i = 0;
+
+	if (n == 0) {
+		zf_fail(zf, SPFKIT_ESYNTAX, rr->line, "%s record without a string", rr->type_name);
+		return -1;
+	}
+	while (i < n) {
+		if (i + 1 + d[i] > n) {
+			zf_fail(zf, SPFKIT_ESYNTAX, rr->line,
+				"%s RFC 3597 data: a string runs past the end", rr->type_name);
+			return -1;
+		}
+		if (rdata_put_at(zf, rr->line, d + i + 1, d[i]) != 0)
+			return -1;
+		i += 1 + (size_t)d[i];
+	}
+	return 0;
+}
+
+/* Generic data of a type SPF reads, into the form spfkit_zone_add() takes. */
+static int generic_convert(struct zf *zf, struct rr_in *rr)
+{
+	const unsigned char *d = (const unsigned char *)zf->generic.data;
+	size_t n = zf->generic.len;
+	size_t want = rr->type == SPFKIT_RR_A ? 4 : 16;
+
+	switch (rr->type) {
+	case SPFKIT_RR_A:
+	case SPFKIT_RR_AAAA:
+		if (n != want) {
+			zf_fail(zf, SPFKIT_ESYNTAX, rr->line, "%s RFC 3597 data of %zu bytes, want %zu",
+				rr->type_name, n, want);
+			return -1;
+		}
+		return rdata_put_at(zf, rr->line, d, n);
+	case SPFKIT_RR_TXT:
+	case SPFKIT_RR_SPF:
+		return generic_strings(zf, rr, d, n);
+	case SPFKIT_RR_MX:
+		if (n < 2) {
+			zf_fail(zf, SPFKIT_ESYNTAX, rr->line, "MX RFC 3597 data without a preference");
+			return -1;
+		}
+		rr->pref = (uint16_t)(d[0] << 8 | d[1]);
+		return generic_name(zf, rr, d + 2, n - 2);
+	default:
+		return generic_name(zf, rr, d, n);
+	}
+}
+
+/* "\# length hex...": checked for every type, kept for the types SPF reads. */
+static int rdata_generic(struct zf *zf, struct rr_in *rr, struct tok *t)
+{
+	char eb[ECHO_SIZE];
+	uint16_t want;
+
+	next_token(zf, t);
+	if (zf->err)
+		return -1;
+	if (parse_u16(t, &want) != 0) {
+		if (tok_ends_record(t))
+			zf_fail(zf, SPFKIT_ESYNTAX, t->line, "%s record: '\\#' without a length (RFC 3597)",
+				rr->type_name);
+		else
+			zf_fail(zf, SPFKIT_ESYNTAX, t->line, "bad RFC 3597 data length '%s'",
+				ECHO(t, eb));
+		return -1;
+	}
+	spfkit__buf_reset(&zf->generic);
+	if (generic_hex(zf, rr, t, want) != 0)
+		return -1;
+	return rr->kept ? generic_convert(zf, rr) : 0;
+}
+
+/* RFC 1035 §3.3.13: SERIAL is 32 bits, the four times are TTLs. */
+static int soa_field(struct zf *zf, const struct tok *t, unsigned idx)
+{
+	static const char *const what[] = { "MNAME", "RNAME", "serial", "refresh", "retry", "expire",
+					     "minimum" };
+	char eb[ECHO_SIZE];
+	uint64_t v = 0;
+	uint32_t ttl;
+	size_t i;
+
+	if (idx >= 7)
+		return 0; /* counted by the caller */
+	if (t->kind == TOK_QUOTED) {
+		zf_fail(zf, SPFKIT_ESYNTAX, t->line, "SOA %s is a quoted string", what[idx]);
+		return -1;
+	}
+	if (idx < 2)
+		return 0;
+	if (idx > 2) {
+		if (parse_ttl(zf, t, &ttl) == 1)
+			return 0;
+		if (!zf->err)
+			zf_fail(zf, SPFKIT_ESYNTAX, t->line, "bad SOA %s '%s'", what[idx], ECHO(t, eb));
+		return -1;
+	}
+	for (i = 0; i < t->len && v <= UINT32_MAX; i++) {
+		if (!spfkit__is_digit((unsigned char)t->p[i]))
+			break;
+		v = v * 10 + (uint64_t)(t->p[i] - '0');
+	}
+	if (i == t->len && v <= UINT32_MAX)
+		return 0;
+	zf_fail(zf, SPFKIT_ESYNTAX, t->line, "bad SOA serial '%s'", ECHO(t, eb));
+	return -1;
+}
+
+/*
+ * The data of a type SPF never asks for (SOA, NS, SRV, CAA, DNSKEY...):
+ * read to the record's end and ignored, after a check of the number of
+ * fields its text form has, so a line cut short is still reported.
+ */
+static int rdata_skip(struct zf *zf, struct rr_in *rr, struct tok *t)
+{
+	unsigned n = 0;
+
+	while (t->kind == TOK_WORD || t->kind == TOK_QUOTED) {
+		if (rr->type == SPFKIT_RR_SOA && soa_field(zf, t, n) != 0)
+			return -1;
+		if (n < 255)
+			n++;
+		next_token(zf, t);
+	}
+	if (zf->err)
+		return -1;
+	if (n < rr->min_fields || (rr->max_fields > 0 && n > rr->max_fields)) {
+		zf_fail(zf, SPFKIT_ESYNTAX, rr->line, "%s record with %u data field%s, want %s%u",
+			rr->type_name, n, n == 1 ? "" : "s",
+			rr->min_fields == rr->max_fields ? ""
+			: n < rr->min_fields		 ? "at least "
+							 : "at most ",
+			n < rr->min_fields ? (unsigned)rr->min_fields : (unsigned)rr->max_fields);
+		return -1;
+	}
+	return 0;
+}
+
 static int rdata_parse(struct zf *zf, struct rr_in *rr, struct tok *t)
 {
 	char eb[ECHO_SIZE];
@@ -568,6 +828,10 @@ static int rdata_parse(struct zf *zf, struct rr_in *rr, struct tok *t)
 	next_token(zf, t);
 	if (zf->err)
 		return -1;
+	if (is_generic(t))
+		return rdata_generic(zf, rr, t);
+	if (!rr->kept)
+		return rdata_skip(zf, rr, t);
 	if (rr->type == SPFKIT_RR_TXT || rr->type == SPFKIT_RR_SPF)
 		return rdata_text(zf, rr, t);
 	if (rr->type == SPFKIT_RR_A || rr->type == SPFKIT_RR_AAAA)
@@ -585,36 +849,143 @@ static int rdata_parse(struct zf *zf, struct rr_in *rr, struct tok *t)
 	return zf->err ? -1 : 0;
 }
 
-static const struct {
+/* The types SPF reads (RFC 7208 §4.4, §5): stored. */
+static const struct zf_type {
 	const char *name;
 	uint16_t type;
-} zf_types[] = {
-	{ "A", SPFKIT_RR_A },     { "AAAA", SPFKIT_RR_AAAA },   { "MX", SPFKIT_RR_MX },
-	{ "PTR", SPFKIT_RR_PTR }, { "TXT", SPFKIT_RR_TXT },     { "SPF", SPFKIT_RR_SPF },
-	{ "CNAME", SPFKIT_RR_CNAME },
+	uint8_t min, max; /* data fields of the text form; max 0: no bound */
+} kept_types[] = {
+	{ "A", SPFKIT_RR_A, 0, 0 },     { "AAAA", SPFKIT_RR_AAAA, 0, 0 },
+	{ "MX", SPFKIT_RR_MX, 0, 0 },   { "PTR", SPFKIT_RR_PTR, 0, 0 },
+	{ "TXT", SPFKIT_RR_TXT, 0, 0 }, { "SPF", SPFKIT_RR_SPF, 0, 0 },
+	{ "CNAME", SPFKIT_RR_CNAME, 0, 0 },
 };
+
+/*
+ * Types a real zone file holds that SPF never asks for: read, checked
+ * for their number of fields (RFC 1035 §3.3, RFC 2782, RFC 4034,
+ * RFC 8659 ...) and ignored. Any other type is written TYPEnnn (RFC 3597).
+ */
+static const struct zf_type ignored_types[] = {
+	{ "SOA", SPFKIT_RR_SOA, 7, 7 }, { "NS", 2, 1, 1 },          { "MD", 3, 1, 1 },
+	{ "MF", 4, 1, 1 },              { "MB", 7, 1, 1 },          { "MG", 8, 1, 1 },
+	{ "MR", 9, 1, 1 },              { "NULL", 10, 0, 0 },       { "WKS", 11, 2, 0 },
+	{ "HINFO", 13, 2, 2 },          { "MINFO", 14, 2, 2 },      { "RP", 17, 2, 2 },
+	{ "AFSDB", 18, 2, 2 },          { "X25", 19, 1, 1 },        { "ISDN", 20, 1, 2 },
+	{ "RT", 21, 2, 2 },             { "NSAP", 22, 1, 1 },       { "SIG", 24, 9, 0 },
+	{ "KEY", 25, 4, 0 },            { "PX", 26, 3, 3 },         { "GPOS", 27, 3, 3 },
+	{ "LOC", 29, 4, 16 },           { "SRV", 33, 4, 4 },        { "NAPTR", 35, 6, 6 },
+	{ "KX", 36, 2, 2 },             { "CERT", 37, 4, 0 },       { "DNAME", 39, 1, 1 },
+	{ "APL", 42, 0, 0 },            { "DS", 43, 4, 0 },         { "SSHFP", 44, 3, 0 },
+	{ "IPSECKEY", 45, 5, 0 },       { "RRSIG", 46, 9, 0 },      { "NSEC", 47, 1, 0 },
+	{ "DNSKEY", 48, 4, 0 },         { "DHCID", 49, 1, 0 },      { "NSEC3", 50, 5, 0 },
+	{ "NSEC3PARAM", 51, 4, 4 },     { "TLSA", 52, 4, 0 },       { "SMIMEA", 53, 4, 0 },
+	{ "HIP", 55, 3, 0 },            { "CDS", 59, 4, 0 },        { "CDNSKEY", 60, 4, 0 },
+	{ "OPENPGPKEY", 61, 1, 0 },     { "CSYNC", 62, 2, 0 },      { "ZONEMD", 63, 4, 0 },
+	{ "SVCB", 64, 2, 0 },           { "HTTPS", 65, 2, 0 },      { "NID", 104, 2, 2 },
+	{ "L32", 105, 2, 2 },           { "L64", 106, 2, 2 },       { "LP", 107, 2, 2 },
+	{ "EUI48", 108, 1, 1 },         { "EUI64", 109, 1, 1 },     { "URI", 256, 3, 3 },
+	{ "CAA", 257, 3, 3 },           { "AVC", 258, 1, 0 },       { "TA", 32768, 4, 0 },
+	{ "DLV", 32769, 4, 0 },
+};
+
+#define NKEPT (sizeof(kept_types) / sizeof(kept_types[0]))
+#define NIGNORED (sizeof(ignored_types) / sizeof(ignored_types[0]))
+
+static void set_type(struct rr_in *rr, const struct zf_type *zt, int kept)
+{
+	rr->type = zt->type;
+	rr->type_name = zt->name;
+	rr->kept = kept;
+	rr->min_fields = zt->min;
+	rr->max_fields = zt->max;
+}
+
+/* RFC 3597 §5 "TYPEnnn": 1 when t is one (the number in *out), else 0. */
+static int generic_type(const struct tok *t, uint16_t *out)
+{
+	struct tok num = *t;
+
+	if (t->kind != TOK_WORD || t->len < 5 || !spfkit__memcaseeq(t->p, 4, "TYPE", 4))
+		return 0;
+	num.p += 4;
+	num.len -= 4;
+	return parse_u16(&num, out) == 0;
+}
+
+/* TYPEnnn: by its name when known, else ignored with any number of fields. */
+static void set_generic_type(struct rr_in *rr, uint16_t type)
+{
+	size_t i;
+
+	for (i = 0; i < NKEPT; i++)
+		if (kept_types[i].type == type) {
+			set_type(rr, &kept_types[i], 1);
+			return;
+		}
+	for (i = 0; i < NIGNORED; i++)
+		if (ignored_types[i].type == type) {
+			set_type(rr, &ignored_types[i], 0);
+			return;
+		}
+	snprintf(rr->type_buf, sizeof(rr->type_buf), "TYPE%u", (unsigned)type);
+	rr->type = type;
+	rr->type_name = rr->type_buf;
+	rr->kept = 0;
+	rr->min_fields = 0;
+	rr->max_fields = 0;
+}
 
 static int parse_type(struct zf *zf, const struct tok *t, struct rr_in *rr)
 {
 	char eb[ECHO_SIZE];
+	uint16_t num;
 	size_t i;
 
 	if (tok_ends_record(t)) {
 		zf_fail(zf, SPFKIT_ESYNTAX, t->line, "record without a type");
 		return -1;
 	}
-	for (i = 0; i < sizeof(zf_types) / sizeof(zf_types[0]); i++) {
-		if (tok_is(t, zf_types[i].name)) {
-			rr->type = zf_types[i].type;
-			rr->type_name = zf_types[i].name;
+	for (i = 0; i < NKEPT; i++)
+		if (tok_is(t, kept_types[i].name)) {
+			set_type(rr, &kept_types[i], 1);
 			return 0;
 		}
+	for (i = 0; i < NIGNORED; i++)
+		if (tok_is(t, ignored_types[i].name)) {
+			set_type(rr, &ignored_types[i], 0);
+			return 0;
+		}
+	if (generic_type(t, &num)) {
+		set_generic_type(rr, num);
+		return 0;
 	}
 	if (t->kind == TOK_QUOTED)
 		zf_fail(zf, SPFKIT_ESYNTAX, t->line, "expected a record type, not a quoted string");
 	else
-		zf_fail(zf, SPFKIT_ESYNTAX, t->line, "unsupported record type '%s'", ECHO(t, eb));
+		zf_fail(zf, SPFKIT_ESYNTAX, t->line,
+			"unknown record type '%s' (write other types as TYPEnnn, RFC 3597)",
+			ECHO(t, eb));
 	return -1;
+}
+
+/* IN, or its RFC 3597 §5 generic name CLASS1. */
+static int is_class_in(const struct tok *t)
+{
+	return tok_is(t, "IN") || tok_is(t, "CLASS1");
+}
+
+/* CLASSnnn other than 1. */
+static int is_class_other(const struct tok *t)
+{
+	struct tok num = *t;
+	uint16_t v;
+
+	if (t->kind != TOK_WORD || t->len < 6 || !spfkit__memcaseeq(t->p, 5, "CLASS", 5))
+		return 0;
+	num.p += 5;
+	num.len -= 5;
+	return parse_u16(&num, &v) == 0;
 }
 
 /* [TTL] [class] or [class] [TTL] before the type (RFC 1035 §5.1). */
@@ -633,12 +1004,12 @@ static int parse_ttl_class(struct zf *zf, struct tok *t, struct rr_in *rr)
 		}
 		if (rc > 0) {
 			have_ttl = 1;
-		} else if (tok_is(t, "IN") && !have_class) {
+		} else if (is_class_in(t) && !have_class) {
 			have_class = 1;
-		} else if (tok_is(t, "IN")) {
-			zf_fail(zf, SPFKIT_ESYNTAX, t->line, "second class 'IN'");
+		} else if (is_class_in(t)) {
+			zf_fail(zf, SPFKIT_ESYNTAX, t->line, "second class '%s'", ECHO(t, eb));
 			return -1;
-		} else if (tok_is(t, "CH") || tok_is(t, "HS") || tok_is(t, "CS")) {
+		} else if (tok_is(t, "CH") || tok_is(t, "HS") || tok_is(t, "CS") || is_class_other(t)) {
 			zf_fail(zf, SPFKIT_ESYNTAX, t->line, "class '%s' is not supported (only IN)",
 				ECHO(t, eb));
 			return -1;
@@ -722,6 +1093,14 @@ static void directive(struct zf *zf, struct tok *t)
 	}
 }
 
+/* "." (or "@" at the root origin) as an owner: real zones put SOA, NS... there. */
+static int owner_is_root(const struct zf *zf, const struct tok *t)
+{
+	if (t->kind != TOK_WORD || t->len != 1)
+		return 0;
+	return t->p[0] == '.' || (t->p[0] == '@' && zf->origin_len == 0);
+}
+
 /* One logical record: directive, resource record or nothing. */
 static void zf_entry(struct zf *zf)
 {
@@ -741,20 +1120,31 @@ static void zf_entry(struct zf *zf)
 		return;
 	}
 	if (!blank_owner) {
-		if (decode_name(zf, &t, zf->owner, &zf->owner_len) != 0)
+		if (owner_is_root(zf, &t))
+			zf->owner_len = 0;
+		else if (decode_name(zf, &t, zf->owner, &zf->owner_len) != 0)
 			return;
+		zf->owner_set = 1;
 		next_token(zf, &t);
-	} else if (zf->owner_len == 0) {
+	} else if (!zf->owner_set) {
 		zf_fail(zf, SPFKIT_ESYNTAX, t.line, "line starts with a blank but no owner came before");
 		return;
 	}
 	rr.line = t.line;
 	if (parse_ttl_class(zf, &t, &rr) != 0 || parse_type(zf, &t, &rr) != 0)
 		return;
+	if (rr.kept && zf->owner_len == 0) {
+		/* SPF never asks the root, and spfkit_zone_add() cannot hold it */
+		zf_fail(zf, SPFKIT_ESYNTAX, rr.line,
+			"%s record at the root name ('.', or '@' with no $ORIGIN) is not supported",
+			rr.type_name);
+		return;
+	}
 	spfkit__buf_reset(&zf->rdata);
 	if (rdata_parse(zf, &rr, &t) != 0)
 		return;
-	add_record(zf, &rr);
+	if (rr.kept)
+		add_record(zf, &rr);
 }
 
 /* ---- entry points -------------------------------------------------- */
@@ -800,9 +1190,11 @@ int spfkit_zone_load_text(struct spfkit_zone *zone, const char *text, size_t len
 	if (rc != 0)
 		return rc;
 	spfkit__buf_init(&zf.rdata, spfkit__zone_alloc(zone), SPFKIT__ZONE_RDATA_MAX);
+	spfkit__buf_init(&zf.generic, spfkit__zone_alloc(zone), SPFKIT__ZONE_RDATA_MAX);
 	while (!zf.done && !zf.err)
 		zf_entry(&zf);
 	spfkit__buf_free(&zf.rdata);
+	spfkit__buf_free(&zf.generic);
 	return zf.err;
 }
 

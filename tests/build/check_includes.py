@@ -6,8 +6,9 @@
 
 A front end (cli/, policyd/, mta/, milter/, compat/) may include:
   - <spfkit/...> public headers, and system headers;
-  - "x.h" found in its own folder or in mta/ (the front ends' shared
-    headers).
+  - "x.h" found in its own folder, in mta/ (the front ends' shared
+    headers) or in util/ (the helpers the library and the front ends
+    share: util/spfkit_util.h).
 It fails on any include that names a lib/ path, resolves into lib/, or
 names a header that exists only under lib/ (e.g. "core.h", <ipaddr.h>),
 and on a quoted include found nowhere it may look.
@@ -18,7 +19,7 @@ import sys
 import tempfile
 
 FRONT_ENDS = ["cli", "policyd", "mta", "milter", "compat"]
-SHARED = "mta"
+SHARED = ["mta", "util"]
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
 
@@ -61,7 +62,7 @@ def check(root):
                             problems.append(f"{where}: {internal[base]} is a lib/ header")
                         continue
                     found = None
-                    for base_dir in (d, os.path.join(root, SHARED)):
+                    for base_dir in [d] + [os.path.join(root, x) for x in SHARED]:
                         cand = os.path.realpath(os.path.join(base_dir, name))
                         if os.path.exists(cand):
                             found = cand
@@ -69,13 +70,13 @@ def check(root):
                     if found is None:
                         what = (f"{internal[os.path.basename(name)]} is a lib/ header"
                                 if os.path.basename(name) in internal
-                                else "not in its folder nor in mta/")
+                                else "not in its folder nor in mta/ or util/")
                         problems.append(f"{where}: {what}")
                     elif found.startswith(lib):
                         problems.append(f"{where}: resolves to {os.path.relpath(found, root)}")
-                    elif not found.startswith(os.path.join(root, fe) + os.sep) and \
-                            not found.startswith(os.path.join(root, SHARED) + os.sep):
-                        problems.append(f"{where}: outside {fe}/ and {SHARED}/")
+                    elif not any(found.startswith(os.path.join(root, x) + os.sep)
+                                 for x in [fe] + SHARED):
+                        problems.append(f"{where}: outside {fe}/, mta/ and util/")
     return files, problems
 
 
@@ -87,7 +88,9 @@ def self_test():
         ({"policyd/a.c": '  #  include "lib/spf/ipaddr.h"\n'}, 1),
         ({"cli/a.c": '#include "../tests/x.h"\n', "tests/x.h": ""}, 1),
         ({"cli/a.c": '#include <spfkit/spfkit.h>\n#include <stdio.h>\n#include "cli.h"\n',
-          "cli/cli.h": '#include "util.h"\n', "mta/util.h": "#include <spfkit/common.h>\n"}, 0),
+          "cli/cli.h": '#include "spfkit_util.h"\n',
+          "util/spfkit_util.h": "#include <spfkit/common.h>\n"}, 0),
+        ({"milter/a.c": '#include "checker.h"\n', "mta/checker.h": ""}, 0),
         ({"policyd/a.c": '#include "config.h"\n', "mta/config.h": ""}, 0),
     ]
     failed = 0
@@ -117,8 +120,9 @@ def main():
         print(p)
     if problems:
         print(f"FAIL: {len(problems)} includes cross the front-end boundary. A front end sees "
-              "include/ (public API) and mta/ (shared front-end code) only: make the helper "
-              "public API (include/spfkit, spfkit_ name) or move it to mta/.")
+              "include/ (public API), mta/ (shared front-end code) and util/ (helpers shared "
+              "with the library) only: make the helper public API (include/spfkit, spfkit_ "
+              "name) or move it to mta/.")
         return 1
     print(f"{files} front-end files include only public and front-end headers")
     return 0

@@ -296,35 +296,35 @@ static void diag_names_the_line(void **state)
 
 static void reply_is_one_line_and_empty_line(void **state)
 {
-	struct spfkit__mta_buf b;
+	struct spfkit__buf b;
 
 	(void)state;
-	spfkit__mta_buf_init(&b, NULL, 1024);
+	spfkit__buf_init(&b, NULL, 1024);
 	assert_int_equal(spfkit__policy_reply(&b, "dunno", 5), 0);
-	assert_string_equal(spfkit__mta_buf_str(&b), "action=dunno\n\n");
-	spfkit__mta_buf_free(&b);
+	assert_string_equal(spfkit__buf_str(&b), "action=dunno\n\n");
+	spfkit__buf_free(&b);
 }
 
 static void reply_control_bytes_become_spaces(void **state)
 {
 	static const char text[] = "550 5.7.23 bad\r\n\nX-Injected: 1\0z";
-	struct spfkit__mta_buf b;
+	struct spfkit__buf b;
 
 	(void)state;
-	spfkit__mta_buf_init(&b, NULL, 1024);
+	spfkit__buf_init(&b, NULL, 1024);
 	assert_int_equal(spfkit__policy_reply(&b, text, sizeof(text) - 1), 0);
-	assert_string_equal(spfkit__mta_buf_str(&b), "action=550 5.7.23 bad   X-Injected: 1 z\n\n");
-	spfkit__mta_buf_free(&b);
+	assert_string_equal(spfkit__buf_str(&b), "action=550 5.7.23 bad   X-Injected: 1 z\n\n");
+	spfkit__buf_free(&b);
 }
 
 static void reply_over_cap_fails(void **state)
 {
-	struct spfkit__mta_buf b;
+	struct spfkit__buf b;
 
 	(void)state;
-	spfkit__mta_buf_init(&b, NULL, 16);
+	spfkit__buf_init(&b, NULL, 16);
 	assert_int_equal(spfkit__policy_reply(&b, "prepend Received-SPF: pass", 26), SPFKIT_E2BIG);
-	spfkit__mta_buf_free(&b);
+	spfkit__buf_free(&b);
 }
 
 static void escape_shows_binary_as_hex(void **state)

@@ -423,6 +423,113 @@ static void escapes_in_names(void **state)
 	done(&l);
 }
 
+/*
+ * A zone file as BIND users write them: SOA over several lines in
+ * parentheses with comments, NS, MX, SRV, CAA, DNSSEC records, a
+ * DKIM-style key in several strings, types by number (RFC 3597). What
+ * SPF reads is served; the rest is read and ignored.
+ */
+static const char realistic_zone[] =
+	"$TTL 1h\n"
+	"$ORIGIN example.com.\n"
+	"@\tIN\tSOA\tns1.example.com. hostmaster.example.com. (\n"
+	"\t\t2024010101 ; serial\n"
+	"\t\t7200       ; refresh\n"
+	"\t\t3600       ; retry\n"
+	"\t\t1209600    ; expire\n"
+	"\t\t300 )      ; minimum\n"
+	"\t\tNS\tns1\n"
+	"\t\tNS\tns2.example.net.\n"
+	"\t3600\tMX\t10 mail\n"
+	"\tIN 3600\tMX\t20 mail2.example.com.\n"
+	"\t\tTXT\t\"v=spf1 mx \" \"include:_spf.example.net -all\"\n"
+	"\t\tCAA\t0 issue \"letsencrypt.org\"\n"
+	"\t\tCAA\t0 iodef \"mailto:security@example.com\"\n"
+	"\t\tDS\t60485 5 1 ( 2BB183AF5F22588179A53B0A\n"
+	"\t\t\t\t98631FAD1A292118 )\n"
+	"\t\tDNSKEY\t256 3 5 ( AQPSKmynfzW4kyBv015MUG2DeIQ3\n"
+	"\t\t\t\tCbl+BBZH4b/0PY1kxkmvHjcZc8no )\n"
+	"\t\tHTTPS\t1 . alpn=h2\n"
+	"\t\tTYPE65534 \\# 5 0a0b0c0d0e\n"
+	"mail\t\tA\t192.0.2.25\n"
+	"\t\tAAAA\t2001:db8::25\n"
+	"_sip._tcp\tSRV\t10 60 5060 sip.example.com.\n"
+	"sel1._domainkey\tTXT\t( \"v=DKIM1; k=rsa; \"\n"
+	"\t\"p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAvzwKQIIWzQXv0nihasFTT3+JO23hXCg\"\n"
+	"\t\"e+ESWNxCJdVLxKL5edxrumEU3DnrPeGD6q6E/vjoXwBabpm8F5o96MEPm7v12O5IIK7wx7gIJiQWv\"\n"
+	"\t\"KrdMhnqvpNlKDYwA4I6q5uGbbA0pnODdJxBmDxTY3NTyBnBbvQ1Ia0R6Y2JEhgyUSgt3V0\" )\n"
+	"www\tCNAME\tmail\n"
+	"host\tTYPE1\t\\# 4 c0000263\n"
+	"host\tTYPE16\t\\# 12 05 68656c6c6f 05 776f726c64\n"
+	"host\tCLASS1 TYPE15\t\\# 7 000a 01 6d 01 78 00\n"
+	"$ORIGIN .\n"
+	".\t\t518400\tIN\tNS\ta.root-servers.net.\n"
+	"a.root-servers.net.\t518400\tIN\tA\t198.41.0.4\n"
+	"example.org\tIN\tTXT\t\"v=spf1 -all\"\n";
+
+static void realistic_zone_file(void **state)
+{
+	struct loaded l;
+	struct spfkit_dns_answer a;
+	const struct spfkit_dns_rr *rr;
+	static const char spf[] = "v=spf1 mx include:_spf.example.net -all";
+
+	(void)state;
+	load_ok(&l, realistic_zone, NULL);
+	want_text(&l, "example.com", spf, sizeof(spf) - 1);
+	assert_int_equal(one(&l, "example.com", SPFKIT_RR_TXT)->ttl, 3600);
+	a = look(&l, "example.com", SPFKIT_RR_MX);
+	assert_int_equal(a.status, SPFKIT_DNS_OK);
+	assert_int_equal(a.count, 2);
+	assert_int_equal(a.rrs[0].pref, 10);
+	assert_memory_equal(a.rrs[0].data, "mail.example.com", 16);
+	assert_memory_equal(a.rrs[1].data, "mail2.example.com", 17);
+	assert_int_equal(one(&l, "mail.example.com", SPFKIT_RR_A)->len, 4);
+	assert_int_equal(one(&l, "mail.example.com", SPFKIT_RR_AAAA)->len, 16);
+	assert_int_equal(one(&l, "www.example.com", SPFKIT_RR_A)->len, 4); /* via the CNAME */
+	rr = one(&l, "sel1._domainkey.example.com", SPFKIT_RR_TXT);
+	assert_int_equal(rr->len, 16 + 77 + 77 + 70); /* the four strings, joined */
+	assert_memory_equal(rr->data, "v=DKIM1; k=rsa; p=MIIB", 22);
+	/* the ignored types leave names that exist with no SPF data */
+	assert_int_equal(look(&l, "_sip._tcp.example.com", SPFKIT_RR_TXT).status, SPFKIT_DNS_NXDOMAIN);
+	assert_int_equal(look(&l, "example.com", SPFKIT_RR_A).status, SPFKIT_DNS_NODATA);
+	/* RFC 3597 generic data of the types SPF reads is decoded */
+	assert_memory_equal(one(&l, "host.example.com", SPFKIT_RR_A)->data, "\xc0\x00\x02\x63", 4);
+	want_text(&l, "host.example.com", "helloworld", 10);
+	rr = one(&l, "host.example.com", SPFKIT_RR_MX);
+	assert_int_equal(rr->pref, 10);
+	assert_int_equal(rr->len, 3);
+	assert_memory_equal(rr->data, "m.x", 3);
+	/* after "$ORIGIN .", names are absolute and "." owns the root's NS */
+	assert_int_equal(one(&l, "a.root-servers.net", SPFKIT_RR_A)->ttl, 518400);
+	want_text(&l, "example.org", "v=spf1 -all", 11);
+	done(&l);
+}
+
+static void generic_data_for_every_kept_type(void **state)
+{
+	static const unsigned char v6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l,
+		"a.example. AAAA \\# 16 20010db8 00000000 00000000 00000001\n"
+		"a.example. SPF \\# 4 03 613d62\n"
+		"b.example. CNAME \\# 11 01 61 07 6578616d706c65 00\n"
+		"c.example. PTR \\# 11 01 61 07 6578616d706c65 00\n"
+		"d.example. MX \\# 3 0000 00\n" /* null MX (RFC 7505) */
+		"e.example. NS \\# 0\n"
+		"f.example. TYPE0 \\# 0\n",
+		NULL);
+	assert_memory_equal(one(&l, "a.example", SPFKIT_RR_AAAA)->data, v6, 16);
+	assert_memory_equal(one(&l, "a.example", SPFKIT_RR_SPF)->data, "a=b", 3);
+	assert_memory_equal(one(&l, "b.example", SPFKIT_RR_CNAME)->data, "a.example", 9);
+	assert_memory_equal(one(&l, "c.example", SPFKIT_RR_PTR)->data, "a.example", 9);
+	assert_int_equal(one(&l, "d.example", SPFKIT_RR_MX)->len, 0);
+	assert_int_equal(look(&l, "e.example", SPFKIT_RR_TXT).status, SPFKIT_DNS_NXDOMAIN);
+	done(&l);
+}
+
 static void null_mx(void **state)
 {
 	struct loaded l;
@@ -644,9 +751,62 @@ static const struct bad_case bad_cases[] = {
 	BAD("a_without_address", "a.example. A\n", "t.zone:1: A record without an address"),
 	BAD("aaaa_without_address", "a.example. AAAA ; nothing\n",
 	    "t.zone:1: AAAA record without an address"),
-	BAD("unsupported_type_ns", "a.example. NS ns.example.\n",
-	    "t.zone:1: unsupported record type 'NS'"),
-	BAD("unknown_type", "a.example. 60 IN FOO bar\n", "t.zone:1: unsupported record type 'FOO'"),
+	BAD("unknown_type", "a.example. 60 IN FOO bar\n",
+	    "t.zone:1: unknown record type 'FOO' (write other types as TYPEnnn, RFC 3597)"),
+	BAD("type_number_too_big", "a.example. TYPE65536 \\# 0\n",
+	    "t.zone:1: unknown record type 'TYPE65536' (write other types as TYPEnnn, RFC 3597)"),
+	BAD("soa_short", "a.example. SOA ns.a.example. host.a.example. ( 1 2 3\n 4 )\n",
+	    "t.zone:1: SOA record with 6 data fields, want 7"),
+	BAD("soa_long", "a.example. SOA ns host 1 2 3 4 5 6\n",
+	    "t.zone:1: SOA record with 8 data fields, want 7"),
+	BAD("soa_bad_serial", "a.example. SOA ns host 1x 2 3 4 5\n", "t.zone:1: bad SOA serial '1x'"),
+	BAD("soa_serial_over_32_bits", "a.example. SOA ns host 4294967296 2 3 4 5\n",
+	    "t.zone:1: bad SOA serial '4294967296'"),
+	BAD("soa_bad_refresh", "a.example. SOA ns host (\n 1\n soon ; refresh\n 3 4 5 )\n",
+	    "t.zone:3: bad SOA refresh 'soon'"),
+	BAD("soa_quoted_name", "a.example. SOA \"ns\" host 1 2 3 4 5\n",
+	    "t.zone:1: SOA MNAME is a quoted string"),
+	BAD("ns_without_target", "a.example. NS\n", "t.zone:1: NS record with 0 data fields, want 1"),
+	BAD("ns_two_targets", "a.example. NS a b\n", "t.zone:1: NS record with 2 data fields, want 1"),
+	BAD("srv_short", "_sip._tcp.a.example. SRV 10 60 5060\n",
+	    "t.zone:1: SRV record with 3 data fields, want 4"),
+	BAD("caa_long", "a.example. CAA 0 issue \"ca.example\" extra\n",
+	    "t.zone:1: CAA record with 4 data fields, want 3"),
+	BAD("ds_short", "a.example. DS 60485 5 1\n",
+	    "t.zone:1: DS record with 3 data fields, want at least 4"),
+	BAD("generic_without_length", "a.example. TYPE999 \\#\n",
+	    "t.zone:1: TYPE999 record: '\\#' without a length (RFC 3597)"),
+	BAD("generic_bad_length", "a.example. TYPE999 \\# x 00\n",
+	    "t.zone:1: bad RFC 3597 data length 'x'"),
+	BAD("generic_bad_hex", "a.example. TYPE999 \\# 2 00 0g\n",
+	    "t.zone:1: bad hex '0g' in TYPE999 RFC 3597 data"),
+	BAD("generic_odd_hex", "a.example. TYPE999 \\# 2 000\n",
+	    "t.zone:1: TYPE999 RFC 3597 data has an odd number of hex digits"),
+	BAD("generic_short", "a.example. NS \\# 3 0000\n",
+	    "t.zone:1: NS RFC 3597 data shorter than its length"),
+	BAD("generic_long", "a.example. TYPE999 \\# 1 0000\n",
+	    "t.zone:1: TYPE999 RFC 3597 data longer than its length 1"),
+	BAD("generic_quoted", "a.example. TYPE999 \\# 1 \"00\"\n",
+	    "t.zone:1: TYPE999 RFC 3597 data holds a quoted string"),
+	BAD("generic_a_wrong_length", "a.example. TYPE1 \\# 3 c00002\n",
+	    "t.zone:1: A RFC 3597 data of 3 bytes, want 4"),
+	BAD("generic_txt_past_end", "a.example. TXT \\# 3 05 6869\n",
+	    "t.zone:1: TXT RFC 3597 data: a string runs past the end"),
+	BAD("generic_txt_empty", "a.example. TXT \\# 0\n", "t.zone:1: TXT record without a string"),
+	BAD("generic_cname_compressed", "a.example. CNAME \\# 2 c00c\n",
+	    "t.zone:1: CNAME RFC 3597 data: a label over 63 bytes, or a compression pointer"),
+	BAD("generic_cname_trailing", "a.example. CNAME \\# 4 01 62 00 00\n",
+	    "t.zone:1: CNAME RFC 3597 data: bytes after the name"),
+	BAD("generic_cname_root", "a.example. CNAME \\# 1 00\n",
+	    "t.zone:1: CNAME RFC 3597 data: the target is the root"),
+	BAD("generic_mx_no_pref", "a.example. MX \\# 1 00\n",
+	    "t.zone:1: MX RFC 3597 data without a preference"),
+	BAD("generic_name_dot_in_label", "a.example. PTR \\# 5 03 612e62 00\n",
+	    "t.zone:1: PTR RFC 3597 data: a '.' inside a label is not supported"),
+	BAD("class_generic_other", "a.example. CLASS3 A 192.0.2.1\n",
+	    "t.zone:1: class 'CLASS3' is not supported (only IN)"),
+	BAD("txt_at_root", ". TXT \"v=spf1 -all\"\n",
+	    "t.zone:1: TXT record at the root name ('.', or '@' with no $ORIGIN) is not supported"),
 	BAD("quoted_type", "a.example. \"TXT\" x\n",
 	    "t.zone:1: expected a record type, not a quoted string"),
 	BAD("no_type", "a.example.\n", "t.zone:1: record without a type"),
@@ -719,7 +879,9 @@ static const struct bad_case bad_cases[] = {
 	BAD("ttl_directive_trailing", "$TTL 60 60\n", "t.zone:1: unexpected '60' after $TTL"),
 	BAD("owner_empty_label", "a..example. A 192.0.2.1\n",
 	    "t.zone:1: bad name 'a..example.': empty label"),
-	BAD("owner_root", ". A 192.0.2.1\n", "t.zone:1: bad name '.': empty name"),
+	BAD("owner_root", ". A 192.0.2.1\n",
+	    "t.zone:1: A record at the root name ('.', or '@' with no $ORIGIN) is not supported"),
+	BAD("target_root", "a.example. CNAME .\n", "t.zone:1: bad name '.': empty name"),
 	BAD("owner_long_label",
 	    "a1234567890123456789012345678901234567890123456789012345678901234.example. A 192.0.2.1\n",
 	    "t.zone:1: bad name 'a123456789012345678901234567890123456789012345678901234567890123..."
@@ -733,7 +895,10 @@ static const struct bad_case bad_cases[] = {
 	    "...' longer than 253 bytes"),
 	BAD("escaped_dot_in_name", "a\\.b.example. A 192.0.2.1\n",
 	    "t.zone:1: escaped '.' in name 'a\\.b.example.' is not supported"),
-	BAD("at_without_origin", "@ A 192.0.2.1\n", "t.zone:1: '@' is the root here (no $ORIGIN)"),
+	BAD("at_without_origin", "@ A 192.0.2.1\n",
+	    "t.zone:1: A record at the root name ('.', or '@' with no $ORIGIN) is not supported"),
+	BAD("at_without_origin_in_data", "a.example. CNAME @\n",
+	    "t.zone:1: '@' is the root here (no $ORIGIN)"),
 	BAD("quoted_owner", "\"a.example.\" A 192.0.2.1\n",
 	    "t.zone:1: expected a domain name, not a quoted string"),
 	BAD("cname_and_other_data", "a.example. CNAME b.example.\na.example. TXT x\n",
@@ -782,6 +947,8 @@ int main(void)
 		cmocka_unit_test(names_are_case_insensitive),
 		cmocka_unit_test(escapes_in_names),
 		cmocka_unit_test(null_mx),
+		cmocka_unit_test(realistic_zone_file),
+		cmocka_unit_test(generic_data_for_every_kept_type),
 		cmocka_unit_test(records_before_an_error_stay),
 		cmocka_unit_test(load_file_reads_a_file),
 		cmocka_unit_test(load_file_missing),

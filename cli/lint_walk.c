@@ -1,0 +1,665 @@
+/*
+ * The include/redirect tree of `spfkit lint`, walked in evaluation
+ * order as a client that matches nothing would walk it: every term up
+ * to the first all, includes in full, redirect= when there is no all.
+ * That client is the worst case of RFC 7208 §4.6.4 (a client matching
+ * earlier stops earlier), and the counts follow the evaluator's rules
+ * exactly (docs/lint.md, "Counting"):
+ *
+ *  - include a mx ptr exists redirect: one DNS term each; exp never;
+ *  - mx: its host address lookups are limited to 10 but add no term;
+ *  - a void lookup is a NODATA/NXDOMAIN answer to the question of an a,
+ *    mx, ptr or exists term, counted each time a term asks it (the same
+ *    name asked by two terms, or by one include reached twice, counts
+ *    twice); an mx's host lookups are never counted; a asks A for an
+ *    IPv4 client and AAAA for an IPv6 one, so the two families are
+ *    counted apart; exists asks A for both;
+ *  - a target made by macros cannot be known here: its term counts, and
+ *    for a, mx, exists and ptr so does a void lookup (the worst case).
+ */
+#include <string.h>
+
+#include "lint.h"
+
+#define WALK_MAX_DEPTH 16u    /* past 10 terms it is a permerror anyway */
+#define WALK_MAX_RECORDS 500u /* records fetched in one run */
+#define TTL_LOW 300u
+#define TTL_HIGH 604800u
+#define MX_SHOWN 10u /* §4.6.4: "no more than 10" MX names looked up */
+
+enum how { HOW_TOP, HOW_INCLUDE, HOW_REDIRECT };
+
+struct walk {
+	struct lint_dns *dns;
+	struct lint_report *r;
+	const char *path[WALK_MAX_DEPTH + 1];
+	size_t depth;
+	unsigned voids[2];   /* [0] IPv4 client, [1] IPv6 client */
+	struct spfkit__buf void_names[2];
+	const char **included; /* include targets seen, for duplicate-include */
+	size_t nincluded, capincluded;
+	int fatal;             /* a permerror for every client */
+	int err;               /* spfkit_err: the walk could not go on */
+};
+
+/* ---- small helpers ----------------------------------------------------- */
+
+static size_t trim_dot(const char *name, size_t len)
+{
+	return len > 0 && name[len - 1] == '.' ? len - 1 : len;
+}
+
+/* The evaluator's test of a target name (lib/spf/domain.c, RFC 7208 §4.3). */
+static int target_valid(const char *name, size_t len)
+{
+	size_t i, label = 0, labels = 0, top_digits = 1;
+
+	len = trim_dot(name, len);
+	if (len == 0 || len > 253 || name[0] == '[')
+		return 0;
+	for (i = 0; i <= len; i++) {
+		if (i == len || name[i] == '.') {
+			if (label == 0 || label > 63)
+				return 0;
+			labels++;
+			if (i < len)
+				top_digits = 1;
+			label = 0;
+			continue;
+		}
+		if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+			return 0;
+		if (!spfkit__is_digit((unsigned char)name[i]))
+			top_digits = 0;
+		label++;
+	}
+	return labels >= 2 && !top_digits;
+}
+
+static int grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	void *q;
+	size_t c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 32;
+	q = spfkit__realloc(NULL, *p, c * size);
+	if (q == NULL)
+		return SPFKIT_ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+static void note_void(struct walk *w, int fam, const char *what, const char *name, size_t len)
+{
+	struct spfkit__buf *b = &w->void_names[fam];
+
+	w->voids[fam]++;
+	if (b->len > 0)
+		spfkit__buf_puts(b, ", ");
+	spfkit__buf_printf(b, "%s %.*s", what, (int)(len < 100 ? len : 100), name);
+}
+
+/* A question an a/mx/exists term asks: a void answer counts, each time. */
+static void charge(struct walk *w, int fam, const char *name, size_t len, uint16_t type,
+		   const struct lint_answer *ans)
+{
+	char tn[16];
+
+	if (ans->status == SPFKIT_DNS_NODATA || ans->status == SPFKIT_DNS_NXDOMAIN)
+		note_void(w, fam, spfkit_rrtype_name(type, tn, sizeof(tn)), name, len);
+}
+
+/* Worst case for a target made by macros: a void for both families. */
+static void charge_unknown(struct walk *w, const char *src, size_t len)
+{
+	note_void(w, 0, "(macro)", src, len);
+	note_void(w, 1, "(macro)", src, len);
+}
+
+static int ask(struct walk *w, const char *name, size_t len, uint16_t type,
+	       const struct lint_answer **out)
+{
+	int rc = lint_dns_ask(w->dns, name, len, type, out);
+
+	if (rc != 0 && w->err == 0)
+		w->err = rc;
+	return rc;
+}
+
+/* TEMPFAIL: a finding (receivers would say temperror); 1 when so. */
+static int tempfail(struct walk *w, const char *domain, const char *name, size_t len,
+		    uint16_t type, const struct lint_answer *a)
+{
+	char tn[16];
+
+	if (a->status != SPFKIT_DNS_TEMPFAIL)
+		return 0;
+	lint_add(w->r, L_DNS_FAILURE, domain, NULL, 0, -1, NULL, "%s %.*s: %s",
+		 spfkit_rrtype_name(type, tn, sizeof(tn)), (int)(len < 200 ? len : 200), name,
+		 a->detail != NULL ? a->detail : "temporary failure");
+	return 1;
+}
+
+/* ---- the terms that look things up -------------------------------------- */
+
+struct node {
+	const char *domain; /* NUL-terminated, in the arena */
+	size_t dlen;
+	const struct spfkit_record *rec;
+	enum how how;
+};
+
+/* The target of a term: its domain-spec when it has no macros, else the domain. */
+static int static_target(const struct node *n, const struct spfkit_term *t, const char **name,
+			 size_t *len)
+{
+	if (!t->has_domain) {
+		*name = n->domain;
+		*len = n->dlen;
+		return n->dlen > 0;
+	}
+	if (t->domain.letters != 0)
+		return 0;
+	*name = t->domain.src;
+	*len = trim_dot(t->domain.src, t->domain.src_len);
+	return 1;
+}
+
+static void dynamic_note(struct walk *w, const struct node *n, const struct spfkit_term *t)
+{
+	w->r->counts.dynamic = 1;
+	lint_add(w->r, L_DYNAMIC_TARGET, n->domain, n->rec->text + t->offset, t->len,
+		 (long)t->offset, NULL,
+		 "the target depends on the sender or client (macros): counted as one DNS term%s, "
+		 "not followed",
+		 t->mech == SPFKIT_MECH_INCLUDE || t->is_modifier ? "" : " and one void lookup");
+}
+
+/* "a": A for IPv4 clients, AAAA for IPv6 ones (§5.3). */
+static void term_a(struct walk *w, const struct node *n, const struct spfkit_term *t,
+		   const char *name, size_t len)
+{
+	const struct lint_answer *a4, *a6;
+
+	if (ask(w, name, len, SPFKIT_RR_A, &a4) != 0 || ask(w, name, len, SPFKIT_RR_AAAA, &a6) != 0)
+		return;
+	charge(w, 0, name, len, SPFKIT_RR_A, a4);
+	charge(w, 1, name, len, SPFKIT_RR_AAAA, a6);
+	if (tempfail(w, n->domain, name, len, SPFKIT_RR_A, a4) ||
+	    tempfail(w, n->domain, name, len, SPFKIT_RR_AAAA, a6))
+		return;
+	if (a4->count == 0 && a6->count == 0)
+		lint_add(w->r, L_TARGET_NO_ADDRESS, n->domain, n->rec->text + t->offset, t->len,
+			 (long)t->offset, NULL,
+			 "%.*s has no A or AAAA record: the term matches nothing and costs a void "
+			 "lookup",
+			 (int)(len < 200 ? len : 200), name);
+}
+
+/* The hosts of one MX answer: asked as the evaluator asks them, never charged. */
+static void mx_hosts(struct walk *w, const struct node *n, const struct spfkit_term *t,
+		     const struct lint_answer *mx)
+{
+	const struct lint_answer *a4, *a6;
+	unsigned looked = 0, no_aaaa = 0;
+	size_t i;
+
+	for (i = 0; i < mx->count && looked < MX_SHOWN; i++) {
+		const char *h = (const char *)mx->rrs[i].data;
+		size_t hl = mx->rrs[i].len;
+
+		if (hl == 0 || (hl == 1 && h[0] == '.'))
+			continue;
+		looked++;
+		if (ask(w, h, hl, SPFKIT_RR_A, &a4) != 0 || ask(w, h, hl, SPFKIT_RR_AAAA, &a6) != 0)
+			return;
+		if (tempfail(w, n->domain, h, hl, SPFKIT_RR_A, a4) ||
+		    tempfail(w, n->domain, h, hl, SPFKIT_RR_AAAA, a6))
+			continue;
+		no_aaaa += a6->count == 0;
+		if (a4->count == 0 && a6->count == 0)
+			lint_add(w->r, L_TARGET_NO_ADDRESS, n->domain, n->rec->text + t->offset, t->len,
+				 (long)t->offset, NULL, "MX host %.*s has no A or AAAA record",
+				 (int)(hl < 200 ? hl : 200), h);
+	}
+	if (no_aaaa > 0 && no_aaaa + w->voids[1] > SPFKIT_LIMIT_VOID_LOOKUPS)
+		lint_add(w->r, L_TARGET_NO_ADDRESS, n->domain, n->rec->text + t->offset, t->len,
+			 (long)t->offset, "give the MX hosts AAAA records, or list them with ip4/ip6",
+			 "%u MX host%s without AAAA: receivers running pyspf or Mail::SPF count each "
+			 "as a void lookup, so IPv6 senders get permerror there",
+			 no_aaaa, no_aaaa == 1 ? "" : "s");
+}
+
+/* "mx" (§5.4): one term; more than 10 hosts to look up is permerror (§4.6.4). */
+static void term_mx(struct walk *w, const struct node *n, const struct spfkit_term *t,
+		    const char *name, size_t len)
+{
+	const struct lint_answer *mx;
+	size_t i, hosts = 0;
+
+	if (ask(w, name, len, SPFKIT_RR_MX, &mx) != 0)
+		return;
+	charge(w, 0, name, len, SPFKIT_RR_MX, mx);
+	charge(w, 1, name, len, SPFKIT_RR_MX, mx);
+	if (tempfail(w, n->domain, name, len, SPFKIT_RR_MX, mx))
+		return;
+	for (i = 0; i < mx->count; i++)
+		hosts += mx->rrs[i].len > 0 && !(mx->rrs[i].len == 1 && mx->rrs[i].data[0] == '.');
+	if (mx->count > 0 && hosts == 0) {
+		lint_add(w->r, L_NULL_MX, n->domain, n->rec->text + t->offset, t->len, (long)t->offset,
+			 NULL, "%.*s has a null MX (\"MX 0 .\"): this term matches nothing",
+			 (int)(len < 200 ? len : 200), name);
+		return;
+	}
+	if (hosts > MX_SHOWN) {
+		w->fatal = 1;
+		lint_add(w->r, L_MX_OVER_10, n->domain, n->rec->text + t->offset, t->len,
+			 (long)t->offset, NULL, "%.*s has %zu MX hosts; receivers look up at most %u",
+			 (int)(len < 200 ? len : 200), name, hosts, MX_SHOWN);
+	}
+	if (mx->count == 0)
+		lint_add(w->r, L_TARGET_NO_ADDRESS, n->domain, n->rec->text + t->offset, t->len,
+			 (long)t->offset, NULL,
+			 "%.*s has no MX record: the term matches nothing and costs a void lookup",
+			 (int)(len < 200 ? len : 200), name);
+	mx_hosts(w, n, t, mx);
+}
+
+/* "exists" (§5.7): an A question whatever the client's family. */
+static void term_exists(struct walk *w, const struct node *n, const char *name, size_t len)
+{
+	const struct lint_answer *a;
+
+	if (ask(w, name, len, SPFKIT_RR_A, &a) != 0)
+		return;
+	charge(w, 0, name, len, SPFKIT_RR_A, a);
+	charge(w, 1, name, len, SPFKIT_RR_A, a);
+	tempfail(w, n->domain, name, len, SPFKIT_RR_A, a);
+}
+
+/* "ptr" (§5.5): the client's reverse name; for a client with none, a void. */
+static void term_ptr(struct walk *w)
+{
+	note_void(w, 0, "PTR", "(the client's reverse name)", 28);
+	note_void(w, 1, "PTR", "(the client's reverse name)", 28);
+}
+
+static int walk_domain(struct walk *w, const char *domain, size_t dlen, enum how how,
+		       const struct node *parent, const struct spfkit_term *via);
+
+static int on_path(const struct walk *w, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < w->depth; i++)
+		if (spfkit__memcaseeq(w->path[i], strlen(w->path[i]), name, len))
+			return 1;
+	return 0;
+}
+
+static void duplicate_include(struct walk *w, const struct node *n, const struct spfkit_term *t,
+			      const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < w->nincluded; i++)
+		if (spfkit__memcaseeq(w->included[i], strlen(w->included[i]), name, len)) {
+			lint_add(w->r, L_DUPLICATE_INCLUDE, n->domain, n->rec->text + t->offset,
+				 t->len, (long)t->offset, NULL,
+				 "%.*s is included more than once in the tree: each costs its lookups again",
+				 (int)(len < 200 ? len : 200), name);
+			return;
+		}
+	if (grow((void **)&w->included, &w->capincluded, w->nincluded, sizeof(*w->included)) != 0) {
+		w->err = SPFKIT_ENOMEM;
+		return;
+	}
+	w->included[w->nincluded] = lint_strndup(w->r, name, len);
+	if (w->included[w->nincluded] != NULL)
+		w->nincluded++;
+}
+
+/* include or redirect to a fixed name: loops, then the target's own walk. */
+static int follow(struct walk *w, const struct node *n, const struct spfkit_term *t,
+		  const char *name, size_t len, enum how how)
+{
+	int loop = on_path(w, name, len);
+
+	if (how == HOW_INCLUDE && !loop)
+		duplicate_include(w, n, t, name, len);
+	if (loop) {
+		w->fatal = 1;
+		w->r->counts.loop = 1;
+		lint_add(w->r, how == HOW_INCLUDE ? L_INCLUDE_LOOP : L_REDIRECT_LOOP, n->domain,
+			 n->rec->text + t->offset, t->len, (long)t->offset, NULL,
+			 "%.*s is already on this branch: evaluation goes round until the 10-term "
+			 "limit gives permerror",
+			 (int)(len < 200 ? len : 200), name);
+		return 0;
+	}
+	if (w->depth >= WALK_MAX_DEPTH)
+		return 0; /* more than 10 terms on this branch already */
+	return walk_domain(w, name, len, how, n, t);
+}
+
+/* One mechanism; 1 when it matches every client (the walk of this record stops). */
+static int mechanism(struct walk *w, const struct node *n, const struct spfkit_term *t)
+{
+	const char *name;
+	size_t len;
+
+	if (t->mech == SPFKIT_MECH_ALL)
+		return 1;
+	if (t->mech == SPFKIT_MECH_IP4 || t->mech == SPFKIT_MECH_IP6)
+		return 0;
+	w->r->counts.dns_terms++;
+	if (t->mech == SPFKIT_MECH_PTR) {
+		term_ptr(w);
+		return 0;
+	}
+	if (!static_target(n, t, &name, &len)) {
+		if (n->dlen > 0 || t->has_domain)
+			dynamic_note(w, n, t);
+		else
+			lint_add(w->r, L_DYNAMIC_TARGET, NULL, n->rec->text + t->offset, t->len,
+				 (long)t->offset, "give the record's domain with --domain",
+				 "no --domain given: this term's target is the record's own domain, "
+				 "unknown here; counted as one DNS term and one void lookup");
+		if (t->mech != SPFKIT_MECH_INCLUDE)
+			charge_unknown(w, t->domain.src, t->domain.src_len);
+		return 0;
+	}
+	if (!target_valid(name, len)) {
+		if (t->mech == SPFKIT_MECH_INCLUDE) {
+			w->fatal = 1;
+			lint_add(w->r, L_INCLUDE_NO_RECORD, n->domain, n->rec->text + t->offset, t->len,
+				 (long)t->offset, NULL, "%.*s is not a valid domain name: permerror",
+				 (int)(len < 200 ? len : 200), name);
+		} else {
+			/* RFC 7208 receivers skip it; RFC 4408 ones return permerror */
+			lint_add_as(w->r, LINT_ERROR, L_TARGET_NO_ADDRESS, n->domain,
+				    n->rec->text + t->offset, t->len, (long)t->offset,
+				    "write the host's full, valid name",
+				    "%.*s is not a valid domain name: RFC 7208 receivers treat the term "
+				    "as matching nothing, older ones return permerror",
+				    (int)(len < 200 ? len : 200), name);
+		}
+		return 0;
+	}
+	switch (t->mech) {
+	case SPFKIT_MECH_A: term_a(w, n, t, name, len); return 0;
+	case SPFKIT_MECH_MX: term_mx(w, n, t, name, len); return 0;
+	case SPFKIT_MECH_EXISTS: term_exists(w, n, name, len); return 0;
+	default: break;
+	}
+	/* include: a target that passes every client makes it match every client (§5.2) */
+	return follow(w, n, t, name, len, HOW_INCLUDE) == 1;
+}
+
+/* exp= of the checked domain (§6.2): one TXT record, or no explanation. */
+static void exp_target(struct walk *w, const struct node *n)
+{
+	const struct spfkit_term *t = &n->rec->terms[n->rec->exp];
+	const struct lint_answer *a;
+	const char *name;
+	size_t len;
+
+	if (!static_target(n, t, &name, &len) || !target_valid(name, len))
+		return;
+	if (ask(w, name, len, SPFKIT_RR_TXT, &a) != 0 || a->status == SPFKIT_DNS_TEMPFAIL)
+		return;
+	if (a->count != 1)
+		lint_add(w->r, L_EXP_TARGET, n->domain, n->rec->text + t->offset, t->len,
+			 (long)t->offset, NULL, "%.*s has %zu TXT records: receivers give no explanation",
+			 (int)(len < 200 ? len : 200), name, a->count);
+}
+
+/* The terms of a parsed record; 1 when the record passes every client. */
+static int walk_terms(struct walk *w, const struct node *n)
+{
+	const struct spfkit_record *rec = n->rec;
+	const struct spfkit_term *t;
+	const char *name;
+	size_t i, len;
+	int always = 0;
+
+	for (i = 0; i < rec->count && w->err == 0; i++) {
+		t = &rec->terms[i];
+		if (t->is_modifier)
+			continue;
+		if (mechanism(w, n, t)) {
+			always = t->qualifier == '+';
+			break;
+		}
+	}
+	if (i == rec->count && rec->redirect >= 0 && w->err == 0) {
+		/* §6.1: redirect only when no mechanism matched and there is no all */
+		t = &rec->terms[rec->redirect];
+		w->r->counts.dns_terms++;
+		if (!static_target(n, t, &name, &len))
+			dynamic_note(w, n, t);
+		else
+			always = follow(w, n, t, name, len, HOW_REDIRECT) == 1;
+	}
+	if (n->how == HOW_TOP && rec->exp >= 0 && w->err == 0)
+		exp_target(w, n);
+	return always;
+}
+
+/* ---- one record ----------------------------------------------------------- */
+
+static void no_record(struct walk *w, const struct node *parent, const struct spfkit_term *via,
+		      enum how how, const char *domain, const char *why)
+{
+	if (how == HOW_TOP) {
+		lint_add(w->r, L_NO_RECORD, domain, NULL, 0, -1, NULL,
+			 "%s has %s: receivers get the result none", domain, why);
+		return;
+	}
+	w->fatal = 1;
+	lint_add(w->r, how == HOW_INCLUDE ? L_INCLUDE_NO_RECORD : L_REDIRECT_NO_RECORD,
+		 parent->domain, parent->rec->text + via->offset, via->len, (long)via->offset, NULL,
+		 "%s has %s: receivers return permerror", domain, why);
+}
+
+static int parse_and_walk(struct walk *w, struct node *n, const char *text, size_t len)
+{
+	struct spfkit_parse_error pe;
+	struct spfkit_record *rec = NULL;
+	int rc, always;
+
+	lint_text_checks(w->r, n->domain, text, len);
+	memset(&pe, 0, sizeof(pe));
+	rc = spfkit_record_parse(text, len, NULL, &rec, &pe);
+	if (rc == SPFKIT_ENOMEM) {
+		w->err = rc;
+		return 0;
+	}
+	if (rc != 0) {
+		w->fatal = 1;
+		if (pe.term_offset > len)
+			pe.term_offset = len;
+		lint_add(w->r, L_SYNTAX, n->domain, text + pe.term_offset,
+			 pe.term_len < len - pe.term_offset ? pe.term_len : len - pe.term_offset,
+			 (long)pe.term_offset, NULL,
+			 "%s at byte %zu (RFC 7208 section %s): receivers return permerror",
+			 pe.rule != NULL ? pe.rule : spfkit_strerror(rc), pe.offset,
+			 pe.section != NULL ? pe.section : "4.6");
+		return 0;
+	}
+	w->r->counts.records++;
+	n->rec = rec;
+	lint_term_checks(w->r, n->domain, rec, n->how == HOW_INCLUDE);
+	w->path[w->depth++] = n->domain;
+	always = walk_terms(w, n);
+	w->depth--;
+	spfkit_record_free(rec);
+	return always;
+}
+
+/* Type 99 beside the TXT record (§3.1: no longer to be published). */
+static void spf_type(struct walk *w, const char *domain, size_t dlen)
+{
+	const struct lint_answer *a;
+
+	if (lint_dns_ask(w->dns, domain, dlen, SPFKIT_RR_SPF, &a) != 0)
+		return; /* not worth failing the run for */
+	if (a->count > 0)
+		lint_add(w->r, L_SPF_RR_TYPE, domain, NULL, 0, -1, NULL,
+			 "%s publishes %zu SPF (type 99) record%s: RFC 7208 removed that type and "
+			 "no receiver asks for it",
+			 domain, a->count, a->count == 1 ? "" : "s");
+}
+
+static void ttl_check(struct walk *w, const char *domain, const struct lint_answer *a)
+{
+	if (a->ttl < TTL_LOW)
+		lint_add(w->r, L_TTL, domain, NULL, 0, -1, NULL,
+			 "TTL %u s: every receiver asks again that often", (unsigned)a->ttl);
+	else if (a->ttl > TTL_HIGH)
+		lint_add(w->r, L_TTL, domain, NULL, 0, -1, NULL,
+			 "TTL %u s: a change takes over a week to reach every receiver",
+			 (unsigned)a->ttl);
+}
+
+static int walk_domain(struct walk *w, const char *domain, size_t dlen, enum how how,
+		       const struct node *parent, const struct spfkit_term *via)
+{
+	const struct lint_answer *txt;
+	const char *text;
+	struct node n;
+	size_t count, len;
+
+	memset(&n, 0, sizeof(n));
+	n.how = how;
+	n.domain = lint_strndup(w->r, domain, trim_dot(domain, dlen));
+	n.dlen = trim_dot(domain, dlen);
+	if (n.domain == NULL || w->r->counts.records >= WALK_MAX_RECORDS)
+		return 0;
+	if (ask(w, n.domain, n.dlen, SPFKIT_RR_TXT, &txt) != 0)
+		return 0;
+	if (tempfail(w, n.domain, n.domain, n.dlen, SPFKIT_RR_TXT, txt))
+		return 0;
+	spf_type(w, n.domain, n.dlen);
+	count = lint_select(w->r, n.domain, txt, &text, &len);
+	if (count == 0) {
+		no_record(w, parent, via, how, n.domain,
+			  txt->status == SPFKIT_DNS_NXDOMAIN ? "no DNS records at all (NXDOMAIN)"
+							     : "no TXT record starting with v=spf1");
+		return 0;
+	}
+	if (how == HOW_TOP) {
+		w->r->record = text;
+		w->r->record_len = len;
+	}
+	if (count > 1) {
+		w->fatal = 1;
+		lint_add(w->r, L_MULTIPLE_RECORDS, n.domain, NULL, 0, -1, NULL,
+			 "%s publishes %zu SPF records: receivers return permerror", n.domain, count);
+		return 0;
+	}
+	ttl_check(w, n.domain, txt);
+	lint_size_checks(w->r, n.domain, n.dlen, text, len, txt);
+	return parse_and_walk(w, &n, text, len);
+}
+
+/* ---- the run ------------------------------------------------------------- */
+
+static void limit_findings(struct walk *w)
+{
+	struct lint_report *r = w->r;
+	unsigned terms = r->counts.dns_terms;
+	int fam;
+
+	if (terms > SPFKIT_LIMIT_DNS_TERMS)
+		lint_add(r, L_LOOKUPS_OVER_10, r->domain, NULL, 0, -1, NULL,
+			 "%u DNS-querying terms for a client that matches nothing (limit %u): "
+			 "receivers return permerror",
+			 terms, SPFKIT_LIMIT_DNS_TERMS);
+	else if (terms >= 8)
+		lint_add(r, L_CLOSE_TO_LIMIT, r->domain, NULL, 0, -1, NULL,
+			 "%u DNS-querying terms of the %u allowed, on the worst branch", terms,
+			 SPFKIT_LIMIT_DNS_TERMS);
+	for (fam = 0; fam < 2; fam++)
+		if (w->voids[fam] > SPFKIT_LIMIT_VOID_LOOKUPS)
+			lint_add(r, L_VOID_OVER_2, r->domain, NULL, 0, -1, NULL,
+				 "%u void lookups for an IPv%d client (limit %u): %s", w->voids[fam],
+				 fam == 0 ? 4 : 6, SPFKIT_LIMIT_VOID_LOOKUPS,
+				 spfkit__buf_str(&w->void_names[fam]));
+	r->counts.void_v4 = w->voids[0];
+	r->counts.void_v6 = w->voids[1];
+	r->counts.permerror_v4 = w->fatal || terms > SPFKIT_LIMIT_DNS_TERMS ||
+				 w->voids[0] > SPFKIT_LIMIT_VOID_LOOKUPS;
+	r->counts.permerror_v6 = w->fatal || terms > SPFKIT_LIMIT_DNS_TERMS ||
+				 w->voids[1] > SPFKIT_LIMIT_VOID_LOOKUPS;
+}
+
+static void walk_free(struct walk *w)
+{
+	int fam;
+
+	for (fam = 0; fam < 2; fam++)
+		spfkit__buf_free(&w->void_names[fam]);
+	spfkit__free(NULL, w->included);
+}
+
+/* --record: the text stands for the domain's TXT record. */
+static void walk_given(struct walk *w, const struct lint_input *in)
+{
+	struct node n;
+
+	memset(&n, 0, sizeof(n));
+	n.how = HOW_TOP;
+	n.domain = w->r->domain;
+	n.dlen = strlen(n.domain);
+	w->r->record = in->record;
+	w->r->record_len = in->record_len;
+	if (in->strs != NULL)
+		lint_string_checks(w->r, n.domain, in->record, in->strs, in->lens, in->nstrs);
+	if (!spfkit_record_is_spf(in->record, in->record_len)) {
+		struct lint_answer one;
+		struct spfkit_dns_rr rr = { SPFKIT_RR_TXT, 0, 0, (const unsigned char *)in->record,
+					    in->record_len };
+		const char *text;
+		size_t len;
+
+		memset(&one, 0, sizeof(one));
+		one.rrs = &rr;
+		one.count = 1;
+		if (lint_select(w->r, n.domain, &one, &text, &len) == 0 && w->r->n == 0)
+			lint_add(w->r, L_NO_RECORD, n.domain, NULL, 0, -1,
+				 "start the record with v=spf1",
+				 "the text does not start with \"v=spf1\": it is not an SPF record");
+		return;
+	}
+	lint_size_checks(w->r, n.domain, n.dlen, in->record, in->record_len, NULL);
+	parse_and_walk(w, &n, in->record, in->record_len);
+}
+
+int lint_run(struct lint_dns *dns, const struct lint_input *in)
+{
+	struct walk w;
+	int fam;
+
+	memset(&w, 0, sizeof(w));
+	w.dns = dns;
+	w.r = dns->report;
+	for (fam = 0; fam < 2; fam++)
+		spfkit__buf_init(&w.void_names[fam], NULL, 4096);
+	if (in->domain != NULL)
+		w.r->domain = lint_strndup(w.r, in->domain, trim_dot(in->domain, strlen(in->domain)));
+	if (w.r->domain == NULL)
+		w.r->domain = "";
+	if (in->record != NULL)
+		walk_given(&w, in);
+	else if (!target_valid(w.r->domain, strlen(w.r->domain)))
+		no_record(&w, NULL, NULL, HOW_TOP, w.r->domain, "a name that is not a valid domain");
+	else
+		walk_domain(&w, w.r->domain, strlen(w.r->domain), HOW_TOP, NULL, NULL);
+	limit_findings(&w);
+	walk_free(&w);
+	return w.err != 0 ? w.err : w.r->err;
+}

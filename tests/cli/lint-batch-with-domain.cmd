@@ -1,0 +1,1 @@
+lint --zone ../../data/demo.zone --batch - example.com

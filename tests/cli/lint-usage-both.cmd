@@ -1,0 +1,1 @@
+lint --zone ../../data/demo.zone --record 'v=spf1 -all' example.com

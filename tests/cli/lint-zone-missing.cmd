@@ -1,0 +1,1 @@
+lint --zone nosuch.zone example.com

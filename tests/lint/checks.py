@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""One positive and one negative case per `spfkit lint` check id.
+
+    checks.py SPFKIT CHECKS_ZONE
+
+For each id, `spfkit lint --json` of <id>.bad.example (in checks.zone)
+must report that id, with the catalogue's fields (severity, section,
+message, fix; the term and its offset where the check names a term),
+and exit with the status its findings call for; <id>.good.example must
+not report it. The ids that need the strings of a record as written
+(string-over-255, split-inside-token) use --record with zone-file strings.
+dns-failure needs a failing server: tests/cli/lint-dns-failure covers it.
+"""
+import json
+import subprocess
+import sys
+
+ZONE_IDS = [
+    "no-record", "multiple-records", "syntax", "version-glued", "legacy-syntax",
+    "no-terminator", "plus-all", "wide-netblock", "neutral-all", "terms-after-all",
+    "redirect-with-all", "duplicate-modifier", "unknown-modifier", "typo", "non-ascii",
+    "lookups-over-10", "close-to-limit", "void-over-2", "mx-over-10", "target-no-address",
+    "null-mx", "include-no-record", "redirect-no-record", "include-loop", "redirect-loop",
+    "duplicate-include", "dynamic-target", "ptr-used", "record-over-450", "answer-over-512",
+    "spf-rr-type", "bad-macro", "macro-leak", "private-range", "duplicate-netblock",
+    "overlapping-netblock", "unreachable-term", "exp-target", "exp-in-include", "ttl",
+]
+# ids that name a term: the finding must carry it and its offset
+TERM_IDS = {
+    "syntax", "legacy-syntax", "plus-all", "wide-netblock", "neutral-all", "terms-after-all",
+    "redirect-with-all", "duplicate-modifier", "unknown-modifier", "typo", "non-ascii",
+    "mx-over-10", "target-no-address", "null-mx", "include-no-record", "redirect-no-record",
+    "include-loop", "redirect-loop", "duplicate-include", "dynamic-target", "ptr-used",
+    "bad-macro", "macro-leak", "private-range", "duplicate-netblock", "overlapping-netblock",
+    "unreachable-term", "exp-target", "exp-in-include", "split-inside-token",
+}
+RECORD_CASES = {
+    "string-over-255": ('"v=spf1 %s -all"' % " ".join("ip4:192.0.2.%d" % i for i in range(1, 30)),
+                        '"v=spf1 %s " "-all"' % " ".join("ip4:192.0.2.%d" % i for i in range(1, 15))),
+    "split-inside-token": ('"v=spf1 ip4:192.0.2.1" "-all"', '"v=spf1 ip4:192.0.2.1 " "-all"'),
+}
+SEVERITIES = ("error", "warning", "notice")
+
+
+def lint(spfkit, args):
+    p = subprocess.run([spfkit, "lint", "--json"] + args, capture_output=True, timeout=60)
+    if p.returncode not in (0, 1, 2):
+        raise SystemExit("FAIL lint %s: exit %d %s" % (args, p.returncode, p.stderr))
+    out = json.loads(p.stdout.decode("ascii"))
+    want = 2 if out["summary"]["error"] else 1 if out["summary"]["warning"] else 0
+    if p.returncode != want or out["exit_status"] != want:
+        raise SystemExit("FAIL lint %s: exit %d, want %d" % (args, p.returncode, want))
+    return out
+
+
+def check(name, cid, out, positive):
+    found = [f for f in out["findings"] if f["id"] == cid]
+    if positive and not found:
+        return "%s: want a %s finding, got %s" % (name, cid, [f["id"] for f in out["findings"]])
+    if not positive and found:
+        return "%s: want no %s finding, got %s" % (name, cid, found[0]["message"])
+    for f in found:
+        if f["severity"] not in SEVERITIES or not f["message"] or not f["fix"] or \
+                not f["rfc7208_section"]:
+            return "%s: incomplete finding %s" % (name, f)
+        if cid in TERM_IDS and (f["term"] is None or f["offset"] is None):
+            return "%s: %s finding without its term and offset" % (name, cid)
+        if f["offset"] is not None and out["record"] is not None and f["term"] is not None \
+                and f["domain"] == out["domain"] \
+                and out["record"][f["offset"]:f["offset"] + len(f["term"])] != f["term"]:
+            return "%s: term %r is not at offset %d of %r" % (name, f["term"], f["offset"],
+                                                             out["record"])
+    return None
+
+
+def main():
+    spfkit, zone = sys.argv[1], sys.argv[2]
+    bad = n = 0
+    for cid in ZONE_IDS:
+        for kind in ("bad", "good"):
+            name = "%s.%s.example" % (cid, kind)
+            why = check(name, cid, lint(spfkit, ["--zone", zone, name]), kind == "bad")
+            n += 1
+            if why:
+                bad += 1
+                print("FAIL " + why)
+    for cid, (pos, neg) in RECORD_CASES.items():
+        for rec, positive in ((pos, True), (neg, False)):
+            why = check("--record %s" % rec[:40], cid,
+                        lint(spfkit, ["--zone", zone, "--domain", "r.example", "--record", rec]),
+                        positive)
+            n += 1
+            if why:
+                bad += 1
+                print("FAIL " + why)
+    print("%d cases, %d failures" % (n, bad))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
