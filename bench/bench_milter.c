@@ -17,15 +17,14 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "load_common.h"
 
 #define MAX_CLIENTS 256
 #define MAX_SAMPLES (1u << 20)
@@ -46,33 +45,6 @@ struct session {
 struct message {
 	const char *ip, *sender, *helo;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int connect_unix(const char *path)
-{
-	struct sockaddr_un sa;
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-
-	if (fd < 0)
-		return -1;
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sa.sun_path) ||
-	    connect(fd, (struct sockaddr *)&sa,
-		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-				(size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path) + 1)) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
 
 /* One packet: command and data, written whole (small, blocking socket). */
 static int send_packet(int fd, char cmd, const void *data, size_t len)
@@ -163,13 +135,13 @@ static int send_step(struct session *s, const struct message *m)
 /* A new connection and the first packet of a message. */
 static int session_start(struct session *s, const char *path, const struct message *m)
 {
-	s->fd = connect_unix(path);
+	s->fd = load_connect_unix(path);
 	if (s->fd < 0)
 		return -1;
 	s->step = S_OPTNEG;
 	s->in_len = 0;
 	s->rejected = 0;
-	s->t0 = now_ns();
+	s->t0 = load_now_ns();
 	return send_step(s, m);
 }
 
@@ -226,20 +198,13 @@ static int session_read(struct session *s, const struct message *m)
 	return rc;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int run(const char *path, int n, double secs, const char *name, const struct message *m)
 {
 	static struct session ss[MAX_CLIENTS];
 	static uint64_t samples[MAX_SAMPLES];
 	struct pollfd pfd[MAX_CLIENTS];
 	unsigned long done = 0, errors = 0, rejected = 0;
-	uint64_t t0 = now_ns(), end = t0 + (uint64_t)(secs * 1e9), elapsed;
+	uint64_t t0 = load_now_ns(), end = t0 + (uint64_t)(secs * 1e9), elapsed;
 	size_t k;
 	int i;
 
@@ -248,7 +213,7 @@ static int run(const char *path, int n, double secs, const char *name, const str
 			fprintf(stderr, "%s: cannot connect to %s\n", name, path);
 			return 1;
 		}
-	while (now_ns() < end) {
+	while (load_now_ns() < end) {
 		for (i = 0; i < n; i++) {
 			pfd[i].fd = ss[i].fd;
 			pfd[i].events = POLLIN;
@@ -266,7 +231,7 @@ static int run(const char *path, int n, double secs, const char *name, const str
 			if (rc < 0)
 				errors++;
 			else if (done < MAX_SAMPLES)
-				samples[done] = now_ns() - ss[i].t0;
+				samples[done] = load_now_ns() - ss[i].t0;
 			done += rc > 0;
 			rejected += rc > 0 && ss[i].rejected;
 			session_end(&ss[i]);
@@ -276,7 +241,7 @@ static int run(const char *path, int n, double secs, const char *name, const str
 			}
 		}
 	}
-	elapsed = now_ns() - t0;
+	elapsed = load_now_ns() - t0;
 	for (i = 0; i < n; i++)
 		session_end(&ss[i]);
 	if (done == 0) {
@@ -284,7 +249,7 @@ static int run(const char *path, int n, double secs, const char *name, const str
 		return 1;
 	}
 	k = done < MAX_SAMPLES ? done : MAX_SAMPLES;
-	qsort(samples, k, sizeof(samples[0]), cmp_u64);
+	qsort(samples, k, sizeof(samples[0]), load_cmp_u64);
 	printf("#BENCH %s sessions=%d messages=%lu mps=%.0f p50_us=%.0f p99_us=%.0f rejected=%lu "
 	       "errors=%lu\n",
 	       name, n, done, (double)done / ((double)elapsed / 1e9), samples[k / 2] / 1e3,

@@ -23,10 +23,10 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "load_common.h"
 
 #define MAX_CLIENTS 1024
 #define MAX_SAMPLES (1u << 22)
@@ -38,31 +38,6 @@ struct client {
 	size_t in_len;
 	uint64_t sent_ns;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int connect_unix(const char *path)
-{
-	struct sockaddr_un sa;
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	if (fd < 0 || strlen(path) >= sizeof(sa.sun_path))
-		return -1;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
 
 /* Postfix spawn(8): the service's stdin and stdout are one socket. */
 static int spawn(char **argv, pid_t *pid)
@@ -99,15 +74,8 @@ static int send_request(struct client *c, unsigned long serial)
 			 "client_name=mx.example.com\ninstance=bench.%lu\n\n",
 			 serial);
 
-	c->sent_ns = now_ns();
+	c->sent_ns = load_now_ns();
 	return write(c->fd, req, (size_t)n) == n ? 0 : -1;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static long rss_kb(pid_t pid)
@@ -134,7 +102,7 @@ static int idle_test(const char *path, int n, pid_t pid)
 	int i, opened = 0;
 
 	for (i = 0; i < n && i < (int)(sizeof(fds) / sizeof(fds[0])); i++) {
-		fds[i] = connect_unix(path);
+		fds[i] = load_connect_unix(path);
 		if (fds[i] < 0)
 			break;
 		opened++;
@@ -177,13 +145,13 @@ static int run(struct client *cl, int n, double secs, const char *name)
 	static uint64_t samples[MAX_SAMPLES];
 	struct pollfd pfd[MAX_CLIENTS];
 	unsigned long serial = 0, done = 0, errors = 0;
-	uint64_t t0 = now_ns(), end = t0 + (uint64_t)(secs * 1e9), elapsed;
+	uint64_t t0 = load_now_ns(), end = t0 + (uint64_t)(secs * 1e9), elapsed;
 	int i;
 
 	for (i = 0; i < n; i++)
 		if (send_request(&cl[i], serial++) != 0)
 			errors++;
-	while (now_ns() < end) {
+	while (load_now_ns() < end) {
 		for (i = 0; i < n; i++) {
 			pfd[i].fd = cl[i].fd;
 			pfd[i].events = POLLIN;
@@ -210,19 +178,19 @@ static int run(struct client *cl, int n, double secs, const char *name)
 			if (strncmp(c->in, "action=", 7) != 0)
 				errors++;
 			if (done < MAX_SAMPLES)
-				samples[done] = now_ns() - c->sent_ns;
+				samples[done] = load_now_ns() - c->sent_ns;
 			done++;
 			c->in_len = 0;
 			if (send_request(c, serial++) != 0)
 				errors++;
 		}
 	}
-	elapsed = now_ns() - t0;
+	elapsed = load_now_ns() - t0;
 	if (done == 0) {
 		fprintf(stderr, "%s: no answer\n", name);
 		return 1;
 	}
-	qsort(samples, done < MAX_SAMPLES ? done : MAX_SAMPLES, sizeof(samples[0]), cmp_u64);
+	qsort(samples, done < MAX_SAMPLES ? done : MAX_SAMPLES, sizeof(samples[0]), load_cmp_u64);
 	{
 		size_t m = done < MAX_SAMPLES ? done : MAX_SAMPLES;
 
@@ -279,7 +247,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (i = 0; i < n; i++) {
-		cl[i].fd = spawn_mode ? spawn(cmd, &cl[i].pid) : connect_unix(unix_path);
+		cl[i].fd = spawn_mode ? spawn(cmd, &cl[i].pid) : load_connect_unix(unix_path);
 		if (cl[i].fd < 0) {
 			fprintf(stderr, "%s: cannot open client %d\n", name, i);
 			return 1;
