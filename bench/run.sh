@@ -18,6 +18,12 @@
 # and the ratio is the median of the pairs, so load from elsewhere on the
 # machine falls on both alike; callgrind's counts do not depend on load.
 #
+# The libspf2 API on spfkit (issue 12): the same bench_libspf2 binary, built
+# against Debian's libspf2, run again in every round with LD_LIBRARY_PATH at
+# BUILD_DIR/compat/libspf2, so that it loads our libspf2.so.2 (checked with
+# LD_DEBUG=libs in the first round); its ratio is the median of the pairs
+# (libspf2, libspf2 API on spfkit) of each round. BENCH_LIBSPF2_API=0 skips it.
+#
 # Environment: BENCH_SECONDS (seconds per timed measure, default 1),
 # BENCH_PAIRS (alternating runs, default 3), BENCH_QUERIES (corpus size,
 # default 10000), BENCH_CALLGRIND=0 to skip the instruction counts,
@@ -69,10 +75,16 @@ callgrind_per_eval() {
 
 LIBSPF2=0
 have_target bench_libspf2 && LIBSPF2=1
+# our libspf2.so.2 (compat/libspf2) under the same bench_libspf2 binary
+API=0
+API_DIR="$BUILD/compat/libspf2"
+[ "$LIBSPF2" = 1 ] && [ "${BENCH_LIBSPF2_API:-1}" != 0 ] &&
+	grep -q "^build compat/libspf2/libspf2.so.2.1.0:" "$BUILD/build.ninja" && API=1
 LATENCY=0
 [ "${BENCH_LATENCY:-1}" != 0 ] && have_target bench_latency && LATENCY=1
 targets=bench/bench_eval
 [ "$LIBSPF2" = 1 ] && targets="$targets bench/bench_libspf2"
+[ "$API" = 1 ] && targets="$targets compat/libspf2/libspf2.so.2.1.0"
 [ "$LATENCY" = 1 ] && targets="$targets bench/bench_latency"
 LAEQ=0
 have_target lookahead_equal && LAEQ=1 && targets="$targets bench/lookahead_equal"
@@ -86,7 +98,7 @@ echo "== spfkit evaluation benchmark (build type: $buildtype)"
 [ "$buildtype" = release ] || echo "   note: figures are for buildtype=release; this build is $buildtype"
 
 mkdir -p "$OUT"
-rm -f "$OUT"/spfkit.*.log "$OUT"/libspf2.*.log "$OUT"/latency.log
+rm -f "$OUT"/spfkit.*.log "$OUT"/libspf2.*.log "$OUT"/libspf2api.*.log "$OUT"/latency.log
 python3 "$SRC/bench/gen_corpus.py" --out "$OUT" --queries "$QUERIES" >"$OUT/corpus.log"
 cat "$OUT/corpus.log"
 ZONE="$OUT/bench.zone"
@@ -104,6 +116,24 @@ if [ "$LIBSPF2" = 1 ]; then
 	"$BUILD/bench/bench_libspf2" --zone "$ZONE" --queries "$QFILE" --seconds "$SECS" \
 		--compare "$OUT/results-spfkit.txt" >"$OUT/libspf2.1.log"
 	grep -v '^#BENCH' "$OUT/libspf2.1.log"
+	if [ "$API" = 1 ]; then
+		echo
+		echo "== libspf2 API on spfkit: the same binary on our libspf2.so.2 ($(load_now))"
+		LD_DEBUG=libs LD_LIBRARY_PATH="$API_DIR" "$BUILD/bench/bench_libspf2" --zone "$ZONE" \
+			--queries "$QFILE" --seconds "$SECS" --compare "$OUT/results-spfkit.txt" \
+			>"$OUT/libspf2api.1.log" 2>"$OUT/libspf2api.ld.log" || true
+		loaded=$(sed -n 's/^ *[0-9]*:[[:space:]]*calling init: \(.*libspf2\.so\.2\)$/\1/p' \
+			"$OUT/libspf2api.ld.log" | head -n 1)
+		if [ "$loaded" = "$API_DIR/libspf2.so.2" ] && grep -q '^#BENCH libspf2 ' "$OUT/libspf2api.1.log"; then
+			echo "loaded: $loaded"
+			grep -v '^#BENCH' "$OUT/libspf2api.1.log" |
+				sed 's/^libspf2 (SPF_/libspf2 API on spfkit (SPF_/; s/^agreement spfkit\/libspf2:/agreement spfkit\/libspf2 API on spfkit:/'
+		else
+			echo "bench_libspf2 with LD_LIBRARY_PATH=$API_DIR did not run on our library" \
+				"(loaded: ${loaded:-?}): see $OUT/libspf2api.1.log and $OUT/libspf2api.ld.log"
+			API=0
+		fi
+	fi
 else
 	echo
 	echo "== libspf2 not found by meson (Debian: libspf2-dev): no comparison"
@@ -121,10 +151,15 @@ while [ "$i" -le "$PAIRS" ]; do
 			--seconds "$SECS" >"$OUT/libspf2.$i.log"
 		grep '^libspf2 (' "$OUT/libspf2.$i.log"
 	fi
+	if [ "$API" = 1 ]; then
+		LD_LIBRARY_PATH="$API_DIR" "$BUILD/bench/bench_libspf2" --zone "$ZONE" --queries "$QFILE" \
+			--seconds "$SECS" >"$OUT/libspf2api.$i.log"
+		grep '^libspf2 (' "$OUT/libspf2api.$i.log" | sed 's/^libspf2 (/libspf2 API on spfkit (/'
+	fi
 	i=$((i + 1))
 done
 
-CG_SPFKIT="" CG_SPF2="" CG_COLD=""
+CG_SPFKIT="" CG_SPF2="" CG_COLD="" CG_API=""
 if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
 	echo
 	echo "== instructions per evaluation (valgrind --tool=callgrind, first $CG_QUERIES queries, one pass)"
@@ -148,6 +183,15 @@ if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
 			--rounds 1 --limit "$CG_QUERIES" >/dev/null 2>"$OUT/callgrind.libspf2.log" ||
 			echo "callgrind run of bench_libspf2 failed: see $OUT/callgrind.libspf2.log"
 		CG_SPF2=$(callgrind_per_eval "$OUT/callgrind.libspf2" "$CG_QUERIES")
+	fi
+	if [ "$API" = 1 ]; then
+		LD_LIBRARY_PATH="$API_DIR" valgrind --tool=callgrind \
+			--callgrind-out-file="$OUT/callgrind.libspf2api" \
+			--collect-atstart=no --toggle-collect=pass_libspf2 \
+			"$BUILD/bench/bench_libspf2" --zone "$ZONE" --queries "$QFILE" \
+			--rounds 1 --limit "$CG_QUERIES" >/dev/null 2>"$OUT/callgrind.libspf2api.log" ||
+			echo "callgrind run of bench_libspf2 on our libspf2.so.2 failed: see $OUT/callgrind.libspf2api.log"
+		CG_API=$(callgrind_per_eval "$OUT/callgrind.libspf2api" "$CG_QUERIES")
 	fi
 	echo "spfkit top functions (self instructions, share):"
 	callgrind_annotate "$OUT/callgrind.spfkit" 2>/dev/null |
@@ -203,12 +247,31 @@ if [ "$LIBSPF2" = 1 ]; then
 		printf "spfkit/libspf2 = %.1fx (median of %d paired runs, %.1fx to %.1fx; target >= 10x)\n", r, n, lo, hi }'
 	awk '/^agreement/ { print }' "$OUT/libspf2.1.log"
 fi
+if [ "$API" = 1 ]; then
+	A=$(bench_value libspf2 evals_per_s "$OUT"/libspf2api.*.log | median)
+	AN=$(bench_value libspf2 ns_per_eval "$OUT"/libspf2api.*.log | median)
+	ratios=$(i=1; while [ "$i" -le "$PAIRS" ]; do
+		a=$(bench_value libspf2 ns_per_eval "$OUT/libspf2api.$i.log")
+		l=$(bench_value libspf2 ns_per_eval "$OUT/libspf2.$i.log")
+		awk -v a="$a" -v l="$l" 'BEGIN { if (a > 0) printf "%.2f\n", l / a }'
+		i=$((i + 1))
+	done)
+	awk -v a="$A" -v an="$AN" -v l="$L" -v r="$(echo "$ratios" | median)" \
+		-v lo="$(echo "$ratios" | lowest)" -v hi="$(echo "$ratios" | highest)" -v n="$PAIRS" 'BEGIN {
+		printf "libspf2 API on spfkit: %s evaluations/s vs libspf2 %s: %.1fx (%s ns/eval; median of %d paired runs, %.1fx to %.1fx; the same bench_libspf2 on our libspf2.so.2)\n",
+			a, l, r, an, n, lo, hi }'
+	sed -n 's/^agreement spfkit\/libspf2:/agreement spfkit\/libspf2 API on spfkit:/p' "$OUT/libspf2api.1.log"
+fi
 if [ -n "$CG_SPFKIT" ]; then
 	echo "instructions/eval (callgrind): spfkit $CG_SPFKIT${CG_SPF2:+, libspf2 $CG_SPF2}"
 	[ -n "$CG_COLD" ] && echo "instructions/eval (callgrind), cold: spfkit $CG_COLD (a fresh context per evaluation; target <= 25000)"
 	if [ -n "$CG_SPF2" ]; then
 		awk -v s="$CG_SPFKIT" -v l="$CG_SPF2" 'BEGIN { if (s > 0)
 			printf "libspf2/spfkit instructions = %.1fx\n", l / s }'
+	fi
+	if [ -n "$CG_API" ] && [ -n "$CG_SPF2" ]; then
+		awk -v a="$CG_API" -v l="$CG_SPF2" 'BEGIN { if (a > 0)
+			printf "instructions/eval (callgrind), libspf2 API on spfkit: %s vs libspf2 %s: %.1fx\n", a, l, l / a }'
 	fi
 fi
 cat "$OUT/spfkit.1.log" "$OUT/libspf2.1.log" 2>/dev/null | awk '/peak RSS/ { print }'
