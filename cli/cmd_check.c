@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "config.h"
+#include "decision.h"
 
 #define CMD "check"
 /* Received-SPF is below 998 bytes by construction (lib/spf/output.c). */
@@ -24,8 +26,16 @@
 struct check_opts {
 	const char *ip, *sender, *helo, *identity, *batch;
 	const char *zone, *dns, *timeout, *tries;
-	const char *receiver, *default_exp;
+	const char *receiver, *default_exp, *format;
 	int json, trace, help, no_lookahead;
+};
+
+/* --format: how the result is printed. */
+enum check_format {
+	FORMAT_TEXT = 0,
+	FORMAT_JSON,   /* --json */
+	FORMAT_EXIM,   /* "result<TAB>Received-SPF: ...", for Exim's ${run} */
+	FORMAT_POLICY, /* "action=...", spfkit-policyd's answer (mta/decision.c) */
 };
 
 void cli_check_usage(FILE *f)
@@ -71,6 +81,15 @@ void cli_check_usage(FILE *f)
 	      "Output:\n"
 	      "  --json                one JSON object (with --batch: one per line); bytes\n"
 	      "                        that are not ASCII are written as \\u0080-\\u00ff\n"
+	      "  --format text|json|exim|policy\n"
+	      "                        text (the default); json (as --json); exim: one\n"
+	      "                        line for Exim's ${run}: the result word, a TAB, the\n"
+	      "                        Received-SPF header field; policy: the Postfix\n"
+	      "                        policy answer line \"action=...\" that spfkit-policyd\n"
+	      "                        gives with its default configuration (HELO checked\n"
+	      "                        first, then MAIL FROM; no --batch or --trace with\n"
+	      "                        exim or policy, no --identity or\n"
+	      "                        --default-explanation with policy)\n"
 	      "  --trace               show the evaluation as a tree: every DNS question\n"
 	      "                        and answer with its TTL and time taken, every record\n"
 	      "                        and term tried, the lookup and void counters, the\n"
@@ -88,7 +107,11 @@ void cli_check_usage(FILE *f)
 	      "  line; 8 no result (out of memory, or the DNS resolver could not start\n"
 	      "  or could not send a question). --batch exits 0 when every line was\n"
 	      "  evaluated, whatever the results. Without --zone, DNS temporary failures\n"
-	      "  (timeouts, SERVFAIL) are the result temperror (6), not an error.\n",
+	      "  (timeouts, SERVFAIL) are the result temperror (6), not an error.\n"
+	      "  --format exim: the same codes, of the result printed. --format policy:\n"
+	      "  those of the result the answer reports (MAIL FROM's, or HELO's when HELO\n"
+	      "  decided or the sender is empty); 5 when nothing was checked (a local\n"
+	      "  address, as spfkit-policyd's skip_addresses).\n",
 	      f);
 }
 
@@ -122,6 +145,7 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
 		{ "--tries", &o->tries, NULL },
 		{ "--receiver", &o->receiver, NULL },
 		{ "--default-explanation", &o->default_exp, NULL },
+		{ "--format", &o->format, NULL },
 		{ "--json", NULL, &o->json },
 		{ "--trace", NULL, &o->trace },
 		{ "--no-lookahead", NULL, &o->no_lookahead },
@@ -153,10 +177,55 @@ static int parse_identity(const char *s, enum spfkit_identity *id)
 	return 0;
 }
 
+static int parse_format(const struct check_opts *o, enum check_format *f)
+{
+	static const char *const names[] = { "text", "json", "exim", "policy" };
+	size_t i;
+
+	*f = o->json ? FORMAT_JSON : FORMAT_TEXT;
+	if (o->format == NULL)
+		return 0;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(o->format, names[i]) == 0)
+			break;
+	if (i == sizeof(names) / sizeof(names[0])) {
+		cli_error(CMD, "--format must be 'text', 'json', 'exim' or 'policy', not '%.100s'",
+			  o->format);
+		return -1;
+	}
+	if (o->json && i != FORMAT_JSON) {
+		cli_error(CMD, "--json cannot be used with --format %s", names[i]);
+		return -1;
+	}
+	*f = (enum check_format)i;
+	return 0;
+}
+
 /* Which options go together; one error line for the first conflict. */
-static int check_combination(const struct check_opts *o, enum spfkit_identity id)
+static int check_combination(const struct check_opts *o, enum spfkit_identity id,
+			     enum check_format f)
 {
 	const char *real_dns = o->dns ? "--dns" : o->timeout ? "--timeout" : o->tries ? "--tries" : NULL;
+	const char *fname = f == FORMAT_EXIM ? "exim" : "policy";
+	const char *one_line = o->batch ? "--batch" : o->trace ? "--trace" : NULL;
+
+	if ((f == FORMAT_EXIM || f == FORMAT_POLICY) && one_line != NULL) {
+		cli_error(CMD, "%s cannot be used with --format %s (one line for one query)", one_line,
+			  fname);
+		return -1;
+	}
+	/* spfkit-policyd checks HELO, then MAIL FROM: so does --format policy */
+	if (f == FORMAT_POLICY && o->identity != NULL) {
+		cli_error(CMD, "--identity cannot be used with --format policy (both identities are "
+			       "checked, HELO first, as spfkit-policyd does)");
+		return -1;
+	}
+	/* the daemon has no such setting: its answer would differ */
+	if (f == FORMAT_POLICY && o->default_exp != NULL) {
+		cli_error(CMD, "--default-explanation cannot be used with --format policy "
+			       "(spfkit-policyd has no such setting)");
+		return -1;
+	}
 
 	if (o->zone != NULL && real_dns != NULL) {
 		cli_error(CMD, "%s is for real DNS and cannot be used with --zone", real_dns);
@@ -433,6 +502,167 @@ static int print_json(const struct cli_env *env, const struct cli_query *q,
 	return rc == 0 ? 0 : CLI_EXIT_INTERNAL;
 }
 
+/*
+ * --format exim: "result<TAB>Received-SPF: ...", one line, for Exim's
+ * ${run} (${extract{1}{\t}{$value}} is the result word). The header is
+ * printable ASCII on one line by construction (lib/spf/output.c).
+ */
+static int print_exim(const struct spfkit_result *res)
+{
+	char line[HEADER_MAX];
+
+	if (spfkit_format_received_spf(res, 1, line, sizeof(line)) < 0) {
+		cli_error(CMD, "cannot write the Received-SPF header field");
+		return CLI_EXIT_INTERNAL;
+	}
+	printf("%s\t%s\n", spfkit_result_name(res->code), line);
+	return 0;
+}
+
+/* ---- --format policy: spfkit-policyd's answer ------------------------------ */
+
+/*
+ * The check of spfkit-policyd (mta/checker.c) done one evaluation after
+ * the other, and its decision (mta/decision.c) under the default
+ * configuration: skip_addresses, HELO first, MAIL FROM unless HELO
+ * already rejects or the sender is null, No_Mail's "v=spf1 -all" test.
+ * The DNS whitelists are empty by default and never run here.
+ */
+struct policy_run {
+	const struct cli_env *env;
+	const struct cli_query *q;
+	struct spfkit__mta_config *cfg;
+	struct spfkit__mta_input in;
+	struct spfkit_eval *ev[2]; /* indexed by enum spfkit_identity */
+	int no_mail[2];
+	enum spfkit_identity stage;
+};
+
+/* As mta/checker.c: is the top record exactly "v=spf1 -all"? */
+static void policy_trace(void *arg, const struct spfkit_trace_event *e)
+{
+	static const char want[] = "v=spf1 -all";
+	struct policy_run *p = arg;
+	size_t n = e->text_len;
+
+	if (e->kind != SPFKIT_TRACE_RECORD || e->depth != 0 || e->text == NULL)
+		return;
+	while (n > 0 && e->text[n - 1] == ' ')
+		n--;
+	p->no_mail[p->stage] = spfkit__memcaseeq(e->text, n, want, sizeof(want) - 1);
+}
+
+static int policy_stage(struct policy_run *p, enum spfkit_identity id)
+{
+	struct spfkit__mta_check *chk = id == SPFKIT_IDENTITY_HELO ? &p->in.helo_check
+								    : &p->in.mfrom_check;
+	struct cli_query one = *p->q;
+	int rc;
+
+	one.identity = id;
+	one.helo = p->in.helo;
+	one.helo_len = p->in.helo_len;
+	if (id == SPFKIT_IDENTITY_HELO) {
+		one.sender = "";
+		one.sender_len = 0;
+	}
+	p->stage = id;
+	rc = cli_query_run(p->env, &one, policy_trace, p, &p->ev[id]);
+	if (rc != 0)
+		return rc;
+	chk->checked = 1;
+	chk->res = spfkit_eval_result(p->ev[id]);
+	chk->no_mail_record = p->no_mail[id];
+	return 0;
+}
+
+/* The result the answer reports, for the exit status; NULL when none was checked. */
+static const struct spfkit_result *policy_reported(const struct spfkit__mta_input *in,
+						   const struct spfkit__mta_decision *d)
+{
+	if (d->identity == SPFKIT_IDENTITY_HELO && in->helo_check.checked)
+		return in->helo_check.res;
+	if (in->mfrom_check.checked)
+		return in->mfrom_check.res;
+	return in->helo_check.checked ? in->helo_check.res : NULL;
+}
+
+/* "action=" and the action on one line: control bytes become spaces (as policyd/proto.c). */
+static void print_action(const char *action)
+{
+	const char *a;
+
+	fputs("action=", stdout);
+	for (a = action; *a != '\0'; a++) {
+		unsigned char c = (unsigned char)*a;
+
+		putc(c < 0x20 || c == 0x7f ? ' ' : c, stdout);
+	}
+	putc('\n', stdout);
+}
+
+static int policy_check(struct policy_run *p)
+{
+	const struct cli_query *q = p->q;
+	size_t i;
+	int rc;
+
+	p->in.sender = q->sender;
+	p->in.sender_len = q->sender_len;
+	p->in.helo = q->helo;
+	p->in.helo_len = q->helo_len;
+	p->in.client_ip = p->q->ip_text;
+	p->in.receiver = p->env->receiver;
+	/* spfkit-policyd: a missing HELO name is replaced by the sender's domain */
+	for (i = q->sender_len; p->in.helo_len == 0 && i > 0; i--)
+		if (q->sender[i - 1] == '@') {
+			p->in.helo = q->sender + i;
+			p->in.helo_len = q->sender_len - i;
+			break;
+		}
+	if (p->in.helo_len == 0)
+		return 0; /* nothing to check: "dunno" */
+	p->in.bypass = spfkit__mta_ip_bypass(p->cfg, &q->ip);
+	if (p->in.bypass != SPFKIT__MTA_BYPASS_NONE)
+		return 0;
+	if (spfkit__mta_want_helo(p->cfg)) {
+		rc = policy_stage(p, SPFKIT_IDENTITY_HELO);
+		if (rc != 0)
+			return rc;
+	}
+	if (spfkit__mta_want_mailfrom(p->cfg, &p->in))
+		return policy_stage(p, SPFKIT_IDENTITY_MAILFROM);
+	return 0;
+}
+
+static int run_policy(const struct cli_env *env, const struct cli_query *q)
+{
+	struct policy_run p;
+	struct spfkit__mta_decision d;
+	const struct spfkit_result *res;
+	int rc, status;
+
+	memset(&p, 0, sizeof(p));
+	p.env = env;
+	p.q = q;
+	rc = spfkit__mta_config_defaults(NULL, &p.cfg);
+	if (rc == 0)
+		rc = policy_check(&p);
+	if (rc != 0) {
+		cli_error(CMD, "evaluation failed: %s", spfkit_strerror(rc));
+		status = CLI_EXIT_INTERNAL;
+	} else {
+		spfkit__mta_decide(p.cfg, &p.in, &d);
+		print_action(d.action);
+		res = policy_reported(&p.in, &d);
+		status = res != NULL ? (int)cli_exit_for(res->code) : CLI_EXIT_NONE;
+	}
+	spfkit_eval_free(p.ev[0]);
+	spfkit_eval_free(p.ev[1]);
+	spfkit__mta_config_free(p.cfg);
+	return status;
+}
+
 /* ---- a single check ------------------------------------------------------ */
 
 /* The query of the command line: a bad --ip or an over-long identity is refused. */
@@ -456,8 +686,8 @@ static int single_query(const struct check_opts *o, enum spfkit_identity id, str
 	return 0;
 }
 
-static int run_single(const struct check_opts *o, const struct cli_env *env,
-		      const struct cli_query *q)
+static int run_single(const struct check_opts *o, enum check_format f,
+		      const struct cli_env *env, const struct cli_query *q)
 {
 	struct spfkit__buf trace_json;
 	struct cli_trace trace;
@@ -476,10 +706,14 @@ static int run_single(const struct check_opts *o, const struct cli_env *env,
 		if (o->trace && !o->json)
 			putc('\n', stdout);
 		status = cli_exit_for(res->code);
-		if (o->json && print_json(env, q, res, o->trace ? &trace_json : NULL) != 0)
+		if (f == FORMAT_EXIM) {
+			if (print_exim(res) != 0)
+				status = CLI_EXIT_INTERNAL;
+		} else if (o->json && print_json(env, q, res, o->trace ? &trace_json : NULL) != 0) {
 			status = CLI_EXIT_INTERNAL;
-		else if (!o->json)
+		} else if (!o->json) {
 			print_text(env, res);
+		}
 	}
 	if (trace.err != 0 || trace_json.err != 0)
 		cli_error(CMD, "the trace is incomplete: %s",
@@ -496,6 +730,7 @@ int cli_check_main(int argc, char **argv)
 	struct cli_query q;
 	struct cli_env env;
 	enum spfkit_identity id;
+	enum check_format f;
 	int status;
 
 	if (parse_args(argc, argv, &o) != 0)
@@ -508,8 +743,10 @@ int cli_check_main(int argc, char **argv)
 		cli_error(CMD, "--identity must be 'mailfrom' or 'helo', not '%.100s'", o.identity);
 		return CLI_EXIT_USAGE;
 	}
-	if (check_combination(&o, id) != 0)
+	if (parse_format(&o, &f) != 0 || check_combination(&o, id, f) != 0)
 		return CLI_EXIT_USAGE;
+	if (f == FORMAT_JSON)
+		o.json = 1;
 	/* arguments first: a bad --ip is reported before any zone is loaded */
 	if (o.batch == NULL && single_query(&o, id, &q) != 0)
 		return CLI_EXIT_USAGE;
@@ -518,8 +755,10 @@ int cli_check_main(int argc, char **argv)
 		return status;
 	if (o.batch != NULL)
 		status = cli_batch_run(&env, o.batch, id, o.json);
+	else if (f == FORMAT_POLICY)
+		status = run_policy(&env, &q);
 	else
-		status = run_single(&o, &env, &q);
+		status = run_single(&o, f, &env, &q);
 	env_close(&env);
 	return status;
 }

@@ -7,7 +7,8 @@
  *   lint_dns.c        questions through the public resolver, one at a time, cached
  *   lint_text.c       checks on a record's text: version, bytes, typos, legacy, sizes
  *   lint_terms.c      checks on a parsed record: all, netblocks, modifiers, macros
- *   lint_walk.c       the include/redirect tree: worst-case counts, loops, targets
+ *   lint_walk.c       the include/redirect tree: worst-case counts, loops, targets;
+ *                     also the walker of `spfkit tree` (tree.h), which watches it
  *
  * Records are fetched with spfkit_resolver_submit()/wait() and parsed
  * with spfkit_record_parse(), the evaluator's own parser, so what lint
@@ -204,7 +205,53 @@ void lint_term_text(const struct spfkit_record *rec, const struct spfkit_term *t
 
 /* ---- lint_walk.c ------------------------------------------------------ */
 
+/*
+ * Observing the walk (`spfkit tree`, tree.h): the walker tells each step
+ * to an observer, so tree shows exactly what lint counts and there is
+ * one walker. Events nest: ENTER, then the node's RECORD, TERM,
+ * ADDRESSES, VOID and PROBLEM events and its children's ENTER...LEAVE,
+ * then its LEAVE. Pointers are valid during the call only.
+ */
+enum lint_walk_kind {
+	LW_ENTER,     /* a record is looked for: name, how, via */
+	LW_RECORD,    /* its text (rec NULL: it did not parse), ttl */
+	LW_TERM,      /* a mechanism walked (in order, up to the first all): term */
+	LW_ADDRESSES, /* the A and AAAA answers of an a/mx target or MX host: term, a4, a6 */
+	LW_VOID,      /* a void lookup counted: family, what, name */
+	LW_PROBLEM,   /* the branch stops here: what, error, loop */
+	LW_LEAVE,
+};
+
+enum lint_how { LINT_HOW_TOP = 0, LINT_HOW_INCLUDE, LINT_HOW_REDIRECT };
+
+struct lint_walk_event {
+	enum lint_walk_kind kind;
+	const char *name;   /* ENTER: the domain; VOID: the name asked */
+	size_t len;
+	enum lint_how how;  /* ENTER */
+	const char *via;    /* ENTER: the term leading here as written (NULL for the top) */
+	size_t via_len;
+	int via_qualifier;  /* ENTER: that term's qualifier ('+' for redirect) */
+	const struct spfkit_record *rec; /* RECORD (or NULL), TERM */
+	const char *text;   /* RECORD */
+	size_t text_len;
+	uint32_t ttl;       /* RECORD */
+	int has_ttl;        /* RECORD: 0 for --record */
+	const struct spfkit_term *term;      /* TERM, ADDRESSES */
+	const struct lint_answer *a4, *a6;   /* ADDRESSES */
+	const char *what;   /* VOID: "A", "MX", "(macro)"...; PROBLEM: one line */
+	int family;         /* VOID: 0 IPv4 client, 1 IPv6 client */
+	int error;          /* PROBLEM: receivers get permerror, temperror or none */
+	int loop;           /* PROBLEM: an include/redirect loop */
+	unsigned dns_terms; /* every event: the walk's counters so far */
+	unsigned voids[2];
+};
+
+typedef void lint_walk_fn(void *arg, const struct lint_walk_event *ev);
+
 struct lint_input {
+	lint_walk_fn *observe;   /* NULL: nobody watches */
+	void *observe_arg;
 	const char *domain;      /* the domain, or NULL with --record and no --domain */
 	const char *record;      /* --record text (strings joined), or NULL */
 	size_t record_len;

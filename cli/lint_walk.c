@@ -16,6 +16,9 @@
  *    counted apart; exists asks A for both;
  *  - a target made by macros cannot be known here: its term counts, and
  *    for a, mx, exists and ptr so does a void lookup (the worst case).
+ *
+ * `spfkit tree` watches this walk (lint_input.observe, the emit_*
+ * functions): one walker, so tree's counts are lint's by construction.
  */
 #include <string.h>
 
@@ -26,8 +29,6 @@
 #define TTL_LOW 300u
 #define TTL_HIGH 604800u
 #define MX_SHOWN 10u /* §4.6.4: "no more than 10" MX names looked up */
-
-enum how { HOW_TOP, HOW_INCLUDE, HOW_REDIRECT };
 
 struct walk {
 	struct lint_dns *dns;
@@ -40,6 +41,8 @@ struct walk {
 	size_t nincluded, capincluded;
 	int fatal;             /* a permerror for every client */
 	int err;               /* spfkit_err: the walk could not go on */
+	lint_walk_fn *observe; /* spfkit tree, or NULL */
+	void *observe_arg;
 };
 
 /* ---- small helpers ----------------------------------------------------- */
@@ -92,11 +95,98 @@ static int grow(void **p, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
+/* ---- telling the observer (spfkit tree) ------------------------------- */
+
+static void emit(struct walk *w, struct lint_walk_event *ev)
+{
+	if (w->observe == NULL)
+		return;
+	ev->dns_terms = w->r->counts.dns_terms;
+	ev->voids[0] = w->voids[0];
+	ev->voids[1] = w->voids[1];
+	w->observe(w->observe_arg, ev);
+}
+
+static void emit_simple(struct walk *w, enum lint_walk_kind kind)
+{
+	struct lint_walk_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = kind;
+	emit(w, &ev);
+}
+
+/* A record looked for at name; via: the term that leads there (NULL: the top). */
+static void emit_enter(struct walk *w, const char *name, size_t len, enum lint_how how,
+		       const char *via_text, const struct spfkit_term *via)
+{
+	struct lint_walk_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = LW_ENTER;
+	ev.name = name;
+	ev.len = len;
+	ev.how = how;
+	if (via != NULL) {
+		ev.via = via_text + via->offset;
+		ev.via_len = via->len;
+		ev.via_qualifier = via->is_modifier ? '+' : via->qualifier;
+	}
+	emit(w, &ev);
+}
+
+static void emit_problem(struct walk *w, int error, int loop, const char *what)
+{
+	struct lint_walk_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = LW_PROBLEM;
+	ev.what = what;
+	ev.error = error;
+	ev.loop = loop;
+	emit(w, &ev);
+}
+
+/* A branch that ends before any record is read: a loop, a bad or dynamic name. */
+static void emit_leaf(struct walk *w, const char *name, size_t len, enum lint_how how,
+		      const char *via_text, const struct spfkit_term *via, int error, int loop,
+		      const char *what)
+{
+	if (w->observe == NULL)
+		return;
+	emit_enter(w, name, len, how, via_text, via);
+	emit_problem(w, error, loop, what);
+	emit_simple(w, LW_LEAVE);
+}
+
+static void emit_addresses(struct walk *w, const struct spfkit_term *t,
+			   const struct lint_answer *a4, const struct lint_answer *a6)
+{
+	struct lint_walk_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = LW_ADDRESSES;
+	ev.term = t;
+	ev.a4 = a4;
+	ev.a6 = a6;
+	emit(w, &ev);
+}
+
+/* ---- counting ----------------------------------------------------------- */
+
 static void note_void(struct walk *w, int fam, const char *what, const char *name, size_t len)
 {
 	struct spfkit__buf *b = &w->void_names[fam];
+	struct lint_walk_event ev;
 
 	w->voids[fam]++;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = LW_VOID;
+	ev.family = fam;
+	ev.what = what;
+	ev.name = name;
+	ev.len = len;
+	emit(w, &ev);
 	if (b->len > 0)
 		spfkit__buf_puts(b, ", ");
 	spfkit__buf_printf(b, "%s %.*s", what, (int)(len < 100 ? len : 100), name);
@@ -149,7 +239,9 @@ struct node {
 	const char *domain; /* NUL-terminated, in the arena */
 	size_t dlen;
 	const struct spfkit_record *rec;
-	enum how how;
+	enum lint_how how;
+	uint32_t ttl;       /* of the TXT answer; has_ttl 0 for --record */
+	int has_ttl;
 };
 
 /* The target of a term: its domain-spec when it has no macros, else the domain. */
@@ -188,6 +280,7 @@ static void term_a(struct walk *w, const struct node *n, const struct spfkit_ter
 		return;
 	charge(w, 0, name, len, SPFKIT_RR_A, a4);
 	charge(w, 1, name, len, SPFKIT_RR_AAAA, a6);
+	emit_addresses(w, t, a4, a6);
 	if (tempfail(w, n->domain, name, len, SPFKIT_RR_A, a4) ||
 	    tempfail(w, n->domain, name, len, SPFKIT_RR_AAAA, a6))
 		return;
@@ -216,6 +309,7 @@ static void mx_hosts(struct walk *w, const struct node *n, const struct spfkit_t
 		looked++;
 		if (ask(w, h, hl, SPFKIT_RR_A, &a4) != 0 || ask(w, h, hl, SPFKIT_RR_AAAA, &a6) != 0)
 			return;
+		emit_addresses(w, t, a4, a6);
 		if (tempfail(w, n->domain, h, hl, SPFKIT_RR_A, a4) ||
 		    tempfail(w, n->domain, h, hl, SPFKIT_RR_AAAA, a6))
 			continue;
@@ -287,7 +381,7 @@ static void term_ptr(struct walk *w)
 	note_void(w, 1, "PTR", "(the client's reverse name)", 28);
 }
 
-static int walk_domain(struct walk *w, const char *domain, size_t dlen, enum how how,
+static int walk_domain(struct walk *w, const char *domain, size_t dlen, enum lint_how how,
 		       const struct node *parent, const struct spfkit_term *via);
 
 static int on_path(const struct walk *w, const char *name, size_t len)
@@ -324,20 +418,23 @@ static void duplicate_include(struct walk *w, const struct node *n, const struct
 
 /* include or redirect to a fixed name: loops, then the target's own walk. */
 static int follow(struct walk *w, const struct node *n, const struct spfkit_term *t,
-		  const char *name, size_t len, enum how how)
+		  const char *name, size_t len, enum lint_how how)
 {
 	int loop = on_path(w, name, len);
 
-	if (how == HOW_INCLUDE && !loop)
+	if (how == LINT_HOW_INCLUDE && !loop)
 		duplicate_include(w, n, t, name, len);
 	if (loop) {
 		w->fatal = 1;
 		w->r->counts.loop = 1;
-		lint_add(w->r, how == HOW_INCLUDE ? L_INCLUDE_LOOP : L_REDIRECT_LOOP, n->domain,
+		lint_add(w->r, how == LINT_HOW_INCLUDE ? L_INCLUDE_LOOP : L_REDIRECT_LOOP, n->domain,
 			 n->rec->text + t->offset, t->len, (long)t->offset, NULL,
 			 "%.*s is already on this branch: evaluation goes round until the 10-term "
 			 "limit gives permerror",
 			 (int)(len < 200 ? len : 200), name);
+		emit_leaf(w, name, len, how, n->rec->text, t, 1, 1,
+			  "already on this branch, not expanded again: evaluation goes round it "
+			  "until the 10-term limit gives permerror");
 		return 0;
 	}
 	if (w->depth >= WALK_MAX_DEPTH)
@@ -351,6 +448,13 @@ static int mechanism(struct walk *w, const struct node *n, const struct spfkit_t
 	const char *name;
 	size_t len;
 
+	struct lint_walk_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = LW_TERM;
+	ev.rec = n->rec;
+	ev.term = t;
+	emit(w, &ev);
 	if (t->mech == SPFKIT_MECH_ALL)
 		return 1;
 	if (t->mech == SPFKIT_MECH_IP4 || t->mech == SPFKIT_MECH_IP6)
@@ -370,6 +474,9 @@ static int mechanism(struct walk *w, const struct node *n, const struct spfkit_t
 				 "unknown here; counted as one DNS term and one void lookup");
 		if (t->mech != SPFKIT_MECH_INCLUDE)
 			charge_unknown(w, t->domain.src, t->domain.src_len);
+		else
+			emit_leaf(w, t->domain.src, t->domain.src_len, LINT_HOW_INCLUDE, n->rec->text, t,
+				  0, 0, "the target is made by macros: not followed");
 		return 0;
 	}
 	if (!target_valid(name, len)) {
@@ -378,6 +485,8 @@ static int mechanism(struct walk *w, const struct node *n, const struct spfkit_t
 			lint_add(w->r, L_INCLUDE_NO_RECORD, n->domain, n->rec->text + t->offset, t->len,
 				 (long)t->offset, NULL, "%.*s is not a valid domain name: permerror",
 				 (int)(len < 200 ? len : 200), name);
+			emit_leaf(w, name, len, LINT_HOW_INCLUDE, n->rec->text, t, 1, 0,
+				  "not a valid domain name: receivers return permerror");
 		} else {
 			/* RFC 7208 receivers skip it; RFC 4408 ones return permerror */
 			lint_add_as(w->r, LINT_ERROR, L_TARGET_NO_ADDRESS, n->domain,
@@ -396,7 +505,7 @@ static int mechanism(struct walk *w, const struct node *n, const struct spfkit_t
 	default: break;
 	}
 	/* include: a target that passes every client makes it match every client (§5.2) */
-	return follow(w, n, t, name, len, HOW_INCLUDE) == 1;
+	return follow(w, n, t, name, len, LINT_HOW_INCLUDE) == 1;
 }
 
 /* exp= of the checked domain (§6.2): one TXT record, or no explanation. */
@@ -439,12 +548,15 @@ static int walk_terms(struct walk *w, const struct node *n)
 		/* §6.1: redirect only when no mechanism matched and there is no all */
 		t = &rec->terms[rec->redirect];
 		w->r->counts.dns_terms++;
-		if (!static_target(n, t, &name, &len))
+		if (!static_target(n, t, &name, &len)) {
 			dynamic_note(w, n, t);
-		else
-			always = follow(w, n, t, name, len, HOW_REDIRECT) == 1;
+			emit_leaf(w, t->domain.src, t->domain.src_len, LINT_HOW_REDIRECT, rec->text, t,
+				  0, 0, "the target is made by macros: not followed");
+		} else {
+			always = follow(w, n, t, name, len, LINT_HOW_REDIRECT) == 1;
+		}
 	}
-	if (n->how == HOW_TOP && rec->exp >= 0 && w->err == 0)
+	if (n->how == LINT_HOW_TOP && rec->exp >= 0 && w->err == 0)
 		exp_target(w, n);
 	return always;
 }
@@ -452,17 +564,46 @@ static int walk_terms(struct walk *w, const struct node *n)
 /* ---- one record ----------------------------------------------------------- */
 
 static void no_record(struct walk *w, const struct node *parent, const struct spfkit_term *via,
-		      enum how how, const char *domain, const char *why)
+		      enum lint_how how, const char *domain, const char *why)
 {
-	if (how == HOW_TOP) {
+	char what[160];
+
+	snprintf(what, sizeof(what), "no SPF record (%s): receivers %s", why,
+		 how == LINT_HOW_TOP ? "get the result none" : "return permerror");
+	emit_problem(w, 1, 0, what);
+	if (how == LINT_HOW_TOP) {
 		lint_add(w->r, L_NO_RECORD, domain, NULL, 0, -1, NULL,
 			 "%s has %s: receivers get the result none", domain, why);
 		return;
 	}
 	w->fatal = 1;
-	lint_add(w->r, how == HOW_INCLUDE ? L_INCLUDE_NO_RECORD : L_REDIRECT_NO_RECORD,
+	lint_add(w->r, how == LINT_HOW_INCLUDE ? L_INCLUDE_NO_RECORD : L_REDIRECT_NO_RECORD,
 		 parent->domain, parent->rec->text + via->offset, via->len, (long)via->offset, NULL,
 		 "%s has %s: receivers return permerror", domain, why);
+}
+
+static void emit_record(struct walk *w, const struct node *n, const char *text, size_t len,
+			const struct spfkit_record *rec)
+{
+	struct lint_walk_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = LW_RECORD;
+	ev.rec = rec;
+	ev.text = text;
+	ev.text_len = len;
+	ev.ttl = n->ttl;
+	ev.has_ttl = n->has_ttl;
+	emit(w, &ev);
+}
+
+static void syntax_problem(struct walk *w, const struct spfkit_parse_error *pe, int rc)
+{
+	char what[200];
+
+	snprintf(what, sizeof(what), "syntax: %s at byte %zu: receivers return permerror",
+		 pe->rule != NULL ? pe->rule : spfkit_strerror(rc), pe->offset);
+	emit_problem(w, 1, 0, what);
 }
 
 static int parse_and_walk(struct walk *w, struct node *n, const char *text, size_t len)
@@ -478,7 +619,9 @@ static int parse_and_walk(struct walk *w, struct node *n, const char *text, size
 		w->err = rc;
 		return 0;
 	}
+	emit_record(w, n, text, len, rec);
 	if (rc != 0) {
+		syntax_problem(w, &pe, rc);
 		w->fatal = 1;
 		if (pe.term_offset > len)
 			pe.term_offset = len;
@@ -492,7 +635,7 @@ static int parse_and_walk(struct walk *w, struct node *n, const char *text, size
 	}
 	w->r->counts.records++;
 	n->rec = rec;
-	lint_term_checks(w->r, n->domain, rec, n->how == HOW_INCLUDE);
+	lint_term_checks(w->r, n->domain, rec, n->how == LINT_HOW_INCLUDE);
 	w->path[w->depth++] = n->domain;
 	always = walk_terms(w, n);
 	w->depth--;
@@ -525,8 +668,8 @@ static void ttl_check(struct walk *w, const char *domain, const struct lint_answ
 			 (unsigned)a->ttl);
 }
 
-static int walk_domain(struct walk *w, const char *domain, size_t dlen, enum how how,
-		       const struct node *parent, const struct spfkit_term *via)
+static int walk_domain_body(struct walk *w, const char *domain, size_t dlen, enum lint_how how,
+			    const struct node *parent, const struct spfkit_term *via)
 {
 	const struct lint_answer *txt;
 	const char *text;
@@ -537,12 +680,20 @@ static int walk_domain(struct walk *w, const char *domain, size_t dlen, enum how
 	n.how = how;
 	n.domain = lint_strndup(w->r, domain, trim_dot(domain, dlen));
 	n.dlen = trim_dot(domain, dlen);
-	if (n.domain == NULL || w->r->counts.records >= WALK_MAX_RECORDS)
+	if (n.domain == NULL)
 		return 0;
+	if (w->r->counts.records >= WALK_MAX_RECORDS) {
+		emit_problem(w, 0, 0, "not followed: the walk stops after 500 records");
+		return 0;
+	}
 	if (ask(w, n.domain, n.dlen, SPFKIT_RR_TXT, &txt) != 0)
 		return 0;
-	if (tempfail(w, n.domain, n.domain, n.dlen, SPFKIT_RR_TXT, txt))
+	if (tempfail(w, n.domain, n.domain, n.dlen, SPFKIT_RR_TXT, txt)) {
+		emit_problem(w, 1, 0, "the TXT question failed: receivers get temperror");
 		return 0;
+	}
+	n.ttl = txt->ttl;
+	n.has_ttl = 1;
 	spf_type(w, n.domain, n.dlen);
 	count = lint_select(w->r, n.domain, txt, &text, &len);
 	if (count == 0) {
@@ -551,11 +702,13 @@ static int walk_domain(struct walk *w, const char *domain, size_t dlen, enum how
 							     : "no TXT record starting with v=spf1");
 		return 0;
 	}
-	if (how == HOW_TOP) {
+	if (how == LINT_HOW_TOP) {
 		w->r->record = text;
 		w->r->record_len = len;
 	}
 	if (count > 1) {
+		emit_record(w, &n, text, len, NULL);
+		emit_problem(w, 1, 0, "more than one SPF record: receivers return permerror");
 		w->fatal = 1;
 		lint_add(w->r, L_MULTIPLE_RECORDS, n.domain, NULL, 0, -1, NULL,
 			 "%s publishes %zu SPF records: receivers return permerror", n.domain, count);
@@ -564,6 +717,18 @@ static int walk_domain(struct walk *w, const char *domain, size_t dlen, enum how
 	ttl_check(w, n.domain, txt);
 	lint_size_checks(w->r, n.domain, n.dlen, text, len, txt);
 	return parse_and_walk(w, &n, text, len);
+}
+
+static int walk_domain(struct walk *w, const char *domain, size_t dlen, enum lint_how how,
+		       const struct node *parent, const struct spfkit_term *via)
+{
+	int always;
+
+	emit_enter(w, domain, trim_dot(domain, dlen), how, parent != NULL ? parent->rec->text : NULL,
+		   via);
+	always = walk_domain_body(w, domain, dlen, how, parent, via);
+	emit_simple(w, LW_LEAVE);
+	return always;
 }
 
 /* ---- the run ------------------------------------------------------------- */
@@ -612,7 +777,7 @@ static void walk_given(struct walk *w, const struct lint_input *in)
 	struct node n;
 
 	memset(&n, 0, sizeof(n));
-	n.how = HOW_TOP;
+	n.how = LINT_HOW_TOP;
 	n.domain = w->r->domain;
 	n.dlen = strlen(n.domain);
 	w->r->record = in->record;
@@ -633,6 +798,8 @@ static void walk_given(struct walk *w, const struct lint_input *in)
 			lint_add(w->r, L_NO_RECORD, n.domain, NULL, 0, -1,
 				 "start the record with v=spf1",
 				 "the text does not start with \"v=spf1\": it is not an SPF record");
+		emit_record(w, &n, in->record, in->record_len, NULL);
+		emit_problem(w, 1, 0, "the text does not start with \"v=spf1\": not an SPF record");
 		return;
 	}
 	lint_size_checks(w->r, n.domain, n.dlen, in->record, in->record_len, NULL);
@@ -653,12 +820,19 @@ int lint_run(struct lint_dns *dns, const struct lint_input *in)
 		w.r->domain = lint_strndup(w.r, in->domain, trim_dot(in->domain, strlen(in->domain)));
 	if (w.r->domain == NULL)
 		w.r->domain = "";
-	if (in->record != NULL)
+	w.observe = in->observe;
+	w.observe_arg = in->observe_arg;
+	if (in->record != NULL) {
+		emit_enter(&w, w.r->domain, strlen(w.r->domain), LINT_HOW_TOP, NULL, NULL);
 		walk_given(&w, in);
-	else if (!target_valid(w.r->domain, strlen(w.r->domain)))
-		no_record(&w, NULL, NULL, HOW_TOP, w.r->domain, "a name that is not a valid domain");
-	else
-		walk_domain(&w, w.r->domain, strlen(w.r->domain), HOW_TOP, NULL, NULL);
+		emit_simple(&w, LW_LEAVE);
+	} else if (!target_valid(w.r->domain, strlen(w.r->domain))) {
+		emit_enter(&w, w.r->domain, strlen(w.r->domain), LINT_HOW_TOP, NULL, NULL);
+		no_record(&w, NULL, NULL, LINT_HOW_TOP, w.r->domain, "a name that is not a valid domain");
+		emit_simple(&w, LW_LEAVE);
+	} else {
+		walk_domain(&w, w.r->domain, strlen(w.r->domain), LINT_HOW_TOP, NULL, NULL);
+	}
 	limit_findings(&w);
 	walk_free(&w);
 	return w.err != 0 ? w.err : w.r->err;

@@ -1,11 +1,12 @@
 /*
  * `spfkit`: the command line front of libspfkit. Sub-commands `check`
- * (for receivers) and `lint` (for domain owners); main() only dispatches
- * and answers --help and --version.
+ * (for receivers), `lint` and `tree` (for domain owners); main() only
+ * dispatches and answers --help and --version.
  */
 #include <string.h>
 
 #include "cli.h"
+#include "tree.h"
 
 static void usage(FILE *f)
 {
@@ -19,6 +20,9 @@ static void usage(FILE *f)
 	      "  lint    check a domain's SPF record and everything it includes: errors\n"
 	      "          receivers would see, records that do not mean what they seem,\n"
 	      "          worst-case DNS lookup counts, each with its fix\n"
+	      "  tree    show a domain's include/redirect tree: per record its lookups,\n"
+	      "          void lookups, authorised addresses, TTL and macros; as text,\n"
+	      "          JSON, Graphviz dot or SVG\n"
 	      "\n"
 	      "`spfkit COMMAND --help` describes a command and its exit status.\n",
 	      f);
@@ -36,6 +40,8 @@ int main(int argc, char **argv)
 			cli_check_usage(stdout);
 		else if (argc > 2 && strcmp(argv[2], "lint") == 0)
 			cli_lint_usage(stdout);
+		else if (argc > 2 && strcmp(argv[2], "tree") == 0)
+			cli_tree_usage(stdout);
 		else
 			usage(stdout);
 		return 0;
@@ -48,6 +54,8 @@ int main(int argc, char **argv)
 		return cli_check_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "lint") == 0)
 		return cli_lint_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "tree") == 0)
+		return cli_tree_main(argc - 1, argv + 1);
 	cli_error(NULL, "unknown command '%.100s' (see spfkit --help)", argv[1]);
 	return CLI_EXIT_USAGE;
 }

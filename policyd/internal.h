@@ -38,7 +38,8 @@ struct conn {
 	struct spfkit__policy_request req;
 	struct job *job;
 	int in_process; /* spfkit__policyd_conn_process() is on the stack: no re-entry */
-	int eof;        /* the client has finished sending */
+	int eof;        /* the client has finished sending (closed, or half-closed its side) */
+	int blocked;    /* complete requests wait: the client does not read its answers */
 	struct event *deadline; /* --request-timeout: from a request's first byte to its end */
 	int has_addr;           /* a TCP client: addr counts against --max-per-client */
 	struct spfkit_ip addr;

@@ -195,7 +195,8 @@ static void set_timeouts(struct conn *c)
 	struct timeval idle = {c->srv->opts.idle_timeout, 0};
 	struct timeval req = {c->srv->opts.request_timeout, 0};
 	struct timeval wr = {SPFKIT_POLICYD_WRITE_TIMEOUT, 0};
-	int reading = c->job == NULL && has_partial(c);
+	/* blocked: what waits is complete requests, not a client still sending */
+	int reading = c->job == NULL && !c->blocked && has_partial(c);
 	const struct timeval *rd = c->job != NULL || reading ? NULL : &idle;
 
 	/*
@@ -276,20 +277,28 @@ static void conn_refuse(struct conn *c, const char *in, size_t len,
 	conn_close(c);
 }
 
+/*
+ * After EOF (a close, or a half-close: Exim's ${readsocket} shuts down
+ * its sending side before it reads), or while draining: close once
+ * every complete request has been answered and every answer written.
+ * Bytes after the last complete request can never become one: they get
+ * no answer, are logged, and the answers before them still go out.
+ */
 static void conn_maybe_close(struct conn *c)
 {
-	size_t pending = evbuffer_get_length(bufferevent_get_input(c->in));
+	struct evbuffer *in = bufferevent_get_input(c->in);
+	size_t pending = evbuffer_get_length(in);
 
-	if (c->job != NULL || !(c->eof || c->srv->draining))
+	if (c->job != NULL || c->blocked || !(c->eof || c->srv->draining))
 		return;
 	if (c->eof && has_partial(c)) {
 		spfkit__policyd_log(c->srv, LOG_WARNING,
 				    "%s: connection ended inside a request (%zu bytes: \"%s\"); no reply",
 				    c->peer, pending,
-				    ESC((const char *)evbuffer_pullup(bufferevent_get_input(c->in), -1),
-					pending));
-		conn_close(c);
-		return;
+				    ESC((const char *)evbuffer_pullup(in, -1), pending));
+		evbuffer_drain(in, pending);
+		spfkit__policy_init(&c->req);
+		evtimer_del(c->deadline);
 	}
 	if (has_partial(c))
 		return; /* draining: let the client finish its request */
@@ -303,6 +312,7 @@ void spfkit__policyd_conn_process(struct conn *c)
 	struct evbuffer *b = bufferevent_get_input(c->in);
 
 	c->in_process = 1;
+	c->blocked = 0;
 	while (c->job == NULL) {
 		size_t len = evbuffer_get_length(b), look, used = 0;
 		struct spfkit__policy_diag d;
@@ -312,6 +322,7 @@ void spfkit__policyd_conn_process(struct conn *c)
 
 		if (evbuffer_get_length(bufferevent_get_output(c->out)) > SPFKIT_POLICYD_OUTPUT_MAX) {
 			bufferevent_disable(c->in, EV_READ); /* back on when the client reads */
+			c->blocked = 1;
 			break;
 		}
 		if (len == 0)

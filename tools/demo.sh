@@ -51,3 +51,20 @@ lint() {
 
 lint "for domain owners: 'v=spf1 mx default=deny' ends neutral, not fail" classic.example.com
 lint "for domain owners: a record that includes itself" loop.example.com
+
+# The include chain as a tree: per record its lookups, voids, addresses
+# and TTL, counted as lint counts. With Graphviz, also as a picture.
+echo
+echo "== for domain owners: the include chain of example.org as a tree =="
+echo "\$ spfkit tree --zone $zone example.org"
+"$spfkit" tree --zone "$zone" example.org || true
+if command -v dot >/dev/null 2>&1; then
+	svg=/tmp/spfkit-demo-example.org.svg
+	echo
+	echo "\$ spfkit tree --zone $zone example.org --svg --output $svg"
+	if "$spfkit" tree --zone "$zone" example.org --svg --output "$svg"; then
+		echo "wrote $svg ($(wc -c <"$svg") bytes): open it in a browser"
+	fi
+else
+	echo "(spfkit tree --svg draws this tree with Graphviz: apt-get install graphviz)"
+fi

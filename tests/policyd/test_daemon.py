@@ -297,6 +297,80 @@ def test_half_sent_request_dropped(d):
         expect(ask(good, request()), "Received-SPF: pass")
 
 
+def read_to_eof(s, timeout=5.0):
+    """Everything the daemon sends until it closes (b"" if it closes at once)."""
+    s.settimeout(timeout)
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+
+
+def half_close_one(d, unix):
+    """Exim's ${readsocket}: the request, shutdown(SHUT_WR), then read to EOF."""
+    with d.connect(unix=unix) as s:
+        s.sendall(request())
+        s.shutdown(socket.SHUT_WR)
+        data = read_to_eof(s).decode()
+    assert data.startswith("action=prepend Received-SPF: pass"), data
+    assert data.endswith("\n\n") and data.count("action=") == 1, data
+
+
+def test_half_close_answered_tcp(d):
+    half_close_one(d, unix=False)
+
+
+def test_half_close_answered_unix(d):
+    half_close_one(d, unix=True)
+
+
+def test_half_close_several_requests_all_answered(d):
+    for unix in (False, True):
+        with d.connect(unix=unix) as s:
+            s.sendall(request() + request(sender="bob@exp.example") + request(sender="x@soft.example"))
+            s.shutdown(socket.SHUT_WR)
+            data = read_to_eof(s).decode()
+        parts = data.split("\n\n")
+        assert len(parts) == 4 and parts[3] == "", data
+        expect(parts[0], "action=prepend Received-SPF: pass")
+        expect(parts[1], "action=550 5.7.23")
+        expect(parts[2], "action=prepend Received-SPF: softfail")
+
+
+def test_half_close_incomplete_request_gets_nothing(d):
+    for unix in (False, True):
+        with d.connect(unix=unix) as s:
+            s.sendall(b"request=smtpd_access_policy\nsender=alice@exa")
+            s.shutdown(socket.SHUT_WR)
+            t0 = time.time()
+            assert read_to_eof(s) == b"", "an answer to an incomplete request"
+            # closed at EOF, not at --request-timeout (1 s)
+            assert time.time() - t0 < 0.8, "closed after %.2f s" % (time.time() - t0)
+    d.wait_log("connection ended inside a request")
+
+
+def test_half_close_answers_before_an_incomplete_tail(d):
+    with d.connect() as s:
+        s.sendall(request() + request(sender="bob@exp.example") + b"request=smtpd_acc")
+        s.shutdown(socket.SHUT_WR)
+        data = read_to_eof(s).decode()
+    assert data.count("action=") == 2 and data.endswith("\n\n"), data
+    expect(data, "550 5.7.23")
+    d.wait_log('connection ended inside a request (17 bytes: "request=smtpd_acc")')
+
+
+def test_half_close_while_dns_is_slow(d):
+    """The answer is still in the works (a DNS timeout) when the EOF comes."""
+    reload(d, "TempError_Defer = True\nTempError_Action = 451\n")
+    with d.connect() as s:
+        s.sendall(request(helo="slow.example", sender="x@slow.example"))
+        s.shutdown(socket.SHUT_WR)
+        data = read_to_eof(s, timeout=60).decode()
+    assert data.startswith("action=451 4.7.24 ") and data.count("action=") == 1, data
+
+
 def test_client_that_never_reads_stays_bounded(d):
     before = d.rss_kb()
     bad = d.connect()
@@ -534,6 +608,39 @@ def sigterm_finishes_requests_in_flight():
         dns.stop()
 
 
+def half_close_by_a_client_that_reads_late():
+    """Hundreds of requests and the EOF reach the daemon while its answers,
+    which wait for DNS (dnsd, asynchronous), back up behind a client that
+    reads only at the end through a small receive buffer: every complete
+    request is still answered, none is taken for one cut short."""
+    if DNSD is None:
+        print("skip half_close_by_a_client_that_reads_late: no dnsd given")
+        return
+    dns = SlowDns()
+    d = Daemon(dns=dns.server)
+    try:
+        n = 500
+        small = (b"request=smtpd_access_policy\nclient_address=192.0.2.10\n"
+                 b"helo_name=mx.example.com\nsender=bob@exp.example\n\n")
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+        s.connect(("127.0.0.1", d.port))
+        with s:
+            s.sendall(small * n)
+            s.shutdown(socket.SHUT_WR)
+            time.sleep(2)  # past --request-timeout: answers backing up are no slow request
+            data = read_to_eof(s, timeout=20).decode()
+        got = data.count("action=550 5.7.23")
+        assert got == n, "%d answers of %d; log:\n%s" % (got, n, "\n".join(d.lines[-5:]))
+        with d.lock:
+            bad = [l for l in d.lines if "inside a request" in l or "not finished" in l]
+        assert not bad, bad
+    finally:
+        rc = d.stop()
+        dns.stop()
+    assert rc == 0, rc
+
+
 TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
 
 
@@ -578,7 +685,7 @@ def check_config():
 def main():
     passed = failed = 0
     for t in TESTS + [spawn_mode, check_config, privilege_drop, slow_dns_stalls_no_one,
-                      sigterm_finishes_requests_in_flight]:
+                      sigterm_finishes_requests_in_flight, half_close_by_a_client_that_reads_late]:
         d = None
         try:
             if t in TESTS:

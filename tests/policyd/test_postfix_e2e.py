@@ -18,19 +18,22 @@ delivered message carries Received-SPF: pass; a DNS timeout gives
 451 4.7.24; a null sender is judged by HELO. In daemon form, after a
 SIGHUP with Header_Type = AR, the message carries Authentication-Results. Everything started is
 stopped and the temporary directory removed. Exit 77 (skipped) when not
-root or when postfix cannot be installed.
+root; a Postfix that cannot be installed is a failure. The sink, the
+clean-up stack and the Postfix installer are tests/mta/harness.py's.
 """
 import os
 import shutil
 import signal
 import smtplib
 import socket
-import socketserver
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+
+# The real-MTA tests' shared pieces (tests/mta/harness.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
+from harness import Cleanup, Sink, ensure_postfix, expect, free_port  # noqa: E402
 
 POLICYD, DNSD = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 BUILT_POLICYD = POLICYD
@@ -55,71 +58,6 @@ TempError_Action = 451
 Lookup_Time = 3
 skip_addresses = 127.0.0.0/8,::ffff:127.0.0.0/104,::1
 """
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def ensure_postfix():
-    if shutil.which("postfix") or os.path.exists("/usr/sbin/postfix"):
-        return True
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        return False
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    sel = subprocess.run(["debconf-set-selections"], env=env, capture_output=True,
-                         input=b"postfix postfix/main_mailer_type select No configuration\n")
-    del sel
-    r = subprocess.run(["apt-get", "install", "-y", "-q", "postfix"], env=env,
-                       capture_output=True)
-    if r.returncode != 0:
-        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True)
-        r = subprocess.run(["apt-get", "install", "-y", "-q", "postfix"], env=env,
-                           capture_output=True)
-    return r.returncode == 0
-
-
-# ---- the delivery sink: a minimal SMTP server keeping each message ---------
-
-class Sink(socketserver.ThreadingTCPServer):
-    allow_reuse_address = True
-    daemon_threads = True
-
-    def __init__(self):
-        self.messages = []
-        super().__init__(("127.0.0.1", 0), SinkHandler)
-
-
-class SinkHandler(socketserver.StreamRequestHandler):
-    def reply(self, text):
-        self.wfile.write(text.encode() + b"\r\n")
-
-    def handle(self):
-        self.reply("220 sink.test ESMTP")
-        while True:
-            line = self.rfile.readline()
-            if not line:
-                return
-            cmd = line.decode(errors="replace").strip().upper()
-            if cmd.startswith("EHLO"):
-                self.wfile.write(b"250-sink.test\r\n250 8BITMIME\r\n")
-            elif cmd.startswith("DATA"):
-                self.reply("354 go on")
-                data = b""
-                while not data.endswith(b"\r\n.\r\n"):
-                    chunk = self.rfile.readline()
-                    if not chunk:
-                        return
-                    data += chunk
-                self.server.messages.append(data.decode(errors="replace"))
-                self.reply("250 kept")
-            elif cmd.startswith("QUIT"):
-                self.reply("221 bye")
-                return
-            else:
-                self.reply("250 ok")
 
 
 # ---- one Postfix instance -----------------------------------------------------
@@ -246,21 +184,6 @@ def session(port, client_ip, helo, sender, rcpt="bob@receiver.test", body=True):
             pass
 
 
-def expect(cond, what):
-    if not cond:
-        raise AssertionError(what)
-
-
-def wait_message(sink, needle, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        for m in sink.messages:
-            if needle in m:
-                return m
-        time.sleep(0.2)
-    raise AssertionError("no delivered message with %r; got %r" % (needle, sink.messages))
-
-
 def run_cases(pf, sink, form):
     results = []
 
@@ -282,7 +205,7 @@ def run_cases(pf, sink, form):
         tag = "alice-%s@example.com" % form
         code, msg = session(pf.smtp, "192.0.2.10", "mx.example.com", tag)
         expect(code == 250, "got %d %s, want 250" % (code, msg))
-        m = wait_message(sink, tag)
+        m = sink.wait(tag)
         expect("Received-SPF: pass" in m, "no Received-SPF: pass header in %r" % m[:600])
         expect("identity=mailfrom" in m, "Received-SPF is not for MAIL FROM")
 
@@ -313,14 +236,12 @@ def main():
     if os.geteuid() != 0:
         print("skipped: needs root to run a private Postfix")
         return SKIP
-    if not ensure_postfix():
-        print("skipped: postfix is missing and could not be installed")
-        return SKIP
+    ensure_postfix()  # a Postfix that cannot be installed fails the test
     root = tempfile.mkdtemp(prefix="spfkit-e2e-")
     os.chmod(root, 0o755)  # the spawned service runs as nobody and reads conf
     procs, instances, results = [], [], []
-    sink = Sink()
-    threading.Thread(target=sink.serve_forever, daemon=True).start()
+    cleanup = Cleanup()
+    sink = Sink(cleanup)
     try:
         global POLICYD
         # the spawned copy runs as nobody, who may not reach the build tree
@@ -363,7 +284,7 @@ def main():
             time.sleep(0.5)
             code, msg = session(pf.smtp, "192.0.2.10", "mx.example.com", "carol@example.com")
             expect(code == 250, "got %d %s, want 250" % (code, msg))
-            m = wait_message(sink, "carol@example.com")
+            m = sink.wait("carol@example.com")
             expect("Authentication-Results: mx.receiver.test; spf=pass" in m and
                    "smtp.mailfrom=example.com" in m, "no Authentication-Results in %r" % m[:600])
             with open(conf, "w") as f:
@@ -393,8 +314,7 @@ def main():
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait()
-        sink.shutdown()
-        sink.server_close()
+        cleanup.run()
         failed = [r for r in results if not r[0]]
         if failed:
             for pf in instances:

@@ -1,0 +1,363 @@
+/*
+ * `spfkit tree`: the include/redirect tree of a domain's SPF record,
+ * with per record the lookups it costs and what its subtree costs in
+ * the worst case, its void lookups, the addresses it authorises, its
+ * TTL and its terms made by macros. The tree is lint's walk, watched
+ * (tree.h): the same resolver, parser and counting rules as lint.
+ * Output as text, --json, --dot, or --svg through Graphviz's dot; with
+ * --output the file appears whole or not at all (temp file, rename).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tree.h"
+
+#define CMD "tree"
+#define TREE_EXIT_USAGE 64       /* as lint: bad arguments, unreadable zone file */
+#define TREE_EXIT_UNAVAILABLE 69 /* --svg without Graphviz's dot (sysexits EX_UNAVAILABLE) */
+#define TREE_EXIT_INTERNAL 70    /* out of memory, the resolver failed, cannot write */
+#define TREE_PATH_MAX 4096u
+
+struct tree_opts {
+	const char *zone, *dns, *timeout, *tries, *record, *domain, *output;
+	const char *arg_domain;
+	int json, dot, svg, help;
+	char dot_path[TREE_PATH_MAX];
+};
+
+void cli_tree_usage(FILE *f)
+{
+	fputs("Usage: spfkit tree DOMAIN [--zone FILE | --dns HOST[:PORT],...]\n"
+	      "                   [--json | --dot | --svg] [--output FILE]\n"
+	      "       spfkit tree --record 'v=spf1 ...' [--domain DOMAIN] [same options]\n"
+	      "\n"
+	      "Show the include/redirect tree of a domain's SPF record (RFC 7208). For each\n"
+	      "record: its text, its TTL, the DNS-querying terms it costs and what its\n"
+	      "subtree costs in the worst case (limit 10), its void lookups and their names\n"
+	      "(limit 2), the addresses its pass terms authorise (IPv4 and IPv6: ip4/ip6\n"
+	      "ranges, a/mx targets' addresses as resolved, with the subtree's), and its\n"
+	      "terms made by macros. The counts are spfkit lint's, by the evaluator's rules\n"
+	      "(docs/lint.md); a loop, or a record reached a second time, is marked and not\n"
+	      "expanded again.\n"
+	      "\n"
+	      "Input (as spfkit lint):\n"
+	      "  DOMAIN                the domain whose record is the root\n"
+	      "  --record TEXT         this record instead of the domain's\n"
+	      "  --domain DOMAIN       with --record: the domain it is for\n"
+	      "  --zone FILE           answer from this zone file, no network\n"
+	      "  --dns HOST[:PORT][,...]\n"
+	      "                        real DNS through these servers (default: the\n"
+	      "                        servers of /etc/resolv.conf)\n"
+	      "  --timeout MS          real DNS: timeout of one try of a query\n"
+	      "  --tries N             real DNS: tries per query\n"
+	      "\n"
+	      "Output (text by default):\n"
+	      "  --json                the tree as one JSON object\n"
+	      "  --dot                 a Graphviz digraph\n"
+	      "  --svg                 an SVG picture, drawn by Graphviz's dot (found in\n"
+	      "                        PATH; on Debian: apt-get install graphviz)\n"
+	      "  --output FILE         write FILE instead of stdout; it is written to a\n"
+	      "                        temporary file first and renamed, so FILE is whole\n"
+	      "                        or untouched\n"
+	      "  --help                this text\n"
+	      "\n"
+	      "Exit status:\n"
+	      "  0 the tree has no error; 2 it has one: a record missing, unparsable or\n"
+	      "  duplicated, an include or redirect loop, a DNS failure, or more than 10\n"
+	      "  DNS terms or 2 void lookups (receivers return permerror, temperror or\n"
+	      "  none; spfkit lint says more); 64 bad arguments or an unreadable zone\n"
+	      "  file; 69 --svg and no dot program; 70 no tree (out of memory, the DNS\n"
+	      "  resolver failed, the output could not be written).\n",
+	      f);
+}
+
+static int parse_args(int argc, char **argv, struct tree_opts *o)
+{
+	const struct cli_opt specs[] = {
+		{ "--zone", &o->zone, NULL },       { "--dns", &o->dns, NULL },
+		{ "--timeout", &o->timeout, NULL }, { "--tries", &o->tries, NULL },
+		{ "--record", &o->record, NULL },   { "--domain", &o->domain, NULL },
+		{ "--output", &o->output, NULL },   { "--json", NULL, &o->json },
+		{ "--dot", NULL, &o->dot },         { "--svg", NULL, &o->svg },
+		{ "--help", NULL, &o->help },
+	};
+	int i = 1;
+
+	memset(o, 0, sizeof(*o));
+	while (i < argc) {
+		if (strncmp(argv[i], "--", 2) != 0) {
+			if (o->arg_domain != NULL) {
+				cli_error(CMD, "unexpected argument '%.100s' (one DOMAIN only)", argv[i]);
+				return -1;
+			}
+			o->arg_domain = argv[i++];
+			continue;
+		}
+		i = cli_take_opt(CMD, specs, sizeof(specs) / sizeof(specs[0]), argc, argv, i);
+		if (i < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int check_combination(const struct tree_opts *o)
+{
+	const char *real_dns = o->dns ? "--dns" : o->timeout ? "--timeout" : o->tries ? "--tries" : NULL;
+
+	if (o->json + o->dot + o->svg > 1) {
+		cli_error(CMD, "give one of --json, --dot and --svg");
+		return -1;
+	}
+	if (o->zone != NULL && real_dns != NULL) {
+		cli_error(CMD, "%s is for real DNS and cannot be used with --zone", real_dns);
+		return -1;
+	}
+	if (o->record != NULL && o->arg_domain != NULL) {
+		cli_error(CMD, "give DOMAIN or --record, not both (--domain names the record's domain)");
+		return -1;
+	}
+	if (o->record == NULL && o->domain != NULL) {
+		cli_error(CMD, "--domain goes with --record; to show a domain's tree, give it as DOMAIN");
+		return -1;
+	}
+	if (o->record == NULL && o->arg_domain == NULL) {
+		cli_error(CMD, "missing DOMAIN (or --record TEXT)");
+		return -1;
+	}
+	if (o->output != NULL && strlen(o->output) + 8 > TREE_PATH_MAX) {
+		cli_error(CMD, "--output: the name is too long");
+		return -1;
+	}
+	return 0;
+}
+
+static int open_resolver(const struct tree_opts *o, struct cli_resolver *res)
+{
+	struct cli_dns_options dns = { o->zone, o->dns, 0, 0 };
+	char err[512];
+	int rc;
+
+	if ((o->timeout != NULL && cli_parse_count(o->timeout, 3600000, &dns.timeout_ms) != 0) ||
+	    (o->tries != NULL && cli_parse_count(o->tries, 100, &dns.tries) != 0)) {
+		cli_error(CMD, "%s '%.100s' is not a positive number in range",
+			  o->timeout ? "--timeout" : "--tries", o->timeout ? o->timeout : o->tries);
+		return TREE_EXIT_USAGE;
+	}
+	rc = cli_resolver_open(&dns, res, err, sizeof(err));
+	if (rc != 0) {
+		cli_error(CMD, "%s", err);
+		return (rc == SPFKIT_ENOMEM || rc == SPFKIT_EDNS) ? TREE_EXIT_INTERNAL : TREE_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* ---- output: stdout, or a temporary file renamed into place --------------- */
+
+/* A new empty file "<base>.XXXXXX" with the mode a plain create would give. */
+static FILE *temp_file(const char *base, char *path, size_t size)
+{
+	mode_t mask = umask(0);
+	FILE *f;
+	int fd;
+
+	umask(mask);
+	if (snprintf(path, size, "%s.XXXXXX", base) >= (int)size)
+		return NULL;
+	fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	if (fchmod(fd, 0666 & ~mask) != 0 || (f = fdopen(fd, "w")) == NULL) {
+		close(fd);
+		unlink(path);
+		return NULL;
+	}
+	return f;
+}
+
+/* Close f; on success rename tmp to final, else remove it. 0 or -1. */
+static int finish_file(FILE *f, const char *tmp, const char *final, int ok)
+{
+	if (fclose(f) != 0)
+		ok = 0;
+	if (ok && rename(tmp, final) == 0)
+		return 0;
+	unlink(tmp);
+	return -1;
+}
+
+/* Copy a file to stdout (the SVG dot wrote). 0 or -1. */
+static int copy_to_stdout(const char *path)
+{
+	char buf[8192];
+	FILE *f = fopen(path, "rb");
+	size_t n;
+	int rc = 0;
+
+	if (f == NULL)
+		return -1;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		if (fwrite(buf, 1, n, stdout) != n)
+			rc = -1;
+	if (ferror(f))
+		rc = -1;
+	fclose(f);
+	return fflush(stdout) == 0 ? rc : -1;
+}
+
+static int print_as(const struct tree_opts *o, FILE *f, const struct tree *t)
+{
+	if (o->json)
+		return tree_print_json(f, t);
+	if (o->dot || o->svg)
+		return tree_print_dot(f, t);
+	tree_print_text(f, t);
+	return ferror(f) ? SPFKIT_EIO : 0;
+}
+
+/* --svg: dot source to a temporary file, `dot -Tsvg` to another, then into place. */
+static int write_svg(const struct tree_opts *o, const struct tree *t)
+{
+	const char *tmpdir = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+	char src[TREE_PATH_MAX], base[TREE_PATH_MAX], out[TREE_PATH_MAX], err[TREE_PATH_MAX + 100];
+	FILE *f, *g;
+	int rc = -1;
+
+	snprintf(base, sizeof(base), "%.*s/spfkit-tree", (int)(sizeof(base) - 32), tmpdir);
+	f = temp_file(base, src, sizeof(src));
+	if (f == NULL) {
+		cli_error(CMD, "cannot create a temporary file in %.200s", tmpdir);
+		return TREE_EXIT_INTERNAL;
+	}
+	if (print_as(o, f, t) != 0 || fclose(f) != 0) {
+		unlink(src);
+		cli_error(CMD, "cannot write a temporary file in %.200s", tmpdir);
+		return TREE_EXIT_INTERNAL;
+	}
+	g = temp_file(o->output != NULL ? o->output : base, out, sizeof(out));
+	if (g != NULL) {
+		fclose(g); /* dot writes it by name */
+		rc = tree_run_dot(o->dot_path, src, out, err, sizeof(err));
+		if (rc != 0)
+			cli_error(CMD, "%s", err);
+		else if (o->output != NULL)
+			rc = rename(out, o->output);
+		else
+			rc = copy_to_stdout(out);
+		if (rc != 0 || o->output == NULL)
+			unlink(out);
+	} else {
+		cli_error(CMD, "cannot create a temporary file for %.200s",
+			  o->output != NULL ? o->output : "the SVG");
+	}
+	unlink(src);
+	return rc == 0 ? tree_exit_status(t) : TREE_EXIT_INTERNAL;
+}
+
+static int write_output(const struct tree_opts *o, const struct tree *t)
+{
+	char tmp[TREE_PATH_MAX];
+	FILE *f;
+	int rc;
+
+	if (o->svg)
+		return write_svg(o, t);
+	if (o->output == NULL) {
+		rc = print_as(o, stdout, t);
+		if (rc != 0 || fflush(stdout) != 0) {
+			cli_error(CMD, "cannot write the output: %s", spfkit_strerror(rc ? rc : SPFKIT_EIO));
+			return TREE_EXIT_INTERNAL;
+		}
+		return tree_exit_status(t);
+	}
+	f = temp_file(o->output, tmp, sizeof(tmp));
+	if (f == NULL) {
+		cli_error(CMD, "cannot create a temporary file beside %.200s", o->output);
+		return TREE_EXIT_INTERNAL;
+	}
+	rc = print_as(o, f, t);
+	if (finish_file(f, tmp, o->output, rc == 0) != 0) {
+		cli_error(CMD, "cannot write %.200s", o->output);
+		return TREE_EXIT_INTERNAL;
+	}
+	return tree_exit_status(t);
+}
+
+/* ---- the run ------------------------------------------------------------------ */
+
+static int walk(const struct tree_opts *o, struct spfkit_resolver *resolver, struct tree *t,
+		struct lint_report *r)
+{
+	struct lint_input in;
+	struct lint_dns dns;
+	int rc;
+
+	memset(&in, 0, sizeof(in));
+	in.observe = tree_observe;
+	in.observe_arg = t;
+	in.domain = o->record != NULL ? o->domain : o->arg_domain;
+	in.record = o->record;
+	in.record_len = o->record != NULL ? strlen(o->record) : 0;
+	lint_dns_init(&dns, resolver, r);
+	rc = lint_run(&dns, &in);
+	lint_dns_free(&dns);
+	if (rc == 0)
+		rc = t->err;
+	if (rc == SPFKIT_E2BIG) {
+		cli_error(CMD, "stopped early: over %u DNS questions", LINT_MAX_QUESTIONS);
+		rc = 0;
+	}
+	if (rc != 0) {
+		cli_error(CMD, "cannot finish: %s", spfkit_strerror(rc));
+		return TREE_EXIT_INTERNAL;
+	}
+	return write_output(o, t);
+}
+
+static int run(const struct tree_opts *o)
+{
+	struct cli_resolver res;
+	struct lint_report r;
+	struct tree t;
+	int status;
+
+	status = open_resolver(o, &res);
+	if (status != 0)
+		return status;
+	lint_report_init(&r);
+	tree_init(&t, &r);
+	status = walk(o, res.resolver, &t, &r);
+	tree_free(&t);
+	lint_report_free(&r);
+	cli_resolver_close(&res);
+	return status;
+}
+
+int cli_tree_main(int argc, char **argv)
+{
+	struct tree_opts *o = spfkit__zalloc(NULL, sizeof(*o));
+	int status;
+
+	if (o == NULL) {
+		cli_error(CMD, "out of memory");
+		return TREE_EXIT_INTERNAL;
+	}
+	if (parse_args(argc, argv, o) != 0) {
+		status = TREE_EXIT_USAGE;
+	} else if (o->help) {
+		cli_tree_usage(stdout);
+		status = 0;
+	} else if (check_combination(o) != 0) {
+		status = TREE_EXIT_USAGE;
+	} else if (o->svg && tree_find_dot(o->dot_path, sizeof(o->dot_path)) != 0) {
+		/* before any DNS: the picture cannot be drawn anyway */
+		cli_error(CMD, "--svg needs Graphviz's dot program, which is not in PATH; on "
+			       "Debian: apt-get install graphviz (or use --dot)");
+		status = TREE_EXIT_UNAVAILABLE;
+	} else {
+		status = run(o);
+	}
+	spfkit__free(NULL, o);
+	return status;
+}

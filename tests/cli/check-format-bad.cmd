@@ -1,0 +1,1 @@
+check --zone cli.zone --receiver mx.example.org --format xml --ip 192.0.2.10 --sender a@b.example --helo mail.example

@@ -1,0 +1,1 @@
+check --zone cli.zone --receiver mx.example.org --format exim --identity helo --ip 192.0.2.10 --helo gw.example

@@ -1,0 +1,1 @@
+check --zone cli.zone --receiver mx.example.org --format policy --batch batch.in

@@ -1,0 +1,1 @@
+check --zone cli.zone --receiver mx.example.org --format policy --default-explanation 'x' --ip 192.0.2.10 --sender bob@nomail.example --helo mail.example

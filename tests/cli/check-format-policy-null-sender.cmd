@@ -1,0 +1,1 @@
+check --zone cli.zone --receiver mx.example.org --format policy --ip 192.0.2.30 --sender '' --helo gw.example

@@ -1,0 +1,1 @@
+check --zone cli.zone --receiver mx.example.org --format policy --ip 192.0.2.10 --sender alice@mx-only.example --helo mail.mx-only.example

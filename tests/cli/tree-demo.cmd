@@ -1,0 +1,1 @@
+tree --zone ../../data/demo.zone example.org

@@ -1,0 +1,1 @@
+tree --zone tree.zone loop-a.example --json

@@ -1,0 +1,1 @@
+tree --record 'v=spf1 mx include:_spf.provider.example -all' --domain hosts.example --zone tree.zone

@@ -1,0 +1,1 @@
+tree --zone no-such.zone chain.example

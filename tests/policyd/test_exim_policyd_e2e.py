@@ -1,0 +1,380 @@
+#!/usr/bin/env python3
+"""Exim through spfkit-policyd, end to end (issue 13, item 2).
+
+  test_exim_policyd_e2e.py SPFKIT_POLICYD DNSD CACHE_DIR [SPFKIT]
+
+Debian's Exim (exim4-daemon-heavy, unmodified), fetched with `apt-get
+download` and unpacked with `dpkg-deb -x` into a temporary folder by the
+code of tests/compat/test_exim_e2e.py (imported, not copied: Postfix stays
+installed, only Exim's missing shared libraries are installed, the
+Debian-exim user is created when missing), runs with a private
+configuration whose RCPT ACL is the block of docs/exim.md, read from that
+file, with its socket path pointed at this test's folder. The real
+spfkit-policyd serves that UNIX socket, with DNS from tests/dnsd on
+127.0.0.1 (Exim itself asks no DNS here: host_lookup and ident are off).
+SMTP sessions use `exim -bs -oMa ADDR`, so Exim sees the client address
+each case needs.
+
+Checks: a forged sender gets the daemon's 550 5.7.23 with the record's
+explanation; an authorised one is delivered with Received-SPF at the top,
+once for two recipients; a DNS timeout gives 451 4.7.24; with the daemon
+stopped, mail is accepted (the ACL's DUNNO default) and Exim logs it. The
+daemon must exit cleanly (it is the sanitizer build's). Given SPFKIT, the
+`${run}` example of docs/exim.md (`spfkit check --format exim` per
+message, also read from the file) is run through the same Exim: forged ->
+550, pass -> header, DNS timeout -> 451, null sender -> postmaster@HELO.
+
+Exit 77 (skipped) when not root, or when the packages cannot be downloaded.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "compat"))
+sys.dont_write_bytecode = True  # nothing written into the source tree
+import test_exim_e2e as eximdeb  # noqa: E402  (download, unpack, libraries, user)
+
+SKIP = 77
+DOC = os.path.join(HERE, "..", "..", "docs", "exim.md")
+DOC_SOCKET = "/run/spfkit/policyd.sock"
+DOC_SPFKIT = "/usr/bin/spfkit check"
+
+ZONE = """$ORIGIN example.
+$TTL 300
+pass    IN TXT "v=spf1 ip4:192.0.2.0/24 -all exp=why.pass.example"
+why.pass IN TXT "%{i} is not one of %{d}'s mail servers"
+slow    IN TXT "v=spf1 ip4:192.0.2.0/24 -all"
+"""
+
+POLICYD_CONF = """debugLevel = 1
+TempError_Defer = True
+TempError_Action = 451
+Lookup_Time = 3
+"""
+
+CONF = r"""
+primary_hostname = mx.receiver.example
+exim_path = @EXIM@
+keep_environment =
+domainlist local_domains = receiver.example
+spool_directory = @ROOT@/spool
+log_file_path = @ROOT@/log/%slog
+exim_user = Debian-exim
+exim_group = Debian-exim
+trusted_users = root
+host_lookup =
+rfc1413_hosts =
+smtp_enforce_sync = false
+acl_smtp_rcpt = acl_rcpt
+
+begin acl
+
+acl_rcpt:
+  deny
+    !domains = +local_domains
+    message = relay not permitted
+@SPFKIT_ACL@
+  accept
+
+begin routers
+
+local:
+  driver = accept
+  domains = +local_domains
+  transport = local_file
+
+begin transports
+
+local_file:
+  driver = appendfile
+  # a fixed name per recipient: a path made from $local_part is tainted
+  file = @ROOT@/mail/${if eq{$local_part}{other}{other}{user}}
+  user = Debian-exim
+  group = Debian-exim
+"""
+
+
+def doc_block(name, must_hold):
+    """The ACL block NAME of docs/exim.md, verbatim."""
+    text = open(DOC).read()
+    m = re.search(r"<!-- BEGIN spfkit exim %s -->\n```\n(.*?)```\n<!-- END spfkit exim %s -->"
+                  % (name, name), text, re.S)
+    if not m:
+        raise SystemExit("no '%s' block in %s" % (name, DOC))
+    if must_hold not in m.group(1):
+        raise SystemExit("the '%s' block of %s has no %s" % (name, DOC, must_hold))
+    return m.group(1)
+
+
+class Policyd:
+    def __init__(self, binary, root, dns_port):
+        self.sock = os.path.join(root, "policyd.sock")
+        conf = os.path.join(root, "policyd-spf.conf")
+        with open(conf, "w") as f:
+            f.write(POLICYD_CONF)
+        cmd = [binary, "--dns", "127.0.0.1:%d" % dns_port, "--dns-timeout", "300",
+               "--listen", "unix:" + self.sock, "--socket-mode", "0666",
+               "--receiver", "mx.receiver.example", "--log", "stderr", "-c", conf]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.lines = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        deadline = time.time() + 10
+        while not any("listening on unix:" in l for l in list(self.lines)):
+            if time.time() > deadline or self.proc.poll() is not None:
+                raise AssertionError("spfkit-policyd did not start:\n" + "\n".join(self.lines))
+            time.sleep(0.05)
+
+    def _read(self):
+        for raw in self.proc.stderr:
+            self.lines.append(raw.decode(errors="replace").rstrip("\n"))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.reader.join(5)
+        return self.proc.returncode
+
+
+def smtp(exim, conf, addr, helo, sender, rcpts, body=True):
+    """One SMTP session on Exim's stdin (-bs), the client address given by -oMa."""
+    lines = ["EHLO " + helo, "MAIL FROM:<%s>" % sender]
+    lines += ["RCPT TO:<%s>" % r for r in rcpts]
+    if body:
+        lines += ["DATA", "Subject: spfkit exim policyd e2e", "", "hello", "."]
+    lines.append("QUIT")
+    r = subprocess.run([exim, "-C", conf, "-bs", "-odi", "-oMa", addr],
+                       input="\r\n".join(lines) + "\r\n", capture_output=True, text=True,
+                       timeout=60)
+    return r.stdout
+
+
+def one_reply(out, code):
+    """The reply with this code, its continuation lines joined as one text
+    ("550-5.7.23 a" / "550 5.7.23 b" -> "550 5.7.23 a b"): Exim folds long ones."""
+    lines = [l for l in out.splitlines() if re.match(code + "[- ]", l)]
+    if not lines:
+        return ""
+    enh = re.match(code + r"[- ](\d\.\d+\.\d+ )?", lines[0]).group(1) or ""
+    texts = [l[4 + len(enh):] if l[4:].startswith(enh) else l[4:] for l in lines]
+    return (code + " " + enh + " ".join(t for t in texts if t)).strip()
+
+
+def read(path):
+    return open(path).read() if os.path.exists(path) else ""
+
+
+def run_cases(exim, conf, root, policyd):
+    failures = []
+
+    def want(cond, what, detail=""):
+        print(("ok   " if cond else "FAIL ") + what + ("" if cond else ": " + detail[-2000:]))
+        if not cond:
+            failures.append(what)
+
+    mainlog = os.path.join(root, "log", "mainlog")
+
+    # forged: the daemon's 550 5.7.23 with the record's explanation
+    out = smtp(exim, conf, "203.0.113.5", "client.example", "alice@pass.example",
+               ["user@receiver.example"], body=False)
+    reply = one_reply(out, "550")
+    want(reply.startswith("550 5.7.23 Message rejected due to: 203.0.113.5 is not one of "
+                          "pass.example's mail servers. Please see https://www.open-spf.org/Why?"
+                          "s=mfrom;id=alice@pass.example;ip=203.0.113.5;"
+                          "r=mx.receiver.example") and reply.endswith("r=mx.receiver.example"),
+         "forged -> 550 5.7.23 with the explanation", out)
+
+    # two messages in one session: the first one's verdict is not the second's
+    lines = ["EHLO client.example", "MAIL FROM:<alice@pass.example>", "RCPT TO:<user@receiver.example>",
+             "RSET", "MAIL FROM:<zed@none.example>", "RCPT TO:<user@receiver.example>", "QUIT"]
+    r = subprocess.run([exim, "-C", conf, "-bs", "-odi", "-oMa", "203.0.113.5"],
+                       input="\r\n".join(lines) + "\r\n", capture_output=True, text=True,
+                       timeout=60)
+    want(re.search(r"^550 5\.7\.23 ", r.stdout, re.M) is not None and
+         re.search(r"^250 Accepted", r.stdout, re.M) is not None,
+         "a second message in the session is asked afresh", r.stdout)
+
+    # pass: delivered, Received-SPF above Exim's Received:, once for two recipients
+    out = smtp(exim, conf, "192.0.2.5", "client.example", "bob@pass.example",
+               ["user@receiver.example", "other@receiver.example"])
+    want(re.search(r"^250 OK id=", out, re.M) is not None, "pass -> accepted", out)
+    msg = read(os.path.join(root, "mail", "user"))
+    spf_at = msg.find("Received-SPF: pass (mx.receiver.example: domain of bob@pass.example "
+                      "designates 192.0.2.5 as permitted sender) client-ip=192.0.2.5;")
+    rcvd_at = msg.find("Received: ")
+    want(spf_at >= 0 and 0 <= rcvd_at and spf_at < rcvd_at,
+         "pass -> Received-SPF at the top, above Received:", msg[:1000] + read(mainlog))
+    want(msg.count("Received-SPF:") == 1, "pass -> one Received-SPF for two recipients",
+         msg[:1000])
+    want(read(os.path.join(root, "mail", "other")).count("Received-SPF: pass") == 1,
+         "pass -> the second recipient's copy has it too", read(mainlog))
+
+    # temperror: DNS times out -> the daemon's 451 4.7.24
+    out = smtp(exim, conf, "192.0.2.5", "client.example", "carol@slow.example",
+               ["user@receiver.example"], body=False)
+    reply = one_reply(out, "451")
+    want(reply.startswith("451 4.7.24 Message deferred due to: DNS TXT lookup of slow.example "
+                          "failed: timeout.") and reply.endswith("r=mx.receiver.example"),
+         "DNS timeout -> 451 4.7.24", out)
+
+    # the daemon's log: one decision per message, no request cut short
+    log = "\n".join(policyd.lines)
+    want('mailfrom_result=fail action="550 5.7.23' in log, "policyd logged the rejection", log)
+    want(log.count("from=<bob@pass.example>") == 1, "policyd asked once for two recipients",
+         log)
+    want("inside a request" not in log and "protocol error" not in log,
+         "policyd got whole requests", log)
+
+    # the daemon down: accepted, and Exim says why
+    rc = policyd.stop()
+    want(rc == 0, "policyd exits cleanly (status %r)" % rc, "\n".join(policyd.lines[-20:]))
+    if os.path.exists(os.path.join(root, "mail", "user")):
+        os.unlink(os.path.join(root, "mail", "user"))
+    out = smtp(exim, conf, "203.0.113.5", "client.example", "dave@pass.example",
+               ["user@receiver.example"])
+    want(re.search(r"^250 OK id=", out, re.M) is not None, "policyd down -> accepted", out)
+    want("SPF not checked: spfkit-policyd did not answer; accepted" in read(mainlog),
+         "policyd down -> logged by Exim", read(mainlog)[-1500:])
+    want("Received-SPF" not in read(os.path.join(root, "mail", "user")),
+         "policyd down -> no header", read(os.path.join(root, "mail", "user"))[:800])
+    return failures
+
+
+def run_cases_run(exim, conf, root):
+    """docs/exim.md's ${run} example: spfkit check --format exim per message."""
+    failures = []
+
+    def want(cond, what, detail=""):
+        print(("ok   " if cond else "FAIL ") + what + ("" if cond else ": " + detail[-2000:]))
+        if not cond:
+            failures.append(what)
+
+    mainlog = os.path.join(root, "log", "mainlog")
+    out = smtp(exim, conf, "203.0.113.5", "client.example", "alice@pass.example",
+               ["user@receiver.example"], body=False)
+    want(one_reply(out, "550") == "550 5.7.23 SPF: 203.0.113.5 may not send mail for "
+         "pass.example", "${run}: forged -> 550 5.7.23", out + read(mainlog)[-1500:])
+    if os.path.exists(os.path.join(root, "mail", "user")):
+        os.unlink(os.path.join(root, "mail", "user"))
+    out = smtp(exim, conf, "192.0.2.5", "client.example", "bob@pass.example",
+               ["user@receiver.example", "other@receiver.example"])
+    msg = read(os.path.join(root, "mail", "user"))
+    spf_at = msg.find("Received-SPF: pass (mx.receiver.example: domain of bob@pass.example "
+                      "designates 192.0.2.5 as permitted sender) client-ip=192.0.2.5;")
+    want(re.search(r"^250 OK id=", out, re.M) is not None and 0 <= spf_at < msg.find("Received: ")
+         and msg.count("Received-SPF:") == 1,
+         "${run}: pass -> delivered, one Received-SPF at the top", out + msg[:1000])
+    out = smtp(exim, conf, "192.0.2.5", "client.example", "carol@slow.example",
+               ["user@receiver.example"], body=False)
+    want(one_reply(out, "451") == "451 4.7.24 SPF: temporary DNS error, try again later",
+         "${run}: DNS timeout -> 451 4.7.24", out)
+    if os.path.exists(os.path.join(root, "mail", "user")):
+        os.unlink(os.path.join(root, "mail", "user"))
+    out = smtp(exim, conf, "192.0.2.5", "client.example", "", ["user@receiver.example"])
+    msg = read(os.path.join(root, "mail", "user"))
+    want(re.search(r"^250 OK id=", out, re.M) is not None and
+         "Received-SPF: none (mx.receiver.example: no SPF record found for domain of "
+         "postmaster@client.example) client-ip=192.0.2.5; "
+         "envelope-from=\"postmaster@client.example\"; helo=client.example;" in msg,
+         "${run}: null sender (--sender=) -> postmaster@HELO checked, delivered",
+         out + msg[:800])
+    return failures
+
+
+def main():
+    policyd_bin, dnsd, cache = (os.path.abspath(a) for a in sys.argv[1:4])
+    spfkit_bin = os.path.abspath(sys.argv[4]) if len(sys.argv) > 4 else None
+    if os.geteuid() != 0 or shutil.which("dpkg-deb") is None:
+        print("skip: needs root and dpkg-deb")
+        return SKIP
+    debs = eximdeb.fetch(cache)
+    if debs is None:
+        return SKIP
+    root = tempfile.mkdtemp(prefix="spfkit-exim-policyd-")
+    procs = []
+    try:
+        os.chmod(root, 0o755)
+        pkgroot = os.path.join(root, "pkg")
+        for deb in debs.values():
+            subprocess.run(["dpkg-deb", "-x", deb, pkgroot], check=True)
+        exim = os.path.join(pkgroot, "usr", "sbin", "exim4")
+        missing, _ = eximdeb.missing_libs(exim, dict(os.environ))
+        if missing:
+            eximdeb.install_exim_libraries()
+            missing, _ = eximdeb.missing_libs(exim, dict(os.environ))
+            if missing:
+                print("skip: Exim's libraries missing: " + " ".join(missing))
+                return SKIP
+        eximdeb.ensure_user()
+        for d in ("spool", "log", "mail"):
+            os.makedirs(os.path.join(root, d))
+            shutil.chown(os.path.join(root, d), "Debian-exim", "Debian-exim")
+
+        zone = os.path.join(root, "zone")
+        port_file = os.path.join(root, "dns.port")
+        with open(zone, "w") as f:
+            f.write(ZONE)
+        dns = subprocess.Popen([dnsd, "--zone", zone, "--port", "0", "--port-file", port_file,
+                                "--timeout", "slow.example"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+        procs.append(dns)
+        deadline = time.time() + 10
+        while not os.path.exists(port_file) or not open(port_file).read().strip():
+            if time.time() > deadline or dns.poll() is not None:
+                print("FAIL dnsd did not start")
+                return 1
+            time.sleep(0.05)
+        dns_port = int(open(port_file).read().strip())
+
+        policyd = Policyd(policyd_bin, root, dns_port)
+        procs.append(policyd.proc)
+        conf = os.path.join(root, "exim.conf")
+        acl = doc_block("acl", DOC_SOCKET).replace(DOC_SOCKET, policyd.sock)
+        with open(conf, "w") as f:
+            f.write(CONF.replace("@ROOT@", root).replace("@EXIM@", exim)
+                    .replace("@SPFKIT_ACL@", acl))
+        t0 = time.time()
+        failures = run_cases(exim, conf, root, policyd)
+        if spfkit_bin is not None:
+            # the ${run} example: the same Exim, spfkit check per message
+            acl = doc_block("run", DOC_SPFKIT).replace(
+                DOC_SPFKIT, "%s check --dns 127.0.0.1:%d --timeout 300 --tries 1"
+                % (spfkit_bin, dns_port))
+            conf = os.path.join(root, "exim-run.conf")
+            with open(conf, "w") as f:
+                f.write(CONF.replace("@ROOT@", root).replace("@EXIM@", exim)
+                        .replace("@SPFKIT_ACL@", acl))
+            failures += run_cases_run(exim, conf, root)
+        print("%d failure(s) in %.1f s" % (len(failures), time.time() - t0))
+        if failures:
+            for name in ("mainlog", "rejectlog", "paniclog"):
+                text = read(os.path.join(root, "log", name))
+                if text:
+                    print("# %s:\n%s" % (name, text[-2000:]))
+        return 1 if failures else 0
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
