@@ -72,6 +72,14 @@ struct cli_resolver {
 int cli_resolver_open(const struct cli_dns_options *opt, struct cli_resolver *out, char *err,
 		      size_t errlen);
 void cli_resolver_close(struct cli_resolver *r);
+/*
+ * For the owner's tools (lint, tree): the resolver from option texts
+ * (--zone, --dns, --timeout, --tries, each may be NULL), errors said on
+ * stderr under `cmd`. 0; 64 (bad values, an unreadable zone file) or 70
+ * (out of memory, c-ares failing), their exit statuses.
+ */
+int cli_resolver_open_texts(const char *cmd, const char *zone, const char *dns,
+			    const char *timeout, const char *tries, struct cli_resolver *out);
 
 /* ---- cmd_check.c ----------------------------------------------------- */
 

@@ -135,22 +135,7 @@ static int check_combination(const struct tree_opts *o)
 
 static int open_resolver(const struct tree_opts *o, struct cli_resolver *res)
 {
-	struct cli_dns_options dns = { o->zone, o->dns, 0, 0 };
-	char err[512];
-	int rc;
-
-	if ((o->timeout != NULL && cli_parse_count(o->timeout, 3600000, &dns.timeout_ms) != 0) ||
-	    (o->tries != NULL && cli_parse_count(o->tries, 100, &dns.tries) != 0)) {
-		cli_error(CMD, "%s '%.100s' is not a positive number in range",
-			  o->timeout ? "--timeout" : "--tries", o->timeout ? o->timeout : o->tries);
-		return TREE_EXIT_USAGE;
-	}
-	rc = cli_resolver_open(&dns, res, err, sizeof(err));
-	if (rc != 0) {
-		cli_error(CMD, "%s", err);
-		return (rc == SPFKIT_ENOMEM || rc == SPFKIT_EDNS) ? TREE_EXIT_INTERNAL : TREE_EXIT_USAGE;
-	}
-	return 0;
+	return cli_resolver_open_texts(CMD, o->zone, o->dns, o->timeout, o->tries, res);
 }
 
 /* ---- output: stdout, or a temporary file renamed into place --------------- */

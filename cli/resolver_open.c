@@ -68,3 +68,24 @@ void cli_resolver_close(struct cli_resolver *r)
 	r->resolver = NULL;
 	r->zone = NULL;
 }
+
+int cli_resolver_open_texts(const char *cmd, const char *zone, const char *dns,
+			    const char *timeout, const char *tries, struct cli_resolver *out)
+{
+	struct cli_dns_options opt = {zone, dns, 0, 0};
+	char err[512];
+	int rc;
+
+	if ((timeout != NULL && cli_parse_count(timeout, 3600000, &opt.timeout_ms) != 0) ||
+	    (tries != NULL && cli_parse_count(tries, 100, &opt.tries) != 0)) {
+		cli_error(cmd, "%s '%.100s' is not a positive number in range",
+			  timeout ? "--timeout" : "--tries", timeout ? timeout : tries);
+		return 64;
+	}
+	rc = cli_resolver_open(&opt, out, err, sizeof(err));
+	if (rc != 0) {
+		cli_error(cmd, "%s", err);
+		return (rc == SPFKIT_ENOMEM || rc == SPFKIT_EDNS) ? 70 : 64;
+	}
+	return 0;
+}
