@@ -47,6 +47,11 @@ struct cli_opt {
 /* One argv entry (and its value); returns the next index, or -1 after an error. */
 int cli_take_opt(const char *cmd, const struct cli_opt *specs, size_t n, int argc, char **argv,
 		 int i);
+/* Every argument of argv[1..]: options by specs, and at most one word
+ * not starting with "--" into *positional (left NULL when absent).
+ * 0, or -1 after saying what is wrong. */
+int cli_take_args(const char *cmd, const struct cli_opt *specs, size_t n, int argc, char **argv,
+		  const char **positional);
 /* A decimal number in [1, max]; no sign, no spaces. 0 or -1. */
 int cli_parse_count(const char *s, unsigned long max, int *out);
 

@@ -83,23 +83,10 @@ static int parse_args(int argc, char **argv, struct tree_opts *o)
 		{ "--dot", NULL, &o->dot },         { "--svg", NULL, &o->svg },
 		{ "--help", NULL, &o->help },
 	};
-	int i = 1;
 
 	memset(o, 0, sizeof(*o));
-	while (i < argc) {
-		if (strncmp(argv[i], "--", 2) != 0) {
-			if (o->arg_domain != NULL) {
-				cli_error(CMD, "unexpected argument '%.100s' (one DOMAIN only)", argv[i]);
-				return -1;
-			}
-			o->arg_domain = argv[i++];
-			continue;
-		}
-		i = cli_take_opt(CMD, specs, sizeof(specs) / sizeof(specs[0]), argc, argv, i);
-		if (i < 0)
-			return -1;
-	}
-	return 0;
+	return cli_take_args(CMD, specs, sizeof(specs) / sizeof(specs[0]), argc, argv,
+			     &o->arg_domain);
 }
 
 static int check_combination(const struct tree_opts *o)

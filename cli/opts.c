@@ -80,3 +80,25 @@ int cli_parse_count(const char *s, unsigned long max, int *out)
 	*out = (int)v;
 	return 0;
 }
+
+int cli_take_args(const char *cmd, const struct cli_opt *specs, size_t n, int argc, char **argv,
+		  const char **positional)
+{
+	int i = 1;
+
+	*positional = NULL;
+	while (i < argc) {
+		if (strncmp(argv[i], "--", 2) != 0) {
+			if (*positional != NULL) {
+				cli_error(cmd, "unexpected argument '%.100s' (one DOMAIN only)", argv[i]);
+				return -1;
+			}
+			*positional = argv[i++];
+			continue;
+		}
+		i = cli_take_opt(cmd, specs, n, argc, argv, i);
+		if (i < 0)
+			return -1;
+	}
+	return 0;
+}

@@ -33,7 +33,8 @@ import time
 
 # The real-MTA tests' shared pieces (tests/mta/harness.py).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
-from harness import Cleanup, Sink, ensure_postfix, expect, free_port  # noqa: E402
+from harness import (POSTFIX_MASTER_CF, Cleanup, Sink, ensure_postfix, expect,  # noqa: E402
+                     free_port)
 
 POLICYD, DNSD = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 BUILT_POLICYD = POLICYD
@@ -62,28 +63,8 @@ skip_addresses = 127.0.0.0/8,::ffff:127.0.0.0/104,::1
 
 # ---- one Postfix instance -----------------------------------------------------
 
-MASTER_CF = """\
-127.0.0.1:{smtp} inet n - n - - smtpd
-pickup    unix  n  -  n  60   1  pickup
-cleanup   unix  n  -  n  -    0  cleanup
-qmgr      unix  n  -  n  300  1  qmgr
-rewrite   unix  -  -  n  -    -  trivial-rewrite
-bounce    unix  -  -  n  -    0  bounce
-defer     unix  -  -  n  -    0  bounce
-trace     unix  -  -  n  -    0  bounce
-verify    unix  -  -  n  -    1  verify
-flush     unix  n  -  n  1000? 0 flush
-proxymap  unix  -  -  n  -    -  proxymap
-smtp      unix  -  -  n  -    -  smtp
-relay     unix  -  -  n  -    -  smtp
-showq     unix  n  -  n  -    -  showq
-error     unix  -  -  n  -    -  error
-retry     unix  -  -  n  -    -  error
-discard   unix  -  -  n  -    -  discard
-local     unix  -  n  n  -    -  local
-anvil     unix  -  -  n  -    1  anvil
-scache    unix  -  -  n  -    1  scache
-postlog   unix-dgram n - n - 1 postlogd
+# harness's master.cf, plus the spawn form of the service, as policyd-spf runs
+MASTER_CF = POSTFIX_MASTER_CF + """\
 policyd-spf unix - n n - 0 spawn
   user=nobody argv={policyd} --dns 127.0.0.1:{dns} --log stderr {conf}
 """
