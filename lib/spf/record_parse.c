@@ -172,18 +172,19 @@ static void parse_domain_spec(struct tparse *tp, const unsigned char *s, const u
 /* "/" ( "0" / %x31-39 0*1DIGIT ) for ip4, 0*2DIGIT for ip6; c.p is past "/". */
 static uint8_t parse_cidr(struct tparse *tp, unsigned max, const char *too_big, const char *sec)
 {
-	const unsigned char *start = tp->c.p;
+	const unsigned char *start = tp->c.p, *p = start, *end = tp->c.end;
 	unsigned value = 0;
 
-	while (spfkit__is_digit(peek(&tp->c))) {
-		value = value * 10 + (unsigned)(*tp->c.p - '0');
+	while (p < end && spfkit__is_digit(*p)) {
+		value = value * 10 + (unsigned)(*p - '0');
 		if (value > 1000)
 			value = 1000; /* saturate; only "above max" matters */
-		tp->c.p++;
+		p++;
 	}
-	if (tp->c.p == start)
+	tp->c.p = p;
+	if (p == start)
 		fail_at(tp, start, "cidr-length without digits", sec);
-	else if (*start == '0' && tp->c.p - start > 1)
+	else if (*start == '0' && p - start > 1)
 		fail_at(tp, start, "cidr-length with a leading zero", sec);
 	else if (value > max)
 		fail_at(tp, start, too_big, sec);
@@ -234,32 +235,45 @@ static const unsigned char *cidr_suffix(const unsigned char *s, const unsigned c
 	return slash - 1;
 }
 
-/* ip4-network = qnum "." qnum "." qnum "." qnum, strict (§12). */
+/* ip4-network = qnum "." qnum "." qnum "." qnum, strict (§12). Reads
+ * through a local pointer: most terms of real records are ip4. */
 static void parse_ip4(struct tparse *tp, unsigned char out[4], const char *sec)
 {
-	const unsigned char *start;
+	const unsigned char *p = tp->c.p, *end = tp->c.end, *start;
+	const char *why;
 	unsigned v;
 	int i;
 
-	for (i = 0; i < 4 && !tp->c.err; i++) {
-		if (i > 0 && !accept(&tp->c, '.')) {
-			fail_at(tp, tp->c.p, "ip4-network needs four dotted numbers", sec);
+	if (tp->c.err)
+		return;
+	for (i = 0; i < 4; i++) {
+		if (i > 0) {
+			if (p >= end || *p != '.') {
+				fail_at(tp, p, "ip4-network needs four dotted numbers", sec);
+				return;
+			}
+			p++;
+		}
+		start = p;
+		v = 0;
+		while (p < end && p - start < 4 && spfkit__is_digit(*p)) {
+			v = v * 10 + (unsigned)(*p - '0');
+			p++;
+		}
+		why = NULL;
+		if (p == start)
+			why = "ip4-network needs four dotted numbers";
+		else if (*start == '0' && p - start > 1)
+			why = "ip4-network number with a leading zero";
+		else if (v > 255)
+			why = "ip4-network number above 255";
+		if (why != NULL) {
+			fail_at(tp, start, why, sec);
 			return;
 		}
-		start = tp->c.p;
-		v = 0;
-		while (spfkit__is_digit(peek(&tp->c)) && tp->c.p - start < 4) {
-			v = v * 10 + (unsigned)(*tp->c.p - '0');
-			tp->c.p++;
-		}
-		if (tp->c.p == start)
-			fail_at(tp, start, "ip4-network needs four dotted numbers", sec);
-		else if (*start == '0' && tp->c.p - start > 1)
-			fail_at(tp, start, "ip4-network number with a leading zero", sec);
-		else if (v > 255)
-			fail_at(tp, start, "ip4-network number above 255", sec);
 		out[i] = (unsigned char)v;
 	}
+	tp->c.p = p;
 }
 
 static unsigned hex_value(const unsigned char *p, const unsigned char *e)
@@ -425,17 +439,46 @@ static void mech_domain(struct tparse *tp, int required, const char *sec)
 		sec);
 }
 
+/* A mechanism name of up to 7 bytes folded to lower case in one word:
+ * name is a run of ALPHA / DIGIT (parse_term), where OR 0x20 lowers
+ * letters and leaves digits alone. */
+#define MECH_KEY2(a, b) ((uint64_t)(a) << 8 | (uint64_t)(b))
+#define MECH_KEY3(a, b, c) (MECH_KEY2(a, b) << 8 | (uint64_t)(c))
+
 static int find_mech(const unsigned char *name, size_t len)
 {
+	uint64_t key = 0;
 	size_t i;
 
-	if (len == 0)
+	if (len == 0 || len > 7)
 		return -1;
-	for (i = 0; i < sizeof(mechs) / sizeof(mechs[0]); i++)
-		if (mechs[i].len == len && mechs[i].name[0] == spfkit__lower(*name) &&
-		    spfkit__memcaseeq(name, len, mechs[i].name, len))
-			return (int)i;
-	return -1;
+	for (i = 0; i < len; i++)
+		key = key << 8 | (uint64_t)(name[i] | 0x20);
+	switch (len) {
+	case 1:
+		return key == 'a' ? SPFKIT_MECH_A : -1;
+	case 2:
+		return key == MECH_KEY2('m', 'x') ? SPFKIT_MECH_MX : -1;
+	case 3:
+		if (key == MECH_KEY3('i', 'p', '4'))
+			return SPFKIT_MECH_IP4;
+		if (key == MECH_KEY3('i', 'p', '6'))
+			return SPFKIT_MECH_IP6;
+		if (key == MECH_KEY3('a', 'l', 'l'))
+			return SPFKIT_MECH_ALL;
+		return key == MECH_KEY3('p', 't', 'r') ? SPFKIT_MECH_PTR : -1;
+	case 6:
+		return key == (MECH_KEY3('e', 'x', 'i') << 24 | MECH_KEY3('s', 't', 's'))
+			       ? SPFKIT_MECH_EXISTS
+			       : -1;
+	case 7:
+		return key == (MECH_KEY3('i', 'n', 'c') << 32 | MECH_KEY2('l', 'u') << 16 |
+			       MECH_KEY2('d', 'e'))
+			       ? SPFKIT_MECH_INCLUDE
+			       : -1;
+	default:
+		return -1;
+	}
 }
 
 static void parse_mechanism(struct tparse *tp, const unsigned char *name, size_t len)
@@ -549,10 +592,11 @@ static void parse_term(struct tparse *tp)
 		tp->c.p++;
 	}
 	name = tp->c.p;
-	while (spfkit__is_alnum(peek(&tp->c)))
-		tp->c.p++;
-	alnum_end = tp->c.p;
-	while (is_name_char(peek(&tp->c)))
+	alnum_end = name;
+	while (alnum_end < tp->c.end && spfkit__is_alnum(*alnum_end))
+		alnum_end++;
+	tp->c.p = alnum_end;
+	while (tp->c.p < tp->c.end && is_name_char(*tp->c.p))
 		tp->c.p++;
 	t->name = (const char *)name;
 	/* §4.6.1: a modifier has "=" right after its name */
@@ -620,10 +664,9 @@ static void parse_terms(struct tparse *tp)
 			term_end = end;
 		tp->index = rec->count++;
 		tp->t = &terms[tp->index];
+		*tp->t = (struct spfkit_term){ .cidr4 = 32, .cidr6 = 128 };
 		tp->t->offset = (size_t)(start - tp->c.base);
 		tp->t->len = (size_t)(term_end - start);
-		tp->t->cidr4 = 32;
-		tp->t->cidr6 = 128;
 		tp->c.end = term_end;
 		parse_term(tp);
 		tp->c.end = end;
@@ -737,7 +780,7 @@ static struct record_impl *record_new(const struct spfkit_allocator *alloc, cons
 			spfkit_record_free(&r->rec);
 			return NULL;
 		}
-		memset((void *)r->rec.terms, 0, nterms * sizeof(struct spfkit_term));
+		/* parse_terms() sets each term as it comes to it */
 	}
 	return r;
 }
