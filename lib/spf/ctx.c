@@ -18,10 +18,30 @@ static void ctx_set_limits(struct spfkit_ctx *ctx, const struct spfkit_limits *l
 	ctx->limits.ptr_names = limit_or_default(l->ptr_names, SPFKIT_LIMIT_PTR_NAMES);
 }
 
+/*
+ * SPFKIT_DEFAULT_EXPLANATION, parsed: a context that keeps the default
+ * (nearly all) costs no parse and no copy, so a context made for one
+ * evaluation is cheap (tests/unit: equal to what the parser makes).
+ */
+static const char default_exp_src[] = SPFKIT_DEFAULT_EXPLANATION;
+static const struct spfkit_macro_piece default_exp_pieces[] = {
+	{ .kind = SPFKIT_PIECE_MACRO, .letter = 'o' },
+	{ .kind = SPFKIT_PIECE_LITERAL, .text = default_exp_src + 4, .len = 20 },
+	{ .kind = SPFKIT_PIECE_MACRO, .letter = 'c' },
+	{ .kind = SPFKIT_PIECE_LITERAL, .text = default_exp_src + 28, .len = 20 },
+};
+
+const struct spfkit_macro_string spfkit__default_exp = {
+	.pieces = default_exp_pieces,
+	.count = sizeof(default_exp_pieces) / sizeof(default_exp_pieces[0]),
+	.letters = 1u << ('o' - 'a') | 1u << ('c' - 'a'),
+	.src = default_exp_src,
+	.src_len = sizeof(default_exp_src) - 1,
+};
+
 static int ctx_set_strings(struct spfkit_ctx *ctx, const struct spfkit_config *cfg)
 {
-	const char *exp = cfg->default_explanation ? cfg->default_explanation
-						   : SPFKIT_DEFAULT_EXPLANATION;
+	const char *exp = cfg->default_explanation;
 	const char *recv = cfg->receiver ? cfg->receiver : "unknown";
 	size_t err_off;
 	const char *why;
@@ -31,6 +51,10 @@ static int ctx_set_strings(struct spfkit_ctx *ctx, const struct spfkit_config *c
 	ctx->receiver = spfkit__arena_strndup(&ctx->arena, recv, ctx->receiver_len);
 	if (ctx->receiver == NULL)
 		return SPFKIT_ENOMEM;
+	if (exp == NULL) {
+		ctx->default_exp = spfkit__default_exp;
+		return 0;
+	}
 	/* Parsed macro-strings point into their source: keep our own copy. */
 	exp = spfkit__arena_strndup(&ctx->arena, exp, strlen(exp));
 	if (exp == NULL)

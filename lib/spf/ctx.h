@@ -22,4 +22,7 @@ struct spfkit_ctx {
 
 #define SPFKIT_RECORD_CACHE_DEFAULT 4096u
 
+/* SPFKIT_DEFAULT_EXPLANATION in parsed form, shared by every context. */
+extern const struct spfkit_macro_string spfkit__default_exp;
+
 #endif

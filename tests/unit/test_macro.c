@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "core.h"
+#include "ctx.h"
 #include "macro.h"
 
 static void *t_alloc(void *u, size_t n)
@@ -962,9 +963,45 @@ static void allocation_failures(void **state)
 	assert_true(n >= 2); /* the piece array, then the buffer */
 }
 
+/* lib/spf/ctx.c's hand-parsed default explanation is what the parser
+ * makes of SPFKIT_DEFAULT_EXPLANATION, piece for piece. */
+static void default_explanation_table_matches_parser(void **state)
+{
+	static const char src[] = SPFKIT_DEFAULT_EXPLANATION;
+	const struct spfkit_macro_string *d = &spfkit__default_exp;
+	struct spfkit__arena ar;
+	struct spfkit_macro_string ms;
+	size_t i;
+
+	(void)state;
+	spfkit__arena_init(&ar, &talloc, 256, 0);
+	assert_int_equal(spfkit__macro_parse(src, sizeof(src) - 1, SPFKIT__MACRO_EXPLAIN, &ar, &ms,
+					     NULL, NULL),
+			 0);
+	assert_int_equal(d->count, ms.count);
+	assert_int_equal(d->letters, ms.letters);
+	assert_int_equal(d->src_len, ms.src_len);
+	assert_memory_equal(d->src, ms.src, ms.src_len);
+	for (i = 0; i < ms.count; i++) {
+		const struct spfkit_macro_piece *a = &d->pieces[i], *b = &ms.pieces[i];
+
+		assert_int_equal(a->kind, b->kind);
+		assert_int_equal(a->letter, b->letter);
+		assert_int_equal(a->url_escape, b->url_escape);
+		assert_int_equal(a->reverse, b->reverse);
+		assert_int_equal(a->digits, b->digits);
+		assert_int_equal(a->delims, b->delims);
+		assert_int_equal(a->len, b->len);
+		if (a->len > 0)
+			assert_memory_equal(a->text, b->text, a->len);
+	}
+	spfkit__arena_free(&ar);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(default_explanation_table_matches_parser),
 		cmocka_unit_test(rfc_7_4_letters_and_transformers),
 		cmocka_unit_test(rfc_7_4_macro_strings),
 		cmocka_unit_test(rfc_7_4_ip6_nibbles),
