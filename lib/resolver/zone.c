@@ -10,8 +10,10 @@
  * while it is read, so concurrent lookups need no lock.
  *
  * Names are raw bytes separated by dots, compared ignoring ASCII case,
- * with one final dot ignored. There is no wildcard synthesis: a "*"
- * label is an ordinary label.
+ * with one final dot ignored. A name that does not exist is answered
+ * from the wildcard "*.<closest encloser>" when the zone has one (RFC
+ * 4592 §3.3.1), as an authoritative server does: real zone files
+ * publish "*.example.com TXT v=spf1 -all" (RFC 7208 §3.5).
  */
 #include <string.h>
 
@@ -64,6 +66,7 @@ struct spfkit_zone {
 	size_t nslots; /* 0 or a power of two */
 	size_t nnodes; /* every name, empty non-terminals included */
 	size_t nnamed; /* what spfkit_zone_size() reports */
+	int has_wildcard; /* some name has a "*" label first: lookups look for it */
 };
 
 /* Data of zero length still needs a non-NULL pointer for callers. */
@@ -270,6 +273,8 @@ static void zone_commit(struct spfkit_zone *z, const struct zprep *p, unsigned f
 	for (i = 0; i < p->nfresh; i++) {
 		slots_put(z->slots, z->nslots, p->fresh[i]);
 		z->nnodes++;
+		if (p->fresh[i]->name[0] == '*' && (p->fresh[i]->len == 1 || p->fresh[i]->name[1] == '.'))
+			z->has_wildcard = 1;
 	}
 	if (!(p->leaf->flags & ZN_NAMED))
 		z->nnamed++;
@@ -546,6 +551,44 @@ static int answer_rrs(struct spfkit_dns_answer *a, const struct zset *set, uint3
 	return 0;
 }
 
+/*
+ * RFC 4592 §3.3.1 for a name that does not exist: its closest encloser
+ * is the longest existing ancestor (empty non-terminals exist: every
+ * ancestor of a stored name has a node), and the source of synthesis
+ * is "*." + that encloser, which answers for the name if it exists
+ * (only this one: a wildcard further up does not apply below an
+ * existing name). The root, never stored, encloses everything.
+ */
+static const struct znode *wildcard_source(const struct spfkit_zone *z, const char *name,
+					   size_t len)
+{
+	char src[SPFKIT__ZONE_NAME_MAX + 3];
+	const char *dot, *enc = NULL;
+	size_t off = 0, elen = 0;
+
+	for (;;) {
+		dot = memchr(name + off, '.', len - off);
+		if (dot == NULL)
+			break;
+		off = (size_t)(dot - name) + 1;
+		if (zone_find(z, name + off, len - off, spfkit__name_hash(name + off, len - off)) !=
+		    NULL) {
+			enc = name + off;
+			elen = len - off;
+			break;
+		}
+	}
+	src[0] = '*';
+	if (enc != NULL) {
+		src[1] = '.';
+		memcpy(src + 2, enc, elen);
+		elen += 2;
+	} else {
+		elen = 1;
+	}
+	return zone_find(z, src, elen, spfkit__name_hash(src, elen));
+}
+
 int spfkit_zone_lookup(const struct spfkit_zone *zone, const char *name, size_t len,
 		       uint16_t type, struct spfkit_dns_answer *answer)
 {
@@ -570,6 +613,8 @@ int spfkit_zone_lookup(const struct spfkit_zone *zone, const char *name, size_t 
 		nlen = len > 0 && name[len - 1] == '.' ? len - 1 : len;
 		n = nlen <= SPFKIT__ZONE_NAME_MAX ? zone_find(zone, name, nlen, spfkit__name_hash(name, nlen))
 						  : NULL;
+		if (n == NULL && zone->has_wildcard && nlen <= SPFKIT__ZONE_NAME_MAX)
+			n = wildcard_source(zone, name, nlen);
 		if (n == NULL)
 			return answer_set(answer, SPFKIT_DNS_NXDOMAIN, SPFKIT_ZONE_NEGATIVE_TTL, NULL);
 		if (ti >= 0 && n->sets[ti].count > 0)

@@ -1076,9 +1076,76 @@ static void concurrent_lookups_from_4_threads(void **state)
 	spfkit_zone_free(z);
 }
 
+/*
+ * RFC 4592 §3.3.1, with the zone of its §2.2.1 example cut to what SPF
+ * asks: a wildcard answers names that do not exist below its parent,
+ * at any depth, but not names that exist (empty non-terminals
+ * included), nor names below an existing name other than its parent.
+ */
+static void wildcard_answers_only_names_that_do_not_exist(void **state)
+{
+	struct spfkit_zone *z = zone_new();
+	struct spfkit_dns_answer a;
+
+	(void)state;
+	add_text(z, "*.example", SPFKIT_RR_TXT, "v=spf1 -all");
+	add(z, "*.example", SPFKIT_RR_MX, 3600, "host1.example", 13, 10);
+	add_text(z, "host1.example", SPFKIT_RR_TXT, "v=spf1 a -all");
+	add_text(z, "sub.*.example", SPFKIT_RR_TXT, "v=spf1 ?all");
+	add_text(z, "_ssh._tcp.host1.example", SPFKIT_RR_TXT, "srv");
+	add_text(z, "subdel.example", SPFKIT_RR_TXT, "v=spf1 ~all");
+	add(z, "example", SPFKIT_RR_A, 3600, ip_192_0_2_1, 4, 0);
+
+	a = look(z, "host3.example", SPFKIT_RR_TXT); /* synthesised */
+	assert_int_equal(a.status, SPFKIT_DNS_OK);
+	assert_int_equal(a.count, 1);
+	assert_memory_equal(a.rrs[0].data, "v=spf1 -all", 11);
+	a = look(z, "a.b.c.example", SPFKIT_RR_MX); /* any depth */
+	assert_int_equal(a.status, SPFKIT_DNS_OK);
+	assert_int_equal(a.rrs[0].pref, 10);
+	want_status(z, "host3.example", SPFKIT_RR_A, SPFKIT_DNS_NODATA);
+	a = look(z, "host1.example", SPFKIT_RR_TXT); /* exists: its own record */
+	assert_memory_equal(a.rrs[0].data, "v=spf1 a -all", 13);
+	want_status(z, "host1.example", SPFKIT_RR_MX, SPFKIT_DNS_NODATA);
+	/* an empty non-terminal exists: no synthesis at it */
+	want_status(z, "_tcp.host1.example", SPFKIT_RR_TXT, SPFKIT_DNS_NODATA);
+	/* below an existing name the encloser is that name: *.example does not apply */
+	want_status(z, "foo.host1.example", SPFKIT_RR_TXT, SPFKIT_DNS_NXDOMAIN);
+	want_status(z, "_foo._tcp.host1.example", SPFKIT_RR_TXT, SPFKIT_DNS_NXDOMAIN);
+	/* the wildcard's own name answers as itself; a name below it by its own records */
+	a = look(z, "*.example", SPFKIT_RR_TXT);
+	assert_memory_equal(a.rrs[0].data, "v=spf1 -all", 11);
+	a = look(z, "sub.*.example", SPFKIT_RR_TXT);
+	assert_memory_equal(a.rrs[0].data, "v=spf1 ?all", 11);
+	/* outside the wildcard's parent: nothing */
+	want_status(z, "host3.other", SPFKIT_RR_TXT, SPFKIT_DNS_NXDOMAIN);
+	spfkit_zone_free(z);
+}
+
+/* Without a "*" label no lookup pays for wildcards, and a zone with only
+ * "*" at the root answers every missing name. */
+static void wildcard_at_the_root_and_none(void **state)
+{
+	struct spfkit_zone *z = zone_new();
+	struct spfkit_dns_answer a;
+
+	(void)state;
+	add_text(z, "a.example", SPFKIT_RR_TXT, "v=spf1 -all");
+	want_status(z, "b.example", SPFKIT_RR_TXT, SPFKIT_DNS_NXDOMAIN);
+	add_text(z, "*", SPFKIT_RR_TXT, "root wildcard");
+	a = look(z, "b.other", SPFKIT_RR_TXT);
+	assert_int_equal(a.status, SPFKIT_DNS_OK);
+	assert_memory_equal(a.rrs[0].data, "root wildcard", 13);
+	/* example exists (above a.example): its encloser is example, and *.example is absent */
+	want_status(z, "b.example", SPFKIT_RR_TXT, SPFKIT_DNS_NXDOMAIN);
+	spfkit_zone_free(z);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(wildcard_answers_only_names_that_do_not_exist),
+		cmocka_unit_test(wildcard_at_the_root_and_none),
 		cmocka_unit_test(lookup_a_gives_all_addresses_in_order),
 		cmocka_unit_test(lookup_aaaa),
 		cmocka_unit_test(lookup_mx_keeps_preference_and_drops_final_dot),
