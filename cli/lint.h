@@ -70,6 +70,7 @@ enum lint_id {
 	L_EXP_TARGET,
 	L_EXP_IN_INCLUDE,
 	L_TTL,
+	L_WILDCARD_RECORD,
 	L_DNS_FAILURE,
 	L_COUNT
 };

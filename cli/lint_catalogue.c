@@ -134,6 +134,10 @@ const struct lint_check lint_checks[L_COUNT] = {
 	[L_TTL] = { "ttl", LINT_NOTICE, "4.4",
 		    "use a TTL between 5 minutes and 1 day",
 		    "a very low or very high TTL on an SPF record" },
+	[L_WILDCARD_RECORD] = { "wildcard-record", LINT_NOTICE, "3.5",
+				"make sure every name under the domain should have this policy, and "
+				"repeat the record at each name that has other records",
+				"a wildcard TXT record gives its SPF policy to names that do not exist" },
 	[L_DNS_FAILURE] = { "dns-failure", LINT_ERROR, "4.4",
 			    "check the domain's name servers, then lint again",
 			    "a DNS question failed: receivers get temperror" },

@@ -657,6 +657,37 @@ static void spf_type(struct walk *w, const char *domain, size_t dlen)
 			 domain, a->count, a->count == 1 ? "" : "s");
 }
 
+/*
+ * §3.5: a wildcard "*.D TXT v=spf1 ..." answers for every name under D
+ * that does not exist, but not for names that have any other record.
+ * Ask a name nobody publishes; an SPF record there came from a wildcard.
+ */
+#define WILDCARD_PROBE "_spfkit-lint-wildcard-probe."
+
+static void wildcard_check(struct walk *w, const char *domain, size_t dlen)
+{
+	char probe[sizeof(WILDCARD_PROBE) + 253];
+	const struct lint_answer *a;
+	size_t i, plen = sizeof(WILDCARD_PROBE) - 1;
+
+	if (plen + dlen > 253)
+		return; /* no name under this one fits */
+	memcpy(probe, WILDCARD_PROBE, plen);
+	memcpy(probe + plen, domain, dlen);
+	if (lint_dns_ask(w->dns, probe, plen + dlen, SPFKIT_RR_TXT, &a) != 0 ||
+	    a->status != SPFKIT_DNS_OK)
+		return;
+	for (i = 0; i < a->count; i++)
+		if (spfkit_record_is_spf((const char *)a->rrs[i].data, a->rrs[i].len))
+			break;
+	if (i == a->count)
+		return;
+	lint_add(w->r, L_WILDCARD_RECORD, domain, NULL, 0, -1, NULL,
+		 "%.*s%.*s has an SPF record: a wildcard (*.%.*s) gives it to every name under "
+		 "%.*s that does not exist, but not to names with records of their own",
+		 (int)plen, probe, (int)dlen, domain, (int)dlen, domain, (int)dlen, domain);
+}
+
 static void ttl_check(struct walk *w, const char *domain, const struct lint_answer *a)
 {
 	if (a->ttl < TTL_LOW)
@@ -705,6 +736,7 @@ static int walk_domain_body(struct walk *w, const char *domain, size_t dlen, enu
 	if (how == LINT_HOW_TOP) {
 		w->r->record = text;
 		w->r->record_len = len;
+		wildcard_check(w, n.domain, n.dlen);
 	}
 	if (count > 1) {
 		emit_record(w, &n, text, len, NULL);

@@ -24,6 +24,7 @@ ZONE_IDS = [
     "duplicate-include", "dynamic-target", "ptr-used", "record-over-450", "answer-over-512",
     "spf-rr-type", "bad-macro", "macro-leak", "private-range", "duplicate-netblock",
     "overlapping-netblock", "unreachable-term", "exp-target", "exp-in-include", "ttl",
+    "wildcard-record",
 ]
 # ids that name a term: the finding must carry it and its offset
 TERM_IDS = {

@@ -81,6 +81,9 @@ CASES = {
                        'inc.@D@ TXT "v=spf1 ip4:192.0.2.1 exp=explain.example"',
                        'TXT "v=spf1 include:good-spf.example -all"'),
     "ttl": ('60 TXT "v=spf1 -all"', '3600 TXT "v=spf1 -all"'),
+    # the good one has a wildcard too, but without an SPF record in it
+    "wildcard-record": ('TXT "v=spf1 -all"\n*.@D@ TXT "v=spf1 -all"',
+                        'TXT "v=spf1 -all"\n*.@D@ TXT "not spf"'),
 }
 
 HEAD = """; tests/lint/checks.zone, written by make_checks_zone.py: one positive
