@@ -221,6 +221,25 @@ static int charge(struct walk *w, int charged)
 
 static enum walked walk_record(struct walk *w, struct query *txt, unsigned depth);
 
+/*
+ * The top-level result will be fail, decided in `rec` (the top record or
+ * a redirect target: depth 0): its exp= TXT is what strict evaluation
+ * asks next (§6.2), so ask it now. Like every speculative question it
+ * counts for nothing until strict evaluation uses it, and exp lookups
+ * never count against the limits (§4.6.4).
+ */
+static void prefetch_exp(struct walk *w, const struct spfkit_record *rec, const char *domain,
+			 size_t domain_len, unsigned level)
+{
+	const char *name;
+	size_t len;
+
+	if (rec->exp < 0 || w->blind ||
+	    !literal_target(&rec->terms[rec->exp], domain, domain_len, &name, &len))
+		return;
+	(void)speculate(w, SPFKIT_RR_TXT, name, len, 0, level + 1u, 0);
+}
+
 /* A term's question: from the record's memo (`slot`, may be NULL) when a
  * walk met it before, else found or filed, and kept there. */
 static struct query *term_question(struct walk *w, struct query **slot, uint16_t type,
@@ -328,13 +347,18 @@ static enum walked walk_terms(struct walk *w, const struct spfkit_record *rec,
 			return W_END;
 		r = walk_dns_term(w, &rec->terms[i], memo != NULL ? &memo[i] : NULL, domain,
 				  domain_len, level, depth);
+		if (r == W_OTHER && depth == 0 && rec->terms[i].qualifier == '-')
+			prefetch_exp(w, rec, domain, domain_len, level);
 		if (r != W_ON)
 			return r;
 	}
 	if (w->rc != 0)
 		return W_END;
-	if (stop < rec->count) /* §4.6.2: the first match decides */
+	if (stop < rec->count) { /* §4.6.2: the first match decides */
+		if (depth == 0 && rec->terms[stop].qualifier == '-')
+			prefetch_exp(w, rec, domain, domain_len, level);
 		return rec->terms[stop].qualifier == '+' ? W_PASS : W_OTHER;
+	}
 	return walk_redirect(w, rec, memo, domain, domain_len, charged && first == rec->count,
 			     level, depth);
 }
@@ -433,9 +457,12 @@ static void walk_from_strict(struct walk *w)
 		struct frame *parent = &w->ev->frames[d - 2];
 		const struct spfkit_term *t = &parent->rec->terms[parent->term];
 
-		if (r == W_PASS) /* the include matches: its qualifier is the result */
+		if (r == W_PASS) { /* the include matches: its qualifier is the result */
+			if (d == 2 && t->qualifier == '-')
+				prefetch_exp(w, parent->rec, parent->domain, parent->domain_len,
+					     parent->rec_level);
 			r = t->qualifier == '+' ? W_PASS : W_OTHER;
-		else
+		} else
 			r = walk_frame_terms(w, parent, parent->term + 1u, 0);
 	}
 }

@@ -1227,6 +1227,102 @@ static void la_include_tree_with_mx(void **state)
 		fail_msg("lookahead asked %u questions, strict %u", look, strict);
 }
 
+
+/* Rounds of questions an evaluation needs when every question asked
+ * before a round is answered in it (a resolver sending them at once):
+ * step until WAIT, answer all that was asked, again until DONE. */
+static unsigned la_rounds(struct fixture *fx, int lookahead, const char *ip, const char *sender,
+			  enum spfkit_result_code want, const char **explanation_out)
+{
+	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .alloc = &test_alloc,
+				    .receiver = "mx.receiver.example", .no_lookahead = !lookahead};
+	struct spfkit_ctx *ctx;
+	struct spfkit_request req;
+	struct spfkit_eval *ev;
+	struct spfkit_question q, asked[64];
+	struct spfkit_dns_answer a;
+	static char explanation[256];
+	unsigned rounds = 0;
+	size_t n, i;
+	int step;
+
+	spfkit_request_init(&req);
+	assert_int_equal(spfkit_ip_parse(ip, strlen(ip), &req.ip), 0);
+	req.sender = sender;
+	req.sender_len = strlen(sender);
+	req.helo = "helo.example.org";
+	req.helo_len = strlen(req.helo);
+	req.identity = SPFKIT_IDENTITY_MAILFROM;
+	req.now = 1700000000;
+	assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(spfkit_eval_new(ctx, &req, &ev), 0);
+	for (;;) {
+		n = 0;
+		while ((step = spfkit_eval_step(ev, &q)) == SPFKIT_STEP_QUERY) {
+			assert_true(n < 64);
+			asked[n++] = q;
+		}
+		if (step == SPFKIT_STEP_DONE)
+			break;
+		assert_int_equal(step, SPFKIT_STEP_WAIT);
+		assert_true(n > 0);
+		rounds++;
+		for (i = 0; i < n; i++) {
+			assert_int_equal(spfkit_zone_lookup(fx->zone, asked[i].name, asked[i].name_len,
+							    asked[i].type, &a),
+					 0);
+			assert_int_equal(spfkit_eval_answer(ev, asked[i].id, &a), 0);
+		}
+	}
+	assert_result(spfkit_eval_result(ev)->code, want);
+	snprintf(explanation, sizeof(explanation), "%s",
+		 spfkit_eval_result(ev)->explanation ? spfkit_eval_result(ev)->explanation : "");
+	*explanation_out = explanation;
+	spfkit_eval_free(ev);
+	spfkit_ctx_free(ctx);
+	return rounds;
+}
+
+/* The exp= TXT of a record that will fail is asked with the questions
+ * still open before the fail (issue 11, item 4): one round less, the
+ * same explanation. Where the top record passes, it is never asked. */
+static void la_prefetches_exp_of_a_failing_record(void **state)
+{
+	struct fixture *fx = *state;
+	struct la_count c = {.avoid = "why.exp.example"};
+	const char *e1, *e2;
+	char strict_exp[256];
+	unsigned strict, look;
+
+	txt(fx, "exp.example",
+	    "v=spf1 include:i1.exp.example include:i2.exp.example -all exp=why.exp.example");
+	txt(fx, "i1.exp.example", "v=spf1 a:h1.exp.example -all");
+	txt(fx, "i2.exp.example", "v=spf1 a:h2.exp.example -all");
+	addr(fx, "h1.exp.example", "198.51.100.1");
+	addr(fx, "h2.exp.example", "198.51.100.2");
+	txt(fx, "why.exp.example", "%{i} may not send for %{d}");
+	/* strict: top, i1, h1, i2, h2, exp; lookahead: top, i1+i2, h1+h2 (+exp) */
+	strict = la_rounds(fx, 0, "192.0.2.9", "a@exp.example", SPFKIT_RESULT_FAIL, &e1);
+	snprintf(strict_exp, sizeof(strict_exp), "%s", e1);
+	assert_string_equal(strict_exp, "192.0.2.9 may not send for exp.example");
+	assert_int_equal(strict, 6);
+	look = la_rounds(fx, 1, "192.0.2.9", "a@exp.example", SPFKIT_RESULT_FAIL, &e2);
+	assert_string_equal(e2, strict_exp);
+	assert_int_equal(look, 3);
+	/* a pass decided by an answer still out when the fail looked
+	 * likely: the speculative exp question is the one question more
+	 * than strict evaluation asks, and it changes nothing */
+	strict = la_questions(fx, 0, "198.51.100.2", "a@exp.example", SPFKIT_RESULT_PASS, &c);
+	assert_int_equal(c.avoided, 0);
+	look = la_questions(fx, 1, "198.51.100.2", "a@exp.example", SPFKIT_RESULT_PASS, &c);
+	assert_int_equal(c.avoided, 1);
+	assert_int_equal(look, strict + 1);
+	/* a pass on an address term of the top record: no fail in sight */
+	txt(fx, "exp2.example", "v=spf1 ip4:192.0.2.0/24 include:i1.exp.example -all exp=why.exp.example");
+	la_questions(fx, 1, "192.0.2.1", "a@exp2.example", SPFKIT_RESULT_PASS, &c);
+	assert_int_equal(c.avoided, 0);
+}
+
 /* ---- parsed records one evaluation holds ---------------------------
  * A record of 64 KiB parses to some 5 MB (record.h). Lookahead asks for
  * every include target at once; it must not parse and hold what strict
@@ -1458,6 +1554,7 @@ int main(void)
 		T(threads_share_a_context), T(time_budget_gives_temperror), T(step_and_answer_contract), T(bad_requests), T(ip_text_forms), T(allocation_failures),
 		/* lookahead's speculative traffic (issue 7, item 4) */
 		T(la_stops_at_matching_ip), T(la_sixty_includes), T(la_include_tree_with_mx),
+		T(la_prefetches_exp_of_a_failing_record),
 		/* parsed records one evaluation holds */
 		T(held_records_are_bounded), T(held_records_redirect_and_repeat),
 	};
