@@ -105,6 +105,7 @@ int spfkit__expand_target(struct spfkit_eval *ev, struct frame *f,
 /* The term's <target-name>: its domain-spec expanded, or <domain>. */
 static int term_target(struct spfkit_eval *ev, struct frame *f, const struct spfkit_term *t)
 {
+	int literal = f->hot != NULL ? f->hot[t - f->rec->terms].literal : HOT_NOT_LITERAL;
 	int failed, rc;
 
 	if (f->target != NULL)
@@ -118,7 +119,9 @@ static int term_target(struct spfkit_eval *ev, struct frame *f, const struct spf
 	rc = spfkit__expand_target(ev, f, &t->domain, SPFKIT__MACRO_DOMAIN, &f->target,
 				   &f->target_len, &failed);
 	if (rc == STEP_DONE && !failed)
-		f->target_valid = (uint8_t)spfkit__domain_valid(f->target, f->target_len);
+		f->target_valid = literal != HOT_NOT_LITERAL
+					  ? literal == HOT_LITERAL_VALID
+					  : (uint8_t)spfkit__domain_valid(f->target, f->target_len);
 	if (rc == STEP_DONE && failed) {
 		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
 				   "macro expansion of '%.*s%s' is too long",

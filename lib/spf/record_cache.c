@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "domain.h"
+#include "macro.h"
 #include "record_cache.h"
 
 struct spfkit__rcache {
@@ -208,6 +210,12 @@ static int make_hot(struct spfkit__rcache_entry *e)
 
 		h->mech = t->mech;
 		h->is_modifier = t->is_modifier;
+		if (t->has_domain && t->domain.letters == 0 && t->domain.count == 1 &&
+		    t->domain.pieces[0].kind == SPFKIT_PIECE_LITERAL &&
+		    t->domain.pieces[0].len <= SPFKIT_DOMAIN_MAX_LEN) /* longer: cut (§7.3) */
+			h->literal = spfkit__domain_valid(t->domain.pieces[0].text, t->domain.pieces[0].len)
+					     ? HOT_LITERAL_VALID
+					     : HOT_LITERAL_INVALID;
 		if (t->is_modifier || t->mech != SPFKIT_MECH_IP4)
 			continue;
 		memcpy(&h->ip4, t->ip, 4);
