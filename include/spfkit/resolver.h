@@ -53,6 +53,16 @@ enum spfkit_rrtype {
 	SPFKIT_RR_TXT = 16,
 	SPFKIT_RR_AAAA = 28,
 	SPFKIT_RR_SPF = 99, /* stored by the zone backend, never queried (RFC 7208 §3.1) */
+	/*
+	 * Not a type on the wire (65280 is the first of RFC 6895's private
+	 * use): a TXT question whose answer keeps the character-strings as
+	 * they were published, for tools that check how a record was split
+	 * (`spfkit lint`). Each record's data is its RDATA: every string
+	 * after its length octet (RFC 1035 §3.3.14). The zone and c-ares
+	 * backends answer it (the question sent is TXT); the evaluator never
+	 * asks it, and a backend that does not know it may fail the submit.
+	 */
+	SPFKIT_RR_TXT_STRINGS = 65280,
 };
 
 /*

@@ -282,7 +282,9 @@ static int cares_submit(void *impl, const char *name, size_t len, uint16_t type,
 	if (cb == NULL || (name == NULL && len > 0))
 		return SPFKIT_EINVAL;
 	spfkit__dnsb_init(&b, c->alloc, 512);
-	rc = spfkit__dns_query(&b, name, len, type, c->edns_udp_size);
+	/* SPFKIT_RR_TXT_STRINGS is a TXT question whose answer keeps its strings */
+	rc = spfkit__dns_query(&b, name, len, type == SPFKIT_RR_TXT_STRINGS ? SPFKIT_RR_TXT : type,
+			       c->edns_udp_size);
 	q = rc == 0 ? q_new(c, name, len, type) : NULL;
 	if (q == NULL) {
 		spfkit__dnsb_free(&b);

@@ -33,6 +33,7 @@ struct rd {
 	size_t msglen;        /* pointers may reach anywhere before this */
 	struct spfkit__dns_reply *r;
 	uint16_t qtype;
+	int keep_strings; /* SPFKIT_RR_TXT_STRINGS asked: TXT RDATA as it came */
 	struct rrref *an;     /* the answer section, an_n of them */
 	size_t an_n;
 	struct chain chain;
@@ -517,6 +518,19 @@ static int decode_rr(struct rd *p, const struct rrref *ref, struct spfkit_dns_rr
 		ok = decode_name(p, rr);
 		break;
 	case SPFKIT_RR_TXT:
+		if (p->keep_strings) {
+			o = out_alloc(p, (size_t)ref->rdlen + 1);
+			if (o == NULL)
+				break;
+			(void)read_strings(p, NULL); /* checks them */
+			memcpy(o, p->c.base + ref->rdata, ref->rdlen);
+			o[ref->rdlen] = 0;
+			rr->type = SPFKIT_RR_TXT_STRINGS;
+			rr->data = o;
+			rr->len = ref->rdlen;
+			break;
+		}
+		/* fall through */
 	case SPFKIT_RR_SPF:
 		/* Joined, the strings are never longer than their RDATA. */
 		o = out_alloc(p, (size_t)ref->rdlen + 1);
@@ -732,6 +746,10 @@ int spfkit__dns_reply_parse(struct spfkit__dns_reply *r, const void *msg, size_t
 	p->msglen = len;
 	p->r = r;
 	p->qtype = qtype;
+	if (qtype == SPFKIT_RR_TXT_STRINGS) { /* resolver.h: a TXT question */
+		p->qtype = SPFKIT_RR_TXT;
+		p->keep_strings = 1;
+	}
 	p->ttl = UINT32_MAX;
 	if (len > SPFKIT__DNS_MSG_MAX)
 		fail(p, "malformed reply: longer than 65535 octets");

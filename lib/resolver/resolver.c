@@ -52,6 +52,7 @@ const char *spfkit_rrtype_name(uint16_t type, char *buf, size_t size)
 	case SPFKIT_RR_TXT: name = "TXT"; break;
 	case SPFKIT_RR_AAAA: name = "AAAA"; break;
 	case SPFKIT_RR_SPF: name = "SPF"; break;
+	case SPFKIT_RR_TXT_STRINGS: name = "TXT(strings)"; break;
 	}
 	/* Unknown types in the RFC 3597 §5 form; a short buf truncates. */
 	if (name != NULL)

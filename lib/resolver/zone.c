@@ -19,8 +19,10 @@
 
 #include "zone_int.h"
 
-/* Types the zone stores, as indexes into struct znode.sets. */
-enum { T_A, T_CNAME, T_PTR, T_MX, T_TXT, T_AAAA, T_SPF, T_COUNT };
+/* Types the zone stores, as indexes into struct znode.sets. T_TXT and
+ * T_TXTS hold the same records in lockstep (index i of one is index i of
+ * the other): joined, and as the character-strings were written. */
+enum { T_A, T_CNAME, T_PTR, T_MX, T_TXT, T_AAAA, T_SPF, T_TXTS, T_COUNT };
 
 static int type_index(uint16_t type)
 {
@@ -32,6 +34,7 @@ static int type_index(uint16_t type)
 	case SPFKIT_RR_TXT: return T_TXT;
 	case SPFKIT_RR_AAAA: return T_AAAA;
 	case SPFKIT_RR_SPF: return T_SPF;
+	case SPFKIT_RR_TXT_STRINGS: return T_TXTS;
 	}
 	return -1;
 }
@@ -329,6 +332,60 @@ size_t spfkit_zone_size(const struct spfkit_zone *zone)
 	return zone != NULL ? zone->nnamed : 0;
 }
 
+/* ---- TXT as character-strings (resolver.h: SPFKIT_RR_TXT_STRINGS) ---- */
+
+/* Each string's length octet must end inside the data, the last exactly
+ * at its end (RFC 1035 §3.3). 0 with the joined length, or EINVAL. */
+static int strings_joined_len(const void *data, size_t len, size_t *joined, const char **why)
+{
+	const unsigned char *w = data;
+	size_t i = 0, n = 0;
+
+	while (i < len) {
+		if ((size_t)w[i] > len - i - 1)
+			return fail_why(why, "a TXT character-string runs past the end", SPFKIT_EINVAL);
+		n += w[i];
+		i += 1 + (size_t)w[i];
+	}
+	if (joined != NULL)
+		*joined = n;
+	return 0;
+}
+
+static void strings_join(const unsigned char *w, size_t len, unsigned char *out)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		if (w[i] > 0)
+			memcpy(out, w + i + 1, w[i]);
+		out += w[i];
+		i += 1 + (size_t)w[i];
+	}
+}
+
+/* Joined text as strings of 255 octets, the last shorter; "" as one
+ * empty string. Writes text_strings_len(len) octets. */
+static size_t text_strings_len(size_t len)
+{
+	return len + (len == 0 ? 1 : (len + 254) / 255);
+}
+
+static void text_split(const unsigned char *t, size_t len, unsigned char *out)
+{
+	size_t chunk;
+
+	do {
+		chunk = len > 255 ? 255 : len;
+		*out++ = (unsigned char)chunk;
+		if (chunk > 0) /* data may be NULL when empty */
+			memcpy(out, t, chunk);
+		out += chunk;
+		t += chunk;
+		len -= chunk;
+	} while (len > 0);
+}
+
 /* Check the record data for its type; names lose their final dot. */
 static int rdata_check(uint16_t type, const void *data, size_t *len, const char **why)
 {
@@ -353,6 +410,10 @@ static int rdata_check(uint16_t type, const void *data, size_t *len, const char 
 		if (*len > SPFKIT__ZONE_RDATA_MAX)
 			return fail_why(why, "text longer than 65535 bytes", SPFKIT_E2BIG);
 		return 0;
+	case SPFKIT_RR_TXT_STRINGS:
+		if (*len > SPFKIT__ZONE_RDATA_MAX)
+			return fail_why(why, "TXT data longer than 65535 bytes", SPFKIT_E2BIG);
+		return strings_joined_len(data, *len, NULL, why);
 	}
 	return fail_why(why, "unsupported record type", SPFKIT_EINVAL);
 }
@@ -420,22 +481,108 @@ static int rdata_eq(uint16_t type, const struct spfkit_dns_rr *rr, const void *d
  * set (then its TTL is merged), 0 when it is new. A linear scan: a set
  * holds at most SPFKIT_ZONE_MAX_RRSET records (set_reserve()).
  */
+static void rr_merge_ttl(struct zset *set, uint32_t i, uint32_t ttl)
+{
+	if (ttl < set->rrs[i].ttl)
+		set->rrs[i].ttl = ttl;
+	if (ttl < set->min_ttl)
+		set->min_ttl = ttl;
+}
+
 static int set_merge_duplicate(struct zset *set, uint16_t type, uint32_t ttl, const void *data,
 			       size_t len, uint16_t pref)
 {
 	uint32_t i;
 
 	for (i = 0; i < set->count; i++) {
-		struct spfkit_dns_rr *rr = &set->rrs[i];
-
-		if (!rdata_eq(type, rr, data, len, pref))
+		if (!rdata_eq(type, &set->rrs[i], data, len, pref))
 			continue;
-		if (ttl < rr->ttl)
-			rr->ttl = ttl;
-		if (ttl < set->min_ttl)
-			set->min_ttl = ttl;
+		rr_merge_ttl(set, i, ttl);
 		return 1;
 	}
+	return 0;
+}
+
+static void set_append(struct zset *set, uint16_t type, uint16_t pref, uint32_t ttl,
+		       const unsigned char *data, size_t len)
+{
+	struct spfkit_dns_rr *rr = &set->rrs[set->count];
+
+	rr->type = type;
+	rr->pref = type == SPFKIT_RR_MX ? pref : 0;
+	rr->ttl = ttl;
+	rr->data = data;
+	rr->len = len;
+	if (set->count == 0 || ttl < set->min_ttl)
+		set->min_ttl = ttl;
+	set->count++;
+}
+
+/*
+ * A TXT record, given joined (SPFKIT_RR_TXT) or as its strings
+ * (SPFKIT_RR_TXT_STRINGS, checked): kept both ways, so a TXT question
+ * is answered without copying and lint can still see where a record
+ * was split. Duplicates are the same joined text (as before strings
+ * were kept): the first one's strings stay.
+ */
+static int zone_add_text(struct spfkit_zone *zone, const char *name, size_t name_len,
+			 uint16_t type, uint32_t ttl, const unsigned char *data, size_t len,
+			 const char **why)
+{
+	size_t jlen = len, wlen = len, i;
+	struct zprep prep;
+	struct znode *n;
+	unsigned char *buf;
+	int rc;
+
+	if (type == SPFKIT_RR_TXT_STRINGS) {
+		if (strings_joined_len(data, len, &jlen, why) != 0)
+			return SPFKIT_EINVAL;
+	} else {
+		wlen = text_strings_len(len);
+	}
+	buf = spfkit__arena_alloc(&zone->arena, jlen + wlen + 1);
+	if (buf == NULL)
+		return SPFKIT_ENOMEM;
+	if (type == SPFKIT_RR_TXT_STRINGS) {
+		strings_join(data, len, buf);
+		memcpy(buf + jlen, data, len);
+	} else {
+		if (len > 0)
+			memcpy(buf, data, len);
+		text_split(data, len, buf + jlen);
+	}
+	n = zone_find(zone, name, name_len, spfkit__name_hash(name, name_len));
+	if (n != NULL) {
+		struct zset *txt = &n->sets[T_TXT];
+
+		for (i = 0; i < txt->count; i++) {
+			if (!rdata_eq(SPFKIT_RR_TXT, &txt->rrs[i], buf, jlen, 0))
+				continue;
+			rr_merge_ttl(txt, (uint32_t)i, ttl);
+			rr_merge_ttl(&n->sets[T_TXTS], (uint32_t)i, ttl);
+			return 0;
+		}
+	}
+	rc = zone_prepare(zone, name, name_len, &prep);
+	if (rc == 0)
+		rc = cname_conflict(prep.leaf, T_TXT, why);
+	if (rc == 0)
+		rc = set_reserve(zone->alloc, &prep.leaf->sets[T_TXT], why);
+	if (rc == 0)
+		rc = set_reserve(zone->alloc, &prep.leaf->sets[T_TXTS], why);
+	if (rc != 0) {
+		/* a node made for this add is not in the table: what it got
+		 * would never be freed with the zone */
+		if (prep.nfresh > 0 && prep.fresh[0] == prep.leaf) {
+			spfkit__free(zone->alloc, prep.leaf->sets[T_TXT].rrs);
+			memset(&prep.leaf->sets[T_TXT], 0, sizeof(prep.leaf->sets[T_TXT]));
+		}
+		return rc;
+	}
+	zone_commit(zone, &prep, 0);
+	set_append(&prep.leaf->sets[T_TXT], SPFKIT_RR_TXT, 0, ttl, buf, jlen);
+	set_append(&prep.leaf->sets[T_TXTS], SPFKIT_RR_TXT_STRINGS, 0, ttl, buf + jlen, wlen);
 	return 0;
 }
 
@@ -445,7 +592,6 @@ int spfkit__zone_add(struct spfkit_zone *zone, const char *name, size_t name_len
 	struct zprep prep;
 	struct znode *n;
 	struct zset *set;
-	struct spfkit_dns_rr *rr;
 	const unsigned char *copy = zone_empty_data;
 	unsigned char *buf;
 	int ti = type_index(type), rc;
@@ -464,6 +610,8 @@ int spfkit__zone_add(struct spfkit_zone *zone, const char *name, size_t name_len
 	rc = rdata_check(type, data, &len, why);
 	if (rc != 0)
 		return rc;
+	if (type == SPFKIT_RR_TXT || type == SPFKIT_RR_TXT_STRINGS)
+		return zone_add_text(zone, name, name_len, type, ttl, data, len, why);
 	n = zone_find(zone, name, name_len, spfkit__name_hash(name, name_len));
 	if (n != NULL &&
 	    set_merge_duplicate(&n->sets[ti], type, ttl, data, len, type == SPFKIT_RR_MX ? pref : 0))
@@ -485,15 +633,7 @@ int spfkit__zone_add(struct spfkit_zone *zone, const char *name, size_t name_len
 	if (rc != 0)
 		return rc;
 	zone_commit(zone, &prep, 0);
-	rr = &set->rrs[set->count];
-	rr->type = type;
-	rr->pref = type == SPFKIT_RR_MX ? pref : 0;
-	rr->ttl = ttl;
-	rr->data = copy;
-	rr->len = len;
-	if (set->count == 0 || ttl < set->min_ttl)
-		set->min_ttl = ttl;
-	set->count++;
+	set_append(set, type, pref, ttl, copy, len);
 	return 0;
 }
 

@@ -501,6 +501,15 @@ static int rdata_put_at(struct zf *zf, unsigned long line, const void *p, size_t
 	return -1;
 }
 
+/* TXT data is kept as written: each string after its length octet
+ * (added as SPFKIT_RR_TXT_STRINGS, so lint sees the splits). */
+static int rdata_put_length(struct zf *zf, unsigned long line, size_t len)
+{
+	unsigned char b = (unsigned char)len;
+
+	return rdata_put_at(zf, line, &b, 1);
+}
+
 static int rdata_put(struct zf *zf, const struct tok *t, const void *p, size_t n)
 {
 	return rdata_put_at(zf, t->line, p, n);
@@ -568,6 +577,8 @@ static int rdata_text(struct zf *zf, struct rr_in *rr, struct tok *t)
 
 	while (t->kind == TOK_WORD || t->kind == TOK_QUOTED) {
 		if (decode_string(zf, t, s, &len) != 0)
+			return -1;
+		if (rr->type == SPFKIT_RR_TXT && rdata_put_length(zf, t->line, len) != 0)
 			return -1;
 		if (rdata_put(zf, t, s, len) != 0)
 			return -1;
@@ -692,6 +703,8 @@ static int generic_strings(struct zf *zf, const struct rr_in *rr, const unsigned
 				"%s RFC 3597 data: a string runs past the end", rr->type_name);
 			return -1;
 		}
+		if (rr->type == SPFKIT_RR_TXT && rdata_put_length(zf, rr->line, d[i]) != 0)
+			return -1;
 		if (rdata_put_at(zf, rr->line, d + i + 1, d[i]) != 0)
 			return -1;
 		i += 1 + (size_t)d[i];
@@ -1030,7 +1043,8 @@ static void add_record(struct zf *zf, const struct rr_in *rr)
 	const char *why = NULL;
 	int rc;
 
-	rc = spfkit__zone_add(zf->zone, zf->owner, zf->owner_len, rr->type, rr->ttl,
+	rc = spfkit__zone_add(zf->zone, zf->owner, zf->owner_len,
+			      rr->type == SPFKIT_RR_TXT ? SPFKIT_RR_TXT_STRINGS : rr->type, rr->ttl,
 			      zf->rdata.data, zf->rdata.len, rr->pref, &why);
 	if (rc == SPFKIT_ENOMEM)
 		zf_fail(zf, rc, rr->line, "out of memory");

@@ -106,6 +106,8 @@ static int put_rdata(struct spfkit__buf *b, const struct spfkit_dns_rr *rr,
 	case SPFKIT_RR_TXT:
 	case SPFKIT_RR_SPF:
 		return dnsd__put_txt(b, rr->data, rr->len, action);
+	case SPFKIT_RR_TXT_STRINGS: /* the strings as the zone file wrote them */
+		return spfkit__buf_append(b, rr->data, rr->len);
 	default:
 		return spfkit__buf_append(b, rr->data, rr->len);
 	}
@@ -120,7 +122,9 @@ static int put_records(struct spfkit__buf *b, const struct spfkit_dns_answer *a,
 	for (i = 0; i < a->count; i++) {
 		const struct spfkit_dns_rr *rr = &a->rrs[i];
 
-		dnsd_wire_rr_begin(b, DNSD_WIRE_HDR, rr->type, DNSD_CLASS_IN, rr->ttl, &rdlen_off);
+		dnsd_wire_rr_begin(b, DNSD_WIRE_HDR,
+				   rr->type == SPFKIT_RR_TXT_STRINGS ? SPFKIT_RR_TXT : rr->type,
+				   DNSD_CLASS_IN, rr->ttl, &rdlen_off);
 		rc = put_rdata(b, rr, action);
 		if (rc == 0)
 			rc = dnsd_wire_rr_end(b, rdlen_off);
@@ -164,13 +168,18 @@ int dnsd__zone_reply(struct spfkit__buf *b, const struct dnsd_reply_in *in,
 		     const struct dnsd_wire_msg *q)
 {
 	struct spfkit_dns_answer a;
+	uint16_t ask = in->q->qtype;
 	int rc;
 
 	memset(&a, 0, sizeof(a));
 	if (in->zone == NULL)
 		return SPFKIT_ESTATE;
+	/* TXT goes out split as the zone file wrote it, unless a hostile
+	 * action reshapes the strings itself */
+	if (ask == SPFKIT_RR_TXT && in->action < DNSD_TXT_NO_STRINGS)
+		ask = SPFKIT_RR_TXT_STRINGS;
 	/* Raw text: the zone keys names by their bytes, escapes uninterpreted. */
-	if (spfkit_zone_lookup(in->zone, in->q->qraw, in->q->qraw_len, in->q->qtype, &a) != 0) {
+	if (spfkit_zone_lookup(in->zone, in->q->qraw, in->q->qraw_len, ask, &a) != 0) {
 		dnsd__reply_empty(b, q, DNSD_RCODE_REFUSED, 0); /* a name the zone cannot hold */
 		return b->err ? b->err : DNSD_SEND;
 	}

@@ -26,9 +26,10 @@
  *    (CNAME chains the zone followed are collapsed onto the question).
  *    The zone is asked for the raw text of the name (label bytes as
  *    they are, joined by dots), so "a b.example" finds "a b.example".
- *    TXT/SPF data is cut into strings of at most 255 bytes; empty data
- *    is one empty string, as TXT "" in a master file (the zone cannot
- *    tell it from a TXT with no strings: DNSD_TXT_NO_STRINGS sends that).
+ *    TXT data goes as the character-strings the zone file wrote (a
+ *    record added joined, and SPF data, is cut into strings of at most
+ *    255 bytes); empty data is one empty string, as TXT "" in a master
+ *    file (DNSD_TXT_NO_STRINGS sends a TXT with no strings).
  *  - NODATA: NOERROR, no answers; NXDOMAIN: rcode 3; both with an SOA in
  *    the authority section whose MINIMUM and TTL are the negative TTL
  *    (RFC 2308 §3), owned by the last two labels of the question.

@@ -998,6 +998,32 @@ static void reply_reused(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
+/* resolver.h's SPFKIT_RR_TXT_STRINGS: a TXT answer with its strings
+ * kept, RDATA as it came, and the same checks on them. */
+static void txt_strings_kept_for_txt_strings(void **state)
+{
+	struct t *t = *state;
+	const struct spfkit_dns_answer *a;
+
+	start(t, QR_RA, 1, 0, SPFKIT_RR_TXT);
+	spfkit__dnsb_rr_begin(&t->b, QNAME, QLEN, SPFKIT_RR_TXT, 300);
+	spfkit__dnsb_bytes(&t->b, "\006v=spf1\005 -all\003a\000b\000", 18);
+	spfkit__dnsb_rr_end(&t->b);
+	a = parse(t, SPFKIT_RR_TXT_STRINGS);
+	assert_int_equal(a->status, SPFKIT_DNS_OK);
+	assert_int_equal(a->count, 1);
+	assert_int_equal(a->rrs[0].type, SPFKIT_RR_TXT_STRINGS);
+	assert_int_equal(a->rrs[0].len, 18);
+	assert_memory_equal(a->rrs[0].data, "\006v=spf1\005 -all\003a\000b\000", 18);
+	/* a string running past its RDATA is as malformed as for TXT */
+	restart(t, 65535);
+	start(t, QR_RA, 1, 0, SPFKIT_RR_TXT);
+	spfkit__dnsb_rr_begin(&t->b, QNAME, QLEN, SPFKIT_RR_TXT, 300);
+	spfkit__dnsb_bytes(&t->b, "\011v=spf1", 7);
+	spfkit__dnsb_rr_end(&t->b);
+	want_malformed(t, SPFKIT_RR_TXT_STRINGS, "malformed reply: TXT string runs past the end");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1005,6 +1031,7 @@ int main(void)
 		cmocka_unit_test(name_root_and_final_dot),
 		cmocka_unit_test(name_rejects_bad_text),
 		T(query_has_opt_last),
+		T(txt_strings_kept_for_txt_strings),
 		T(query_rejects_bad_name),
 		T(a_records_and_min_ttl),
 		T(aaaa_record),

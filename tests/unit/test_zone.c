@@ -1141,9 +1141,54 @@ static void wildcard_at_the_root_and_none(void **state)
 	spfkit_zone_free(z);
 }
 
+/* TXT kept joined and as strings, in lockstep (resolver.h
+ * SPFKIT_RR_TXT_STRINGS): joined text added from code is cut into
+ * 255-octet strings; strings added are joined for TXT; a duplicate's
+ * TTL reaches both; strings that run past their data are refused. */
+static void txt_kept_joined_and_as_strings(void **state)
+{
+	struct spfkit_zone *z = zone_new();
+	struct spfkit_dns_answer a;
+	char text[300];
+
+	(void)state;
+	memset(text, 'x', sizeof(text));
+	add(z, "long.example", SPFKIT_RR_TXT, 3600, text, sizeof(text), 0);
+	a = look(z, "long.example", SPFKIT_RR_TXT_STRINGS);
+	assert_int_equal(a.status, SPFKIT_DNS_OK);
+	assert_int_equal(a.count, 1);
+	assert_int_equal(a.rrs[0].type, SPFKIT_RR_TXT_STRINGS);
+	assert_int_equal(a.rrs[0].len, 302);
+	assert_int_equal(a.rrs[0].data[0], 255);
+	assert_int_equal(a.rrs[0].data[256], 45);
+	add(z, "s.example", SPFKIT_RR_TXT_STRINGS, 3600, "\003ab \003-al\001l", 10, 0);
+	a = look(z, "s.example", SPFKIT_RR_TXT);
+	assert_int_equal(a.count, 1);
+	assert_memory_equal(a.rrs[0].data, "ab -all", 7);
+	assert_int_equal(a.rrs[0].len, 7);
+	/* the same joined text again, split otherwise: one record, the smaller TTL */
+	add(z, "s.example", SPFKIT_RR_TXT_STRINGS, 60, "\007ab -all", 8, 0);
+	a = look(z, "s.example", SPFKIT_RR_TXT);
+	assert_int_equal(a.count, 1);
+	assert_int_equal(a.ttl, 60);
+	a = look(z, "s.example", SPFKIT_RR_TXT_STRINGS);
+	assert_int_equal(a.count, 1);
+	assert_int_equal(a.ttl, 60);
+	assert_int_equal(a.rrs[0].len, 10);
+	add(z, "empty.example", SPFKIT_RR_TXT, 3600, "", 0, 0);
+	a = look(z, "empty.example", SPFKIT_RR_TXT_STRINGS);
+	assert_int_equal(a.rrs[0].len, 1);
+	assert_int_equal(a.rrs[0].data[0], 0);
+	assert_int_equal(spfkit_zone_add(z, "bad.example", 11, SPFKIT_RR_TXT_STRINGS, 1, "\005ab", 3, 0),
+			 SPFKIT_EINVAL);
+	want_status(z, "bad.example", SPFKIT_RR_TXT, SPFKIT_DNS_NXDOMAIN);
+	spfkit_zone_free(z);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(txt_kept_joined_and_as_strings),
 		cmocka_unit_test(wildcard_answers_only_names_that_do_not_exist),
 		cmocka_unit_test(wildcard_at_the_root_and_none),
 		cmocka_unit_test(lookup_a_gives_all_addresses_in_order),

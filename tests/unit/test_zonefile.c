@@ -299,6 +299,35 @@ static void txt_strings_join_without_separator(void **state)
 	done(&l);
 }
 
+/* The strings as written stay visible (resolver.h SPFKIT_RR_TXT_STRINGS),
+ * in quoted, unquoted and RFC 3597 form; SPF (99) is kept joined only. */
+static void txt_strings_as_written(void **state)
+{
+	const struct spfkit_dns_rr *rr;
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l,
+		"a.example. TXT \"v=spf1 ip4:192.0.2.1\" \"-all\"\n"
+		"b.example. TXT word \"\"\n"
+		"c.example. TXT \\# 6 02 6869 02 6a6b\n"
+		"a.example. SPF \"v=spf1\" \" -all\"\n",
+		NULL);
+	rr = one(&l, "a.example", SPFKIT_RR_TXT_STRINGS);
+	assert_int_equal(rr->len, 26);
+	assert_memory_equal(rr->data, "\024v=spf1 ip4:192.0.2.1\004-all", 26);
+	want_text(&l, "a.example", "v=spf1 ip4:192.0.2.1-all", 24);
+	rr = one(&l, "b.example", SPFKIT_RR_TXT_STRINGS);
+	assert_int_equal(rr->len, 6);
+	assert_memory_equal(rr->data, "\004word\000", 6);
+	rr = one(&l, "c.example", SPFKIT_RR_TXT_STRINGS);
+	assert_int_equal(rr->len, 6);
+	assert_memory_equal(rr->data, "\002hi\002jk", 6);
+	want_text(&l, "c.example", "hijk", 4);
+	assert_int_equal(look(&l, "a.example", SPFKIT_RR_SPF).count, 1);
+	done(&l);
+}
+
 static void txt_unquoted_words_are_strings(void **state)
 {
 	struct loaded l;
@@ -935,6 +964,7 @@ int main(void)
 		cmocka_unit_test(exact_duplicates_are_dropped),
 		cmocka_unit_test(near_duplicates_are_kept),
 		cmocka_unit_test(txt_strings_join_without_separator),
+		cmocka_unit_test(txt_strings_as_written),
 		cmocka_unit_test(txt_unquoted_words_are_strings),
 		cmocka_unit_test(txt_escapes),
 		cmocka_unit_test(txt_empty_string),
