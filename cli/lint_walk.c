@@ -688,6 +688,47 @@ static void wildcard_check(struct walk *w, const char *domain, size_t dlen)
 		 (int)plen, probe, (int)dlen, domain, (int)dlen, domain, (int)dlen, domain);
 }
 
+/*
+ * §3.3: the record's character-strings as published (resolver.h:
+ * SPFKIT_RR_TXT_STRINGS), for string-over-255 and split-inside-token.
+ * A backend that cannot give them is no finding.
+ */
+static void published_strings(struct walk *w, const char *domain, size_t dlen, const char *text,
+			      size_t len)
+{
+	const struct lint_answer *a;
+	const unsigned char *d;
+	const char **strs;
+	size_t *lens, i, j, n, off, joined;
+
+	if (lint_dns_ask(w->dns, domain, dlen, SPFKIT_RR_TXT_STRINGS, &a) != 0 ||
+	    a->status != SPFKIT_DNS_OK)
+		return;
+	for (i = 0; i < a->count; i++) {
+		d = a->rrs[i].data;
+		for (n = 0, joined = 0, off = 0; off < a->rrs[i].len; off += 1u + d[off], n++)
+			joined += d[off];
+		if (off != a->rrs[i].len || joined != len || n == 0)
+			continue; /* malformed, or another record */
+		strs = spfkit__arena_alloc(&w->r->arena, n * sizeof(*strs));
+		lens = spfkit__arena_alloc(&w->r->arena, n * sizeof(*lens));
+		if (strs == NULL || lens == NULL) {
+			w->r->err = SPFKIT_ENOMEM;
+			return;
+		}
+		for (j = 0, off = 0; j < n; off += 1u + d[off], j++) {
+			strs[j] = (const char *)d + off + 1;
+			lens[j] = d[off];
+		}
+		for (j = 0, off = 0; j < n && memcmp(text + off, strs[j], lens[j]) == 0; j++)
+			off += lens[j];
+		if (j < n)
+			continue;
+		lint_string_checks(w->r, domain, text, strs, lens, n);
+		return;
+	}
+}
+
 static void ttl_check(struct walk *w, const char *domain, const struct lint_answer *a)
 {
 	if (a->ttl < TTL_LOW)
@@ -747,6 +788,7 @@ static int walk_domain_body(struct walk *w, const char *domain, size_t dlen, enu
 		return 0;
 	}
 	ttl_check(w, n.domain, txt);
+	published_strings(w, n.domain, n.dlen, text, len);
 	lint_size_checks(w->r, n.domain, n.dlen, text, len, txt);
 	return parse_and_walk(w, &n, text, len);
 }

@@ -7,8 +7,9 @@ For each id, `spfkit lint --json` of <id>.bad.example (in checks.zone)
 must report that id, with the catalogue's fields (severity, section,
 message, fix; the term and its offset where the check names a term),
 and exit with the status its findings call for; <id>.good.example must
-not report it. The ids that need the strings of a record as written
-(string-over-255, split-inside-token) use --record with zone-file strings.
+not report it. split-inside-token is also checked with --record, and
+string-over-255 only there: no zone file or DNS answer can hold such a
+string.
 dns-failure needs a failing server: tests/cli/lint-dns-failure covers it.
 """
 import json
@@ -24,7 +25,7 @@ ZONE_IDS = [
     "duplicate-include", "dynamic-target", "ptr-used", "record-over-450", "answer-over-512",
     "spf-rr-type", "bad-macro", "macro-leak", "private-range", "duplicate-netblock",
     "overlapping-netblock", "unreachable-term", "exp-target", "exp-in-include", "ttl",
-    "wildcard-record",
+    "wildcard-record", "split-inside-token",
 ]
 # ids that name a term: the finding must carry it and its offset
 TERM_IDS = {

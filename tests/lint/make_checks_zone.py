@@ -82,6 +82,7 @@ CASES = {
                        'TXT "v=spf1 include:good-spf.example -all"'),
     "ttl": ('60 TXT "v=spf1 -all"', '3600 TXT "v=spf1 -all"'),
     # the good one has a wildcard too, but without an SPF record in it
+    "split-inside-token": ('TXT "v=spf1 ip4:192.0.2.1" "-all"', 'TXT "v=spf1 ip4:192.0.2.1 " "-all"'),
     "wildcard-record": ('TXT "v=spf1 -all"\n*.@D@ TXT "v=spf1 -all"',
                         'TXT "v=spf1 -all"\n*.@D@ TXT "not spf"'),
 }
