@@ -176,6 +176,7 @@ static char *header_comment(const SPF_request_t *sr, const SPF_response_t *rp)
 	char ipbuf[INET6_ADDRSTRLEN], num[32];
 	const char *ip = client_ip(sr, ipbuf, sizeof(ipbuf));
 	char *source;
+	size_t room;
 
 	if (ip == NULL)
 		ip = "(unknown ip address)";
@@ -193,6 +194,9 @@ static char *header_comment(const SPF_request_t *sr, const SPF_response_t *rp)
 	if (source == NULL)
 		return NULL;
 	sb_clean(&b, rec_dom != NULL ? rec_dom : "", SPF2_VALUE_MAX);
+	/* libspf2 writes the comment into rec_dom + source + ip + 80 bytes
+	 * and cuts what does not fit (a long SPF_strerror() text) */
+	room = b.len + strlen(source) + strlen(ip) + 80 - 1;
 	sb_str(&b, ": ");
 	switch (rp->result) {
 	case SPF_RESULT_PASS:
@@ -250,6 +254,10 @@ static char *header_comment(const SPF_request_t *sr, const SPF_response_t *rp)
 		break;
 	}
 	free(source);
+	if (!b.oom && b.len > room) {
+		b.len = room;
+		b.p[room] = '\0';
+	}
 	return sb_take(&b);
 }
 
@@ -335,11 +343,171 @@ static SPF_errcode_t finish(SPF_request_t *sr, SPF_response_t *rp, SPF_result_t 
 /* ---- mapping spfkit's result ----------------------------------------- */
 
 /*
- * The libspf2 error code for a permerror, from spfkit's problem text.
- * Syntax errors read "SPF record of D, term 'T' at offset N: RULE (RFC
- * 7208 section S)": only RULE is looked at, so no domain or term text
- * can pick the code.
+ * A syntax problem reads "SPF record of D, term 'T' at offset N: RULE
+ * (RFC 7208 section S)" (or without the term). The parts are found from
+ * the end, where the wording is fixed: RULE is between the last ": " and
+ * the final " (RFC 7208 section ", and T, which holds no space (terms
+ * are separated by spaces, RFC 7208 §4.6.1), ends at "' at offset "
+ * and starts after the last space before it. So the domain D, whatever
+ * bytes it has, never decides what is read as RULE or T. 0 when the text
+ * is not of that form; *term_len 0 when there is no term.
  */
+static int syntax_parts(const char *problem, const char **rule, size_t *rule_len,
+			const char **term, size_t *term_len)
+{
+	static const char section[] = " (RFC 7208 section ";
+	static const char offset[] = "' at offset ";
+	const char *end = NULL, *colon = NULL, *t_end = NULL;
+
+	*term = NULL;
+	*term_len = 0;
+	if (strncmp(problem, "SPF record of ", 14) != 0)
+		return 0;
+	for (const char *p = strstr(problem, section); p != NULL; p = strstr(p + 1, section))
+		end = p;
+	if (end == NULL)
+		return 0;
+	for (const char *p = problem; p + 1 < end; p++)
+		if (p[0] == ':' && p[1] == ' ')
+			colon = p;
+	if (colon == NULL)
+		return 0;
+	*rule = colon + 2;
+	*rule_len = (size_t)(end - *rule);
+	for (const char *p = strstr(problem, offset); p != NULL && p < colon;
+	     p = strstr(p + 1, offset))
+		t_end = p;
+	if (t_end != NULL) {
+		const char *t = t_end;
+
+		while (t > problem && t[-1] != ' ')
+			t--;
+		if (*t == '\'' && t < t_end) {
+			*term = t + 1;
+			*term_len = (size_t)(t_end - *term);
+		}
+	}
+	return 1;
+}
+
+static int rule_has(const char *rule, size_t rule_len, const char *words)
+{
+	size_t n = strlen(words);
+
+	for (size_t i = 0; i + n <= rule_len; i++)
+		if (strncmp(rule + i, words, n) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * What libspf2's compiler stops at in a term: after the qualifier, a
+ * name of letters, digits, '-' and '_'; the byte after it ('\0' at the
+ * end of the term). The name is term[*name_start .. +*name_len].
+ */
+static char term_stop(const char *term, size_t term_len, size_t *name_start, size_t *name_len)
+{
+	size_t i = 0, start;
+
+	while (i < term_len && term[i] != '\0' && strchr("+-~?", term[i]) != NULL)
+		i++;
+	start = i;
+	while (i < term_len && (isalnum((unsigned char)term[i]) || term[i] == '-' || term[i] == '_'))
+		i++;
+	*name_start = start;
+	*name_len = i - start;
+	return i < term_len ? term[i] : '\0';
+}
+
+/* Is the term an include: or redirect= (qualifier allowed)? */
+static int term_names_record(const char *term, size_t term_len)
+{
+	size_t q = 0;
+
+	while (q < term_len && term[q] != '\0' && strchr("+-~?", term[q]) != NULL)
+		q++;
+	return (term_len - q >= 8 && strncasecmp(term + q, "include:", 8) == 0) ||
+	       (term_len - q >= 9 && strncasecmp(term + q, "redirect=", 9) == 0);
+}
+
+/*
+ * The code libspf2's compiler gives a term it refuses, from our rule
+ * and the term's shape (libspf2 1.2.10 spf_compile.c: a term starting
+ * with a punctuation mark other than a qualifier is SPF_E_INVALID_PREFIX,
+ * with another non-letter SPF_E_INVALID_CHAR; then the name runs over
+ * letters, digits, '-' and '_': stopped by any other byte than ':', '/',
+ * '=' or the end it is SPF_E_INVALID_CHAR; an unknown name
+ * SPF_E_UNKNOWN_MECH; a value or a cidr-length where the mechanism
+ * takes none SPF_E_INVALID_OPT or SPF_E_INVALID_CIDR; a missing value
+ * SPF_E_MISSING_OPT). A domain-spec it does not check (toplabel, empty)
+ * in an include: or redirect= is looked up as it is and has no record:
+ * SPF_E_NOT_SPF.
+ */
+static SPF_errcode_t syntax_code(const char *rule, size_t rule_len, const char *term,
+				 size_t term_len)
+{
+	static const struct {
+		const char *words;
+		SPF_errcode_t code;
+	} rules[] = {
+		{"qualifier before a modifier", SPF_E_MOD_W_PREF},
+		{"empty modifier name", SPF_E_INVALID_PREFIX},
+		{"needs \":\"", SPF_E_MISSING_OPT},
+		{"ip4 takes no ip6-cidr-length", SPF_E_INVALID_IP4},
+		{"ip6 takes a single", SPF_E_INVALID_IP6},
+		{"toplabel", SPF_E_BAD_HOST_TLD},
+		{"domain-spec must end in", SPF_E_BAD_HOST_TLD},
+		{"cidr-length", SPF_E_INVALID_CIDR},
+		{"ip4", SPF_E_INVALID_IP4},
+		{"ip6", SPF_E_INVALID_IP6},
+		{"macro", SPF_E_INVALID_VAR},
+		{"character", SPF_E_INVALID_CHAR},
+		{"non-ASCII", SPF_E_INVALID_CHAR},
+	};
+	size_t name_start, name_len;
+	char stop;
+
+	if (term_len > 0 && term_names_record(term, term_len) &&
+	    (rule_has(rule, rule_len, "toplabel") ||
+	     rule_has(rule, rule_len, "domain-spec must end in") ||
+	     rule_has(rule, rule_len, "empty domain-spec")))
+		return SPF_E_NOT_SPF;
+	if (term_len > 0 && rule_has(rule, rule_len, "modifier name must start with a letter"))
+		return ispunct((unsigned char)term[0]) ? SPF_E_INVALID_PREFIX : SPF_E_INVALID_CHAR;
+	if (term_len > 0 && rule_has(rule, rule_len, "unknown mechanism")) {
+		stop = term_stop(term, term_len, &name_start, &name_len);
+		return stop == '\0' || stop == ':' || stop == '/' || stop == '='
+			       ? SPF_E_UNKNOWN_MECH
+			       : SPF_E_INVALID_CHAR;
+	}
+	if (term_len > 0 && (rule_has(rule, rule_len, "control character") ||
+			     rule_has(rule, rule_len, "non-ASCII"))) {
+		/* libspf2 splits terms at spaces only: the byte is part of
+		 * the term, and an ip4:/ip6: address holding it does not parse */
+		stop = term_stop(term, term_len, &name_start, &name_len);
+		if (stop == ':' && name_len == 3 && strncasecmp(term + name_start, "ip4", 3) == 0)
+			return SPF_E_INVALID_IP4;
+		if (stop == ':' && name_len == 3 && strncasecmp(term + name_start, "ip6", 3) == 0)
+			return SPF_E_INVALID_IP6;
+		return SPF_E_INVALID_CHAR;
+	}
+	if (term_len > 0 && (rule_has(rule, rule_len, "takes no argument") ||
+			     rule_has(rule, rule_len, "unexpected text after mechanism name"))) {
+		stop = term_stop(term, term_len, &name_start, &name_len);
+		return stop == ':' || stop == '=' ? SPF_E_INVALID_OPT
+		       : stop == '/'		  ? SPF_E_INVALID_CIDR
+						  : SPF_E_INVALID_CHAR;
+	}
+	if (rule_has(rule, rule_len, "unknown mechanism"))
+		return SPF_E_UNKNOWN_MECH;
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		if (rule_has(rule, rule_len, rules[i].words))
+			return rules[i].code;
+	}
+	return SPF_E_SYNTAX;
+}
+
+/* The libspf2 error code for a permerror, from spfkit's problem text. */
 static SPF_errcode_t problem_code(const char *problem)
 {
 	static const struct {
@@ -357,31 +525,16 @@ static SPF_errcode_t problem_code(const char *problem)
 		{"nesting too deep", SPF_E_RECURSIVE},
 		{"redirect target", SPF_E_NOT_SPF},
 		{"is too long", SPF_E_BIG_STRING},
-	}, rules[] = {
-		{"unknown mechanism", SPF_E_UNKNOWN_MECH},
-		{"qualifier before a modifier", SPF_E_MOD_W_PREF},
-		{"cidr-length", SPF_E_INVALID_CIDR},
-		{"ip4", SPF_E_INVALID_IP4},
-		{"ip6", SPF_E_INVALID_IP6},
-		{"macro", SPF_E_INVALID_VAR},
-		{"toplabel", SPF_E_BAD_HOST_TLD},
-		{"character", SPF_E_INVALID_CHAR},
-		{"non-ASCII", SPF_E_INVALID_CHAR},
 	};
-	const char *rule;
+	const char *rule, *term;
+	size_t rule_len, term_len;
 
 	if (problem == NULL)
 		return SPF_E_SYNTAX;
 	if (strncmp(problem, "SPF record of ", 14) == 0) {
-		rule = strstr(problem, " at offset ");
-		rule = rule != NULL ? strstr(rule, ": ") : NULL;
-		if (rule == NULL)
+		if (!syntax_parts(problem, &rule, &rule_len, &term, &term_len))
 			return SPF_E_SYNTAX;
-		for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
-			if (strstr(rule, rules[i].words) != NULL)
-				return rules[i].code;
-		}
-		return SPF_E_SYNTAX;
+		return syntax_code(rule, rule_len, term, term_len);
 	}
 	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
 		if (strstr(problem, limits[i].words) != NULL)

@@ -33,6 +33,11 @@ struct api {
 	const char *(*strerror_)(SPF_errcode_t);
 	const char *(*strresult)(SPF_result_t);
 	const char *(*strreason)(SPF_reason_t);
+	/* the response's message list (SPF_response_message()) */
+	int (*response_messages)(SPF_response_t *);
+	SPF_error_t *(*response_message)(SPF_response_t *, int);
+	SPF_errcode_t (*error_code)(SPF_error_t *);
+	const char *(*error_message)(SPF_error_t *);
 };
 
 #define SYM(a, f, name) \
@@ -70,6 +75,10 @@ static int api_load(struct api *a, const char *path)
 	SYM(a, strerror_, "SPF_strerror");
 	SYM(a, strresult, "SPF_strresult");
 	SYM(a, strreason, "SPF_strreason");
+	SYM(a, response_messages, "SPF_response_messages");
+	SYM(a, response_message, "SPF_response_message");
+	SYM(a, error_code, "SPF_error_code");
+	SYM(a, error_message, "SPF_error_message");
 	return 0;
 }
 
@@ -89,6 +98,9 @@ struct outcome {
 	char *received_spf, *header_comment, *smtp_comment, *explanation;
 	int value_ok; /* received_spf_value points just after "Received-SPF: " */
 	unsigned questions;
+	int nmessages;
+	SPF_errcode_t first_code; /* code of the first message, when nmessages > 0 */
+	char first_message[512];  /* its text, cut to fit */
 };
 
 static char *dup_or_null(const char *s)
@@ -142,6 +154,15 @@ static int run_query(const struct api *a, SPF_dns_server_t *layer, const struct 
 		o->explanation = dup_or_null(resp->explanation);
 		o->value_ok = resp->received_spf == NULL ||
 			      resp->received_spf_value == resp->received_spf + strlen("Received-SPF: ");
+		o->nmessages = a->response_messages(resp);
+		if (o->nmessages > 0) {
+			SPF_error_t *e = a->response_message(resp, 0);
+			const char *text = e != NULL ? a->error_message(e) : NULL;
+
+			o->first_code = e != NULL ? a->error_code(e) : SPF_E_SUCCESS;
+			snprintf(o->first_message, sizeof(o->first_message), "%s",
+				 text != NULL ? text : "");
+		}
 		a->response_free(resp);
 	}
 	a->request_free(req);
