@@ -52,23 +52,56 @@ struct walk {
 	int rc;         /* SPFKIT_ENOMEM */
 };
 
-/* A target that needs no DNS to expand: none given (the record's own
- * domain) or a macro-free domain-spec. */
-static int literal_target(const struct spfkit_term *t, const char *domain, size_t domain_len,
-			  const char **name, size_t *len)
+/*
+ * A target that needs no DNS to expand: none given (the record's own
+ * domain), a macro-free domain-spec, or macros of the request alone
+ * (§7.3: all but %{p}, whose validated name needs the PTR lookups of
+ * §5.5), expanded as strict evaluation will with `domain` as %{d}. The
+ * expansion lives in ev->scratch until the next one: speculate() files
+ * a copy.
+ */
+static int target_name(struct walk *w, const struct spfkit_term *t, const char *domain,
+		       size_t domain_len, const char **name, size_t *len)
 {
 	const struct spfkit_macro_string *ms = &t->domain;
+	struct spfkit_eval *ev = w->ev;
+	struct spfkit__macro_env env;
+	int rc;
 
 	if (!t->has_domain) {
 		*name = domain;
 		*len = domain_len;
 		return 1;
 	}
-	if (ms->letters != 0 || ms->count != 1 || ms->pieces[0].kind != SPFKIT_PIECE_LITERAL)
+	if (ms->letters == 0 && ms->count == 1 && ms->pieces[0].kind == SPFKIT_PIECE_LITERAL) {
+		*name = ms->pieces[0].text;
+		*len = ms->pieces[0].len;
+		return 1; /* speculate() checks it before filing */
+	}
+	if (ms->letters & (1u << ('p' - 'a')))
 		return 0;
-	*name = ms->pieces[0].text;
-	*len = ms->pieces[0].len;
-	return 1; /* speculate() checks it before filing */
+	memset(&env, 0, sizeof(env));
+	env.sender = ev->sender;
+	env.sender_len = ev->sender_len;
+	env.local = ev->local;
+	env.local_len = ev->local_len;
+	env.sender_domain = ev->sender_domain;
+	env.sender_domain_len = ev->sender_domain_len;
+	env.domain = domain;
+	env.domain_len = domain_len;
+	env.ip = &ev->ip;
+	env.helo = ev->helo;
+	env.helo_len = ev->helo_len;
+	env.receiver = ev->ctx->receiver;
+	env.receiver_len = ev->ctx->receiver_len;
+	env.now = ev->now;
+	spfkit__buf_reset(&ev->scratch);
+	rc = spfkit__macro_expand(ms, &env, SPFKIT__MACRO_DOMAIN, &ev->scratch);
+	if (rc != 0)
+		return 0; /* too long (strict: permerror) or out of memory: not asked */
+	*name = spfkit__buf_str(&ev->scratch);
+	*len = spfkit__domain_trim(*name, ev->scratch.len);
+	return 1;
 }
 
 /* The question already filed, if any (no new entry). */
@@ -235,7 +268,7 @@ static void prefetch_exp(struct walk *w, const struct spfkit_record *rec, const 
 	size_t len;
 
 	if (rec->exp < 0 || w->blind ||
-	    !literal_target(&rec->terms[rec->exp], domain, domain_len, &name, &len))
+	    !target_name(w, &rec->terms[rec->exp], domain, domain_len, &name, &len))
 		return;
 	(void)speculate(w, SPFKIT_RR_TXT, name, len, 0, level + 1u, 0);
 }
@@ -265,7 +298,7 @@ static enum walked walk_dns_term(struct walk *w, const struct spfkit_term *t, st
 	struct query *q;
 	enum walked r;
 
-	if (!literal_target(t, domain, domain_len, &name, &len)) {
+	if (!target_name(w, t, domain, domain_len, &name, &len)) {
 		if (t->mech == SPFKIT_MECH_INCLUDE)
 			w->exact = 0; /* a record we cannot know yet */
 		return W_ON;
@@ -316,7 +349,7 @@ static enum walked walk_redirect(struct walk *w, const struct spfkit_record *rec
 	if (!charge(w, charged))
 		return W_END;
 	t = &rec->terms[rec->redirect];
-	if (!literal_target(t, domain, domain_len, &name, &len)) {
+	if (!target_name(w, t, domain, domain_len, &name, &len)) {
 		w->exact = 0;
 		return W_ON;
 	}

@@ -1323,6 +1323,34 @@ static void la_prefetches_exp_of_a_failing_record(void **state)
 	assert_int_equal(c.avoided, 0);
 }
 
+
+/* A target made of request macros (no %{p}) is asked as early as a
+ * literal one (issue 11, item 4), expanded as strict evaluation will;
+ * %{p} still waits for strict evaluation's PTR lookups. */
+static void la_prefetches_macro_targets(void **state)
+{
+	struct fixture *fx = *state;
+	struct la_count c = {.avoid = "_ptr."};
+	const char *e;
+	unsigned strict, look;
+
+	txt(fx, "mac.example",
+	    "v=spf1 include:i1.mac.example exists:%{ir}._allow.%{d} -all");
+	txt(fx, "i1.mac.example", "v=spf1 a:h1.mac.example -all");
+	addr(fx, "h1.mac.example", "198.51.100.1");
+	addr(fx, "9.2.0.192._allow.mac.example", "127.0.0.2");
+	/* strict: top, i1, h1, exists; lookahead: top, i1+exists, h1 */
+	strict = la_rounds(fx, 0, "192.0.2.9", "a@mac.example", SPFKIT_RESULT_PASS, &e);
+	assert_int_equal(strict, 4);
+	look = la_rounds(fx, 1, "192.0.2.9", "a@mac.example", SPFKIT_RESULT_PASS, &e);
+	assert_int_equal(look, 3);
+	txt(fx, "macp.example", "v=spf1 exists:%{p}._ptr.macp.example -all");
+	la_questions(fx, 1, "192.0.2.9", "a@macp.example", SPFKIT_RESULT_FAIL, &c);
+	assert_int_equal(c.avoided, 1); /* strict's own question, after the PTR */
+	assert_int_equal(la_questions(fx, 0, "192.0.2.9", "a@macp.example", SPFKIT_RESULT_FAIL, &c),
+			 la_questions(fx, 1, "192.0.2.9", "a@macp.example", SPFKIT_RESULT_FAIL, &c));
+}
+
 /* ---- parsed records one evaluation holds ---------------------------
  * A record of 64 KiB parses to some 5 MB (record.h). Lookahead asks for
  * every include target at once; it must not parse and hold what strict
@@ -1555,6 +1583,7 @@ int main(void)
 		/* lookahead's speculative traffic (issue 7, item 4) */
 		T(la_stops_at_matching_ip), T(la_sixty_includes), T(la_include_tree_with_mx),
 		T(la_prefetches_exp_of_a_failing_record),
+		T(la_prefetches_macro_targets),
 		/* parsed records one evaluation holds */
 		T(held_records_are_bounded), T(held_records_redirect_and_repeat),
 	};
