@@ -64,6 +64,12 @@ static inline void trace_frame(struct spfkit_eval *ev, const struct frame *f,
 void spfkit__macro_env(const struct spfkit_eval *ev, const struct frame *f,
 		       struct spfkit__macro_env *env)
 {
+	spfkit__macro_env_for(ev, f->domain, f->domain_len, env);
+}
+
+void spfkit__macro_env_for(const struct spfkit_eval *ev, const char *domain, size_t domain_len,
+			   struct spfkit__macro_env *env)
+{
 	memset(env, 0, sizeof(*env));
 	env->sender = ev->sender;
 	env->sender_len = ev->sender_len;
@@ -71,8 +77,8 @@ void spfkit__macro_env(const struct spfkit_eval *ev, const struct frame *f,
 	env->local_len = ev->local_len;
 	env->sender_domain = ev->sender_domain;
 	env->sender_domain_len = ev->sender_domain_len;
-	env->domain = f->domain;
-	env->domain_len = f->domain_len;
+	env->domain = domain;
+	env->domain_len = domain_len;
 	env->ip = &ev->ip;
 	env->helo = ev->helo;
 	env->helo_len = ev->helo_len;

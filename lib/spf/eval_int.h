@@ -275,7 +275,10 @@ void spfkit__trace_note(struct spfkit_eval *ev, const struct frame *f, const cha
 
 /* legacy.c: name pre-RFC modifiers of f's record in the trace (if on). */
 void spfkit__trace_legacy(struct spfkit_eval *ev, const struct frame *f);
+/* The macro values of §7.3 for f, or for a record of `domain` (%{d}). */
 void spfkit__macro_env(const struct spfkit_eval *ev, const struct frame *f,
 		       struct spfkit__macro_env *env);
+void spfkit__macro_env_for(const struct spfkit_eval *ev, const char *domain, size_t domain_len,
+			   struct spfkit__macro_env *env);
 
 #endif

@@ -80,21 +80,7 @@ static int target_name(struct walk *w, const struct spfkit_term *t, const char *
 	}
 	if (ms->letters & (1u << ('p' - 'a')))
 		return 0;
-	memset(&env, 0, sizeof(env));
-	env.sender = ev->sender;
-	env.sender_len = ev->sender_len;
-	env.local = ev->local;
-	env.local_len = ev->local_len;
-	env.sender_domain = ev->sender_domain;
-	env.sender_domain_len = ev->sender_domain_len;
-	env.domain = domain;
-	env.domain_len = domain_len;
-	env.ip = &ev->ip;
-	env.helo = ev->helo;
-	env.helo_len = ev->helo_len;
-	env.receiver = ev->ctx->receiver;
-	env.receiver_len = ev->ctx->receiver_len;
-	env.now = ev->now;
+	spfkit__macro_env_for(ev, domain, domain_len, &env);
 	spfkit__buf_reset(&ev->scratch);
 	rc = spfkit__macro_expand(ms, &env, SPFKIT__MACRO_DOMAIN, &ev->scratch);
 	if (rc != 0)

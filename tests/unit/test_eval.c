@@ -1066,6 +1066,19 @@ static void la_trace(void *arg, const struct spfkit_trace_event *e)
 		c->avoided++;
 }
 
+/* The MAIL FROM request of these tests, from ip and sender. */
+static void la_request(struct spfkit_request *req, const char *ip, const char *sender)
+{
+	spfkit_request_init(req);
+	assert_int_equal(spfkit_ip_parse(ip, strlen(ip), &req->ip), 0);
+	req->sender = sender;
+	req->sender_len = strlen(sender);
+	req->helo = "helo.example.org";
+	req->helo_len = strlen(req->helo);
+	req->identity = SPFKIT_IDENTITY_MAILFROM;
+	req->now = 1700000000;
+}
+
 /* One evaluation in a context of its own; returns the questions sent. */
 static unsigned la_questions(struct fixture *fx, int lookahead, const char *ip,
 			     const char *sender, enum spfkit_result_code want, struct la_count *c)
@@ -1080,14 +1093,7 @@ static unsigned la_questions(struct fixture *fx, int lookahead, const char *ip,
 	unsigned n;
 
 	c->questions = c->avoided = 0;
-	spfkit_request_init(&req);
-	assert_int_equal(spfkit_ip_parse(ip, strlen(ip), &req.ip), 0);
-	req.sender = sender;
-	req.sender_len = strlen(sender);
-	req.helo = "helo.example.org";
-	req.helo_len = strlen(req.helo);
-	req.identity = SPFKIT_IDENTITY_MAILFROM;
-	req.now = 1700000000;
+	la_request(&req, ip, sender);
 	req.trace = la_trace;
 	req.trace_arg = c;
 	assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
@@ -1246,14 +1252,7 @@ static unsigned la_rounds(struct fixture *fx, int lookahead, const char *ip, con
 	size_t n, i;
 	int step;
 
-	spfkit_request_init(&req);
-	assert_int_equal(spfkit_ip_parse(ip, strlen(ip), &req.ip), 0);
-	req.sender = sender;
-	req.sender_len = strlen(sender);
-	req.helo = "helo.example.org";
-	req.helo_len = strlen(req.helo);
-	req.identity = SPFKIT_IDENTITY_MAILFROM;
-	req.now = 1700000000;
+	la_request(&req, ip, sender);
 	assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
 	assert_int_equal(spfkit_eval_new(ctx, &req, &ev), 0);
 	for (;;) {
