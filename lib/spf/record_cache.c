@@ -282,9 +282,16 @@ static void grow(struct spfkit__rcache *c)
 int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 		       struct spfkit__rcache_entry **out)
 {
-	uint64_t hash = spfkit__hash_keyed(&c->key, text, len);
+	uint64_t hash;
 	struct spfkit__rcache_entry *e, *mine;
 
+	/* No cache (spfkit_config.no_record_cache): every entry is private,
+	 * so there is nothing to hash, look up or lock; nor is it counted. */
+	if (c->max == 0) {
+		*out = parse_entry(c, 0, text, len);
+		return *out != NULL ? 0 : SPFKIT_ENOMEM;
+	}
+	hash = spfkit__hash_keyed(&c->key, text, len);
 	pthread_mutex_lock(&c->lock);
 	e = acquire(c, hash, text, len);
 	if (e != NULL)

@@ -91,7 +91,8 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 		       struct spfkit__rcache_entry **out);
 void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entry *e);
 
-/* hits, misses and entries, for benchmarks and tests */
+/* hits, misses and entries, for benchmarks and tests; a cache of 0
+ * entries (no_record_cache) counts nothing */
 void spfkit__rcache_stats(struct spfkit__rcache *c, size_t *hits, size_t *misses, size_t *entries);
 /* Bytes charged to cached entries now, the most ever, and the budget
  * (tests: bytes <= peak <= max). */
