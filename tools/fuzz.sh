@@ -23,10 +23,13 @@ for src in fuzz/fuzz_*.c; do
 	name=$(basename "$src" .c | sed 's/^fuzz_//')
 	[ -n "$only" ] && [ "$only" != "$name" ] && continue
 	echo "== $name: building"
+	# the OpenSMTPD filter's target runs the whole filter on its libevent loop
+	extra=
+	[ "$name" = smtpd_line ] && extra="-Ismtpd smtpd/filter.c smtpd/proto.c mta/checker.c mta/config.c mta/decision.c mta/daemon.c mta/header_field.c lib/event/event.c -levent"
 	# shellcheck disable=SC2086
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -I"$out/include" -Iutil -Ilib/core \
-		-Ilib/spf -Ilib/resolver -Ilib/dns -Ipolicyd -Imta "$src" $lib -lcares -lpthread -o "$out/fuzz_$name"
+		-Ilib/spf -Ilib/resolver -Ilib/dns -Ipolicyd -Imta "$src" $lib $extra -lcares -lpthread -o "$out/fuzz_$name"
 	mkdir -p "$out/$name"
 	cp -r "fuzz/corpus/$name/." "$out/$name/" 2>/dev/null || true
 	echo "== $name: fuzzing for ${seconds}s"

@@ -1,0 +1,193 @@
+/*
+ * spfkit-smtpd-filter: options, configuration, DNS, the loop.
+ *
+ * smtpd starts it (smtpd.conf: filter "spf" proc-exec
+ * "spfkit-smtpd-filter --config /etc/spfkit/policyd-spf.conf") with the
+ * protocol on stdin and stdout and our stderr going to its log. Stdout
+ * carries protocol only: every message goes to the log.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include <spfkit/spfkit.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "filter.h"
+
+struct options {
+	const char *config;
+	int config_given;
+	struct spfkit__mta_dns_opts dns_opts;
+	struct spfkit__smtpd_opts filter;
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: spfkit-smtpd-filter [options]\n"
+	      "  SPF (RFC 7208) for OpenSMTPD as a proc-exec filter: the protocol of\n"
+	      "  smtpd-filters(7) on stdin and stdout, the decisions of spfkit-policyd.\n"
+	      "  -c, --config FILE       policyd-spf.conf (default " SPFKIT_MTA_CONF_DEFAULT_PATH
+	      ";\n"
+	      "                          the defaults when that file does not exist)\n"
+	      "      --dns SERVERS       DNS servers HOST[:PORT],... (default: /etc/resolv.conf)\n"
+	      "      --dns-timeout MS    per-try DNS timeout\n"
+	      "      --dns-cache-mb N    answer cache size (default 4; 0: none)\n"
+	      "      --zone FILE         answer DNS from a zone file (tests, offline use)\n"
+	      "      --zone-timeout NAME with --zone: questions for NAME time out (tests)\n"
+	      "      --receiver NAME     this host's name in headers (default: the host name)\n"
+	      "      --log stderr|syslog where log lines go (default stderr, which smtpd logs)\n"
+	      "  -h, --help, -V, --version\n",
+	      f);
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	enum { O_DNS = 256, O_DNS_TIMEOUT, O_DNS_CACHE, O_ZONE, O_ZONE_TIMEOUT, O_RECEIVER, O_LOG };
+	static const struct option longs[] = {
+		{"config", required_argument, NULL, 'c'}, {"dns", required_argument, NULL, O_DNS},
+		{"dns-timeout", required_argument, NULL, O_DNS_TIMEOUT},
+		{"dns-cache-mb", required_argument, NULL, O_DNS_CACHE},
+		{"zone", required_argument, NULL, O_ZONE},
+		{"zone-timeout", required_argument, NULL, O_ZONE_TIMEOUT},
+		{"receiver", required_argument, NULL, O_RECEIVER}, {"log", required_argument, NULL, O_LOG},
+		{"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *name = "?";
+	int ch;
+	size_t i;
+
+	o->config = SPFKIT_MTA_CONF_DEFAULT_PATH;
+	o->dns_opts.cache_mb = 4;
+	o->filter.log_stderr = 1;
+	o->filter.in_fd = 0;
+	o->filter.out_fd = 1;
+	while ((ch = getopt_long(argc, argv, "c:hV", longs, NULL)) != -1) {
+		switch (ch) {
+		case 'c': o->config = optarg; o->config_given = 1; break;
+		case O_DNS:
+			if (!spfkit__mta_dns_servers_ok(optarg))
+				goto bad;
+			o->dns_opts.servers = optarg;
+			break;
+		case O_DNS_TIMEOUT:
+			o->dns_opts.timeout_ms = (int)spfkit__mta_number(optarg, 1, 600000);
+			if (o->dns_opts.timeout_ms < 0)
+				goto bad;
+			break;
+		case O_DNS_CACHE:
+			o->dns_opts.cache_mb = spfkit__mta_number(optarg, 0, 4096);
+			if (o->dns_opts.cache_mb < 0)
+				goto bad;
+			break;
+		case O_ZONE: o->dns_opts.zone = optarg; break;
+		case O_ZONE_TIMEOUT:
+			if (o->dns_opts.n_zone_timeout == SPFKIT__MTA_MAX_ZONE_TIMEOUT)
+				goto bad;
+			o->dns_opts.zone_timeout[o->dns_opts.n_zone_timeout++] = optarg;
+			break;
+		case O_RECEIVER: o->filter.receiver = optarg; break;
+		case O_LOG:
+			if (strcmp(optarg, "stderr") != 0 && strcmp(optarg, "syslog") != 0)
+				goto bad;
+			o->filter.log_stderr = strcmp(optarg, "stderr") == 0;
+			break;
+		case 'h': usage(stdout); exit(0);
+		case 'V': puts("spfkit-smtpd-filter " SPFKIT_VERSION_STRING); exit(0);
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "spfkit-smtpd-filter: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	return 0;
+bad:
+	for (i = 0; longs[i].name != NULL; i++)
+		if (longs[i].val == ch)
+			name = longs[i].name;
+	fprintf(stderr, "spfkit-smtpd-filter: bad value '%s' for --%s\n", optarg, name);
+	return 2;
+}
+
+static void print_diag(void *arg, const struct spfkit__mta_diag *d)
+{
+	(void)arg;
+	fprintf(stderr, "spfkit-smtpd-filter: %s:%u: %s: %s\n", d->file, d->line,
+		d->is_error ? "error" : "warning", d->text);
+}
+
+static int load_config(const struct options *o, struct spfkit__mta_config **cfg)
+{
+	/* as policyd-spf: no file at the default place means the defaults */
+	if (!o->config_given && access(o->config, F_OK) != 0)
+		return spfkit__mta_config_defaults(NULL, cfg);
+	return spfkit__mta_config_load(o->config, NULL, print_diag, NULL, cfg);
+}
+
+static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit__mta_dns *d)
+{
+	struct event_config *ec = event_config_new();
+	struct event_base *base;
+	struct spfkit__smtpd *f = NULL;
+
+	/* stdin may be a regular file when run by hand; epoll cannot watch those */
+	if (ec != NULL)
+		event_config_avoid_method(ec, "epoll");
+	base = ec != NULL ? event_base_new_with_config(ec) : NULL;
+	if (ec != NULL)
+		event_config_free(ec);
+	if (base == NULL ||
+	    spfkit__smtpd_new(base, &o->filter, cfg, d->r, d->layer, &f) != 0) {
+		spfkit__smtpd_log(LOG_ERR, "cannot start the event loop");
+		spfkit__mta_config_free(cfg);
+		if (base != NULL)
+			event_base_free(base);
+		return 1;
+	}
+	spfkit__smtpd_log(LOG_INFO, "started (authserv-id %s)", cfg->authserv_id);
+	event_base_dispatch(base);
+	spfkit__smtpd_free(f);
+	event_base_free(base);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct spfkit__mta_config *cfg = NULL;
+	struct spfkit__mta_dns d;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	rc = parse_args(argc, argv, &o);
+	if (rc != 0)
+		return rc;
+	rc = load_config(&o, &cfg);
+	if (rc != 0) {
+		fprintf(stderr, "spfkit-smtpd-filter: %s: %s; not starting\n", o.config,
+			spfkit_strerror(rc));
+		return 1;
+	}
+	spfkit__smtpd_log_init(o.filter.log_stderr);
+	/* smtpd going away must not kill us in a write: the write fails, we end */
+	signal(SIGPIPE, SIG_IGN);
+	memset(&d, 0, sizeof(d));
+	if (spfkit__mta_dns_open("spfkit-smtpd-filter", &o.dns_opts, &d) != 0) {
+		spfkit__mta_config_free(cfg);
+		spfkit__mta_dns_close(&d);
+		return 1;
+	}
+	rc = run(&o, cfg, &d);
+	spfkit__mta_dns_close(&d);
+	return rc;
+}
