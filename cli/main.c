@@ -1,12 +1,12 @@
 /*
  * `spfkit`: the command line front of libspfkit. Sub-commands `check`
- * (for receivers), `lint` and `tree` (for domain owners); main() only
- * dispatches and answers --help and --version.
+ * (for receivers), `lint`, `tree` and `flatten` (for domain owners);
+ * main() only dispatches and answers --help and --version.
  */
 #include <string.h>
 
 #include "cli.h"
-#include "tree.h"
+#include "flatten.h"
 
 static void usage(FILE *f)
 {
@@ -23,6 +23,9 @@ static void usage(FILE *f)
 	      "  tree    show a domain's include/redirect tree: per record its lookups,\n"
 	      "          void lookups, authorised addresses, TTL and macros; as text,\n"
 	      "          JSON, Graphviz dot or SVG\n"
+	      "  flatten write a domain's SPF tree as equivalent ip4/ip6 records under the\n"
+	      "          10-lookup limit (a BIND zone fragment), proven equal by\n"
+	      "          evaluating both; --check-live compares what is published\n"
 	      "\n"
 	      "`spfkit COMMAND --help` describes a command and its exit status.\n",
 	      f);
@@ -42,6 +45,8 @@ int main(int argc, char **argv)
 			cli_lint_usage(stdout);
 		else if (argc > 2 && strcmp(argv[2], "tree") == 0)
 			cli_tree_usage(stdout);
+		else if (argc > 2 && strcmp(argv[2], "flatten") == 0)
+			cli_flatten_usage(stdout);
 		else
 			usage(stdout);
 		return 0;
@@ -56,6 +61,8 @@ int main(int argc, char **argv)
 		return cli_lint_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "tree") == 0)
 		return cli_tree_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "flatten") == 0)
+		return cli_flatten_main(argc - 1, argv + 1);
 	cli_error(NULL, "unknown command '%.100s' (see spfkit --help)", argv[1]);
 	return CLI_EXIT_USAGE;
 }

@@ -1,0 +1,831 @@
+/*
+ * `spfkit flatten`: a domain's SPF tree as an equivalent set of records
+ * made of ip4:/ip6: terms, under the 10-lookup limit (RFC 7208 §4.6.4),
+ * as a BIND zone fragment; proven equal to the original by evaluating
+ * both (flatten_verify.c). --check-live compares what is published with
+ * what the source resolves to now, for a cron job.
+ *
+ * The run: lint's walk of the source, watched by the model
+ * (flatten_model.c); refusal on temperror or a permerror of the source;
+ * the records (flatten_emit.c); lint's walk again over the new records,
+ * for the lookups after; the proof; the output.
+ */
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+
+#include "flatten.h"
+
+#define CMD "flatten"
+#define FLAT_EXIT_OK 0
+#define FLAT_EXIT_DRIFT 1
+#define FLAT_EXIT_ERROR 2
+#define FLAT_MAX_KEEP 64u
+#define FLAT_DEFAULT_SAMPLES 256
+#define FLAT_DEFAULT_SEED 1
+#define FLAT_MAX_SAMPLES 100000u
+#define FLAT_SOURCE_PREFIX "_spf-source."
+#define FLAT_LINE_MAX 1024u /* --batch: a domain per line */
+
+struct flat_opts {
+	const char *zone, *dns, *timeout, *tries, *source, *seed, *samples, *ttl, *batch;
+	const char *domain;
+	int chain, check_live, json, help;
+	const char *keep[FLAT_MAX_KEEP];
+	size_t nkeep;
+	int seed_n, samples_n, ttl_n;
+	char source_name[300];
+	const char *why_kind; /* the last error: "refused", "difference" or "error" */
+	char why[600];
+};
+
+/* An error line on stderr, kept for --batch --json. */
+static void say(struct flat_opts *o, const char *kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void say(struct flat_opts *o, const char *kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(o->why, sizeof(o->why), fmt, ap);
+	va_end(ap);
+	o->why_kind = kind;
+	cli_error(CMD, "%s", o->why);
+}
+
+void cli_flatten_usage(FILE *f)
+{
+	fputs("Usage: spfkit flatten DOMAIN [--zone FILE | --dns HOST[:PORT],...]\n"
+	      "                      [--source NAME] [--keep include:NAME]... [--chain]\n"
+	      "                      [--ttl SECONDS] [--seed N] [--samples N] [--json]\n"
+	      "       spfkit flatten DOMAIN --check-live [--source NAME] [same options]\n"
+	      "       spfkit flatten --batch FILE|- [same options]\n"
+	      "\n"
+	      "Write DOMAIN's SPF record (RFC 7208) and everything it includes as an\n"
+	      "equivalent set of records made of ip4: and ip6: terms, as a BIND zone\n"
+	      "fragment: the root record and, when it does not fit alone, _spf1.DOMAIN\n"
+	      "... _spfN.DOMAIN records it includes. Each include's pass set is computed\n"
+	      "in term order (a -ip4 inside an include keeps its addresses out), a and\n"
+	      "mx become the addresses they resolve to (with their prefix lengths), the\n"
+	      "root's qualifiers, final all or redirect, and exp= are kept. exists, ptr,\n"
+	      "terms with macros and --keep includes stay as written, in their place;\n"
+	      "an include whose records hold such a term stays an include. A redirect=\n"
+	      "whose target flattens is inlined. Strings are at most 255 octets, each\n"
+	      "record's answer at most 450 (RFC 7208 sections 3.3, 3.4), counting the\n"
+	      "other TXT records at the name. The fragment's comments give the source's\n"
+	      "hash, the time, the minimum TTL and the DNS-querying terms before and after.\n"
+	      "\n"
+	      "Before writing anything, original and flattened records are evaluated for\n"
+	      "every boundary address of every range (first, last and the addresses\n"
+	      "just outside) and a random sample; any difference is an error. The\n"
+	      "original is evaluated with the lookup and void limits raised, so the\n"
+	      "addresses where it gave permerror for passing them are counted, not\n"
+	      "called differences (docs/flatten.md).\n"
+	      "\n"
+	      "Options:\n"
+	      "  DOMAIN                the domain whose record is flattened\n"
+	      "  --zone FILE           answer from this zone file, no network\n"
+	      "  --dns HOST[:PORT][,...]\n"
+	      "                        real DNS through these servers (default: the\n"
+	      "                        servers of /etc/resolv.conf)\n"
+	      "  --timeout MS          real DNS: timeout of one try of a query\n"
+	      "  --tries N             real DNS: tries per query\n"
+	      "  --source NAME         read the record to flatten from NAME's TXT, as\n"
+	      "                        DOMAIN's record (a and mx without a name mean\n"
+	      "                        DOMAIN); once DOMAIN publishes the flattened set,\n"
+	      "                        keep the original at _spf-source.DOMAIN\n"
+	      "  --keep include:NAME   keep this include as written (repeatable)\n"
+	      "  --chain               each _spfN record includes the next, instead of\n"
+	      "                        the root including them all\n"
+	      "  --ttl SECONDS         TTL of the records (default: the smallest TTL read)\n"
+	      "  --seed N              seed of the random sample (default 1)\n"
+	      "  --samples N           random addresses checked (default 256, at most\n"
+	      "                        100000)\n"
+	      "  --check-live          compare the published set at DOMAIN with what the\n"
+	      "                        source (--source, default _spf-source.DOMAIN)\n"
+	      "                        resolves to now, and print the blocks added and\n"
+	      "                        removed\n"
+	      "  --json                one JSON object instead of the zone fragment\n"
+	      "  --batch FILE|-        flatten each domain of FILE (one per line; blank\n"
+	      "                        lines and # comments skipped); with --json one\n"
+	      "                        line per domain, an \"error\" member for a failure\n"
+	      "                        (\"refused\", \"difference\" or \"error\")\n"
+	      "  --help                this text\n"
+	      "\n"
+	      "Exit status:\n"
+	      "  0 the records were written (--check-live: published and source agree);\n"
+	      "  1 --check-live: they differ; 2 error: bad arguments, a DNS failure\n"
+	      "  (temperror), a permerror in the source (syntax, a missing include\n"
+	      "  target, a loop, several records, more than 10 MX hosts), a name that is\n"
+	      "  no domain, a tree the walk cannot follow (over 16 levels, an include\n"
+	      "  ending in +all that keeps some addresses out first), records that\n"
+	      "  cannot fit, more than 10 lookups after flattening, or a difference\n"
+	      "  found by the check.\n",
+	      f);
+}
+
+/* --keep may be given many times: take those out before the shared parser sees argv. */
+static int take_keeps(int argc, char **argv, struct flat_opts *o, char **rest, int *nrest)
+{
+	int i;
+	const char *v;
+
+	*nrest = 0;
+	for (i = 0; i < argc; i++) {
+		v = NULL;
+		if (strcmp(argv[i], "--keep") == 0) {
+			if (i + 1 >= argc) {
+				cli_error(CMD, "option --keep needs a value");
+				return -1;
+			}
+			v = argv[++i];
+		} else if (strncmp(argv[i], "--keep=", 7) == 0) {
+			v = argv[i] + 7;
+		}
+		if (v == NULL) {
+			rest[(*nrest)++] = argv[i];
+			continue;
+		}
+		if (strncmp(v, "include:", 8) != 0 || v[8] == '\0') {
+			cli_error(CMD, "--keep '%.100s': give include:NAME", v);
+			return -1;
+		}
+		if (o->nkeep >= FLAT_MAX_KEEP) {
+			cli_error(CMD, "more than %u --keep options", FLAT_MAX_KEEP);
+			return -1;
+		}
+		o->keep[o->nkeep++] = v + 8;
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct flat_opts *o)
+{
+	const struct cli_opt specs[] = {
+		{ "--zone", &o->zone, NULL },       { "--dns", &o->dns, NULL },
+		{ "--timeout", &o->timeout, NULL }, { "--tries", &o->tries, NULL },
+		{ "--source", &o->source, NULL },   { "--seed", &o->seed, NULL },
+		{ "--samples", &o->samples, NULL }, { "--ttl", &o->ttl, NULL },
+		{ "--chain", NULL, &o->chain },     { "--check-live", NULL, &o->check_live },
+		{ "--json", NULL, &o->json },       { "--help", NULL, &o->help },
+		{ "--batch", &o->batch, NULL },
+	};
+	char **rest;
+	int nrest, rc = -1;
+
+	rest = spfkit__calloc(NULL, (size_t)argc + 1, sizeof(*rest));
+	if (rest == NULL) {
+		cli_error(CMD, "out of memory");
+		return -1;
+	}
+	if (take_keeps(argc, argv, o, rest, &nrest) == 0)
+		rc = cli_take_args(CMD, specs, sizeof(specs) / sizeof(specs[0]), nrest, rest,
+				   &o->domain);
+	spfkit__free(NULL, rest);
+	return rc;
+}
+
+static int check_args(struct flat_opts *o)
+{
+	const char *real_dns = o->dns ? "--dns" : o->timeout ? "--timeout" : o->tries ? "--tries" : NULL;
+
+	o->seed_n = FLAT_DEFAULT_SEED;
+	o->samples_n = FLAT_DEFAULT_SAMPLES;
+	if (o->zone != NULL && real_dns != NULL) {
+		cli_error(CMD, "%s is for real DNS and cannot be used with --zone", real_dns);
+		return -1;
+	}
+	if (o->batch != NULL && (o->domain != NULL || o->source != NULL || o->check_live)) {
+		cli_error(CMD, "--batch reads the domains from its file: no DOMAIN, --source or "
+			       "--check-live");
+		return -1;
+	}
+	if (o->batch == NULL && o->domain == NULL) {
+		cli_error(CMD, "missing DOMAIN");
+		return -1;
+	}
+	if (o->domain != NULL && (o->domain[0] == '\0' || strcmp(o->domain, ".") == 0)) {
+		cli_error(CMD, "'%s' is not a domain name", o->domain);
+		return -1;
+	}
+	if (o->domain != NULL && strlen(o->domain) > 253) {
+		cli_error(CMD, "'%.100s...' is longer than a domain name can be", o->domain);
+		return -1;
+	}
+	if ((o->seed != NULL && cli_parse_count(o->seed, 2147483647ul, &o->seed_n) != 0 &&
+	     strcmp(o->seed, "0") != 0) ||
+	    (o->samples != NULL && cli_parse_count(o->samples, FLAT_MAX_SAMPLES, &o->samples_n) != 0 &&
+	     strcmp(o->samples, "0") != 0) ||
+	    (o->ttl != NULL && cli_parse_count(o->ttl, 2147483647ul, &o->ttl_n) != 0)) {
+		cli_error(CMD, "--seed, --samples and --ttl take a decimal number (--ttl at least 1)");
+		return -1;
+	}
+	if (o->seed != NULL && strcmp(o->seed, "0") == 0)
+		o->seed_n = 0;
+	if (o->samples != NULL && strcmp(o->samples, "0") == 0)
+		o->samples_n = 0;
+	if (o->check_live && o->source == NULL && strlen(o->domain) + 13 < sizeof(o->source_name)) {
+		snprintf(o->source_name, sizeof(o->source_name), "%s%s", FLAT_SOURCE_PREFIX, o->domain);
+		o->source = o->source_name;
+	}
+	return 0;
+}
+
+/* ---- one walk: the source (or what is published) into a model ------------- */
+
+struct walk_run {
+	struct lint_report r;
+	struct lint_dns dns;
+	struct flat_model m;
+	const char *text; /* the record flattened (in r's arena or the answer cache) */
+	size_t len;
+};
+
+/* The record at --source: exactly one SPF record. 0, or -1 after saying why. */
+static int read_source(struct flat_opts *o, struct walk_run *w)
+{
+	const struct lint_answer *a;
+	size_t n;
+	int rc = lint_dns_ask(&w->dns, o->source, strlen(o->source), SPFKIT_RR_TXT, &a);
+
+	if (rc != 0) {
+		say(o, "error", "cannot read %.200s: %s", o->source, spfkit_strerror(rc));
+		return -1;
+	}
+	if (a->status == SPFKIT_DNS_TEMPFAIL) {
+		say(o, "refused", "cannot flatten %.200s: TXT %.200s: %s (temperror)", o->domain,
+		    o->source, a->detail != NULL ? a->detail : "temporary failure");
+		return -1;
+	}
+	n = lint_select(&w->r, o->source, a, &w->text, &w->len);
+	if (n != 1) {
+		say(o, "refused", "cannot flatten %.200s: the source %.200s has %s SPF record", o->domain,
+		    o->source, n == 0 ? "no" : "more than one");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Walk DOMAIN (source: from --source's record, else its own) into w->m.
+ * 0; -1 after saying why (a refusal names the domain and the problem).
+ */
+static int walk(struct flat_opts *o, struct spfkit_resolver *res, int use_source,
+		struct walk_run *w)
+{
+	struct lint_input in;
+	int rc;
+
+	lint_report_init(&w->r);
+	lint_dns_init(&w->dns, res, &w->r);
+	if (flat_model_init(&w->m, &w->r, o->keep, o->nkeep) != 0) {
+		say(o, "error", "out of memory");
+		return -1;
+	}
+	memset(&in, 0, sizeof(in));
+	in.observe = flat_model_observe;
+	in.observe_arg = &w->m;
+	in.domain = o->domain;
+	if (use_source && o->source != NULL) {
+		if (read_source(o, w) != 0)
+			return -1;
+		in.record = w->text;
+		in.record_len = w->len;
+	}
+	rc = lint_run(&w->dns, &in);
+	if (rc == 0)
+		rc = w->m.err;
+	if (rc == SPFKIT_E2BIG) {
+		say(o, "refused", "cannot flatten %.200s: over %u DNS questions", o->domain,
+		    LINT_MAX_QUESTIONS);
+		return -1;
+	}
+	if (rc != 0) {
+		say(o, "error", "cannot flatten %.200s: %s", o->domain, spfkit_strerror(rc));
+		return -1;
+	}
+	if (!flat_model_usable(&w->m)) {
+		say(o, "refused", "cannot flatten %.200s: %s", o->domain, w->m.problem);
+		return -1;
+	}
+	w->text = w->r.record;
+	w->len = w->r.record_len;
+	return 0;
+}
+
+static void walk_free(struct walk_run *w)
+{
+	flat_model_free(&w->m);
+	lint_dns_free(&w->dns);
+	lint_report_free(&w->r);
+}
+
+/* ---- the new records -------------------------------------------------------- */
+
+/* Other TXT records at a name: what RFC 7208 §3.4 counts beside the new one. */
+static size_t other_txt(void *arg, const char *name, size_t len)
+{
+	struct lint_dns *dns = arg;
+	const struct lint_answer *a;
+	size_t i, total = 0;
+
+	if (lint_dns_ask(dns, name, len, SPFKIT_RR_TXT, &a) != 0)
+		return 0;
+	for (i = 0; i < a->count; i++)
+		if (!spfkit_record_is_spf((const char *)a->rrs[i].data, a->rrs[i].len))
+			total += flat_txt_wire(a->rrs[i].len);
+	return total;
+}
+
+/* The DNS terms of the flattened tree, by lint's own walk over the new records. */
+static int lookups_after(struct walk_run *w, const char *domain, struct flat_output *out)
+{
+	struct spfkit_resolver *res = NULL;
+	struct lint_report r;
+	struct lint_dns dns;
+	struct lint_input in;
+	int rc;
+
+	rc = flat_overlay_new(&w->dns, out, domain, &res);
+	if (rc != 0)
+		return rc;
+	lint_report_init(&r);
+	lint_dns_init(&dns, res, &r);
+	memset(&in, 0, sizeof(in));
+	in.domain = domain;
+	rc = lint_run(&dns, &in);
+	out->lookups_after = r.counts.dns_terms;
+	lint_dns_free(&dns);
+	lint_report_free(&r);
+	spfkit_resolver_free(res);
+	return rc;
+}
+
+static void put_time(char *buf, size_t size, time_t now)
+{
+	struct tm tm;
+
+	if (gmtime_r(&now, &tm) == NULL || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, size, "%lld", (long long)now);
+}
+
+struct result {
+	struct flat_output out;
+	struct flat_verify v;
+	uint32_t ttl;
+	char when[40];
+};
+
+static void print_zone(struct flat_opts *o, const struct walk_run *w, struct result *res)
+{
+	struct spfkit__buf b;
+	size_t i;
+
+	spfkit__buf_init(&b, NULL, 1u << 24);
+	spfkit__buf_printf(&b, "; spfkit flatten %s: %zu record%s, generated %s\n", o->domain,
+			   res->out.n, res->out.n == 1 ? "" : "s", res->when);
+	spfkit__buf_printf(&b, "; source: %s (%u record%s read), FNV-1a 64 %016llx, minimum TTL %u\n",
+			   o->source != NULL ? o->source : o->domain, w->m.records,
+			   w->m.records == 1 ? "" : "s", (unsigned long long)w->m.hash,
+			   (unsigned)w->m.min_ttl);
+	spfkit__buf_printf(&b, "; DNS-querying terms: %u before (worst case), %u after (limit %u)\n",
+			   w->r.counts.dns_terms, res->out.lookups_after, SPFKIT_LIMIT_DNS_TERMS);
+	spfkit__buf_printf(&b, "; blocks: %zu IPv4, %zu IPv6\n", res->out.blocks4, res->out.blocks6);
+	spfkit__buf_printf(&b, "; verified: %zu addresses, original and flattened agree",
+			   res->v.addresses);
+	if (res->v.permerror_removed > 0)
+		spfkit__buf_printf(&b, "; %zu of them got permerror from the original (over the "
+				       "RFC 7208 lookup limits) and get its intended result now",
+				   res->v.permerror_removed);
+	spfkit__buf_putc(&b, '\n');
+	for (i = 0; i < res->out.n; i++)
+		flat_zone_line(&b, &res->out.recs[i], res->ttl);
+	fputs(spfkit__buf_str(&b), stdout);
+	spfkit__buf_free(&b);
+}
+
+static void print_json(struct flat_opts *o, const struct walk_run *w, struct result *res)
+{
+	struct spfkit__buf b, zone;
+	size_t i;
+
+	spfkit__buf_init(&b, NULL, 1u << 24);
+	spfkit__buf_init(&zone, NULL, 1u << 24);
+	spfkit__buf_puts(&b, "{\"domain\":");
+	cli_json_cstr(&b, o->domain);
+	spfkit__buf_puts(&b, ",\"source\":");
+	cli_json_cstr(&b, o->source != NULL ? o->source : o->domain);
+	spfkit__buf_puts(&b, ",\"source_record\":");
+	cli_json_str(&b, w->text, w->len);
+	spfkit__buf_printf(&b, ",\"hash\":\"fnv1a64:%016llx\",\"generated\":\"%s\",\"min_ttl\":%u,"
+			       "\"ttl\":%u,\"records_read\":%u,\"lookups_before\":%u,"
+			       "\"lookups_after\":%u,\"blocks_ipv4\":%zu,\"blocks_ipv6\":%zu,"
+			       "\"records\":[",
+			   (unsigned long long)w->m.hash, res->when, (unsigned)w->m.min_ttl,
+			   (unsigned)res->ttl, w->m.records, w->r.counts.dns_terms,
+			   res->out.lookups_after, res->out.blocks4, res->out.blocks6);
+	for (i = 0; i < res->out.n; i++) {
+		const struct flat_record *r = &res->out.recs[i];
+
+		spfkit__buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
+		cli_json_cstr(&b, r->name);
+		spfkit__buf_puts(&b, ",\"text\":");
+		cli_json_str(&b, r->text, r->len);
+		spfkit__buf_printf(&b, ",\"strings\":%zu,\"answer_octets\":%zu}", r->strings, r->answer);
+		flat_zone_line(&zone, r, res->ttl);
+	}
+	spfkit__buf_printf(&b, "],\"verified\":{\"addresses\":%zu,\"differences\":%zu,"
+			       "\"permerror_removed\":%zu},\"zone\":",
+			   res->v.addresses, res->v.differences, res->v.permerror_removed);
+	cli_json_str(&b, zone.data != NULL ? zone.data : "", zone.len);
+	spfkit__buf_puts(&b, "}\n");
+	fputs(b.err == 0 ? spfkit__buf_str(&b) : "{\"error\":\"output too large\"}\n", stdout);
+	spfkit__buf_free(&b);
+	spfkit__buf_free(&zone);
+}
+
+static int flatten(struct flat_opts *o, struct walk_run *w, struct result *res)
+{
+	struct flat_emit_opts eo;
+	char err[512];
+	int rc;
+
+	memset(&eo, 0, sizeof(eo));
+	eo.domain = w->r.domain;
+	eo.chain = o->chain;
+	eo.other_txt = other_txt;
+	eo.other_arg = &w->dns;
+	rc = flat_emit(&w->m, &eo, &res->out, err, sizeof(err));
+	if (rc != 0) {
+		say(o, "refused", "cannot flatten %.200s: %s", o->domain, err);
+		return FLAT_EXIT_ERROR;
+	}
+	rc = lookups_after(w, w->r.domain, &res->out);
+	if (rc == 0 && res->out.lookups_after > SPFKIT_LIMIT_DNS_TERMS) {
+		say(o, "refused", "cannot flatten %.200s: the flattened records still need %u "
+		    "DNS-querying terms (limit %u): too many blocks or terms kept as written",
+		    o->domain, res->out.lookups_after, SPFKIT_LIMIT_DNS_TERMS);
+		return FLAT_EXIT_ERROR;
+	}
+	res->v.domain = w->r.domain;
+	res->v.source = w->text;
+	res->v.source_len = w->len;
+	res->v.out = &res->out;
+	res->v.m = &w->m;
+	res->v.dns = &w->dns;
+	res->v.seed = (unsigned long)o->seed_n;
+	res->v.samples = (unsigned)o->samples_n;
+	res->v.now = (int64_t)time(NULL);
+	if (rc == 0)
+		rc = flat_verify_run(&res->v);
+	if (rc == SPFKIT_E2BIG) {
+		say(o, "refused", "cannot flatten %.200s: more than %u addresses to check",
+		    o->domain, FLAT_MAX_CHECKED);
+		return FLAT_EXIT_ERROR;
+	}
+	if (rc != 0) {
+		say(o, "error", "cannot flatten %.200s: %s", o->domain, spfkit_strerror(rc));
+		return FLAT_EXIT_ERROR;
+	}
+	if (res->v.differences > 0) {
+		say(o, "difference", "%.200s: the flattened records differ from the original for %zu of "
+		    "%zu addresses; nothing written",
+		    o->domain, res->v.differences, res->v.addresses);
+		fputs(spfkit__buf_str(&res->v.report), stderr);
+		return FLAT_EXIT_ERROR;
+	}
+	res->ttl = o->ttl != NULL ? (uint32_t)o->ttl_n : w->m.has_ttl ? w->m.min_ttl : 3600;
+	put_time(res->when, sizeof(res->when), time(NULL));
+	if (o->json)
+		print_json(o, w, res);
+	else
+		print_zone(o, w, res);
+	return fflush(stdout) == 0 ? FLAT_EXIT_OK : FLAT_EXIT_ERROR;
+}
+
+/* ---- --check-live ------------------------------------------------------------ */
+
+struct diff {
+	struct spfkit__buf text;
+	struct spfkit__buf json_added, json_removed; /* array members, for --json */
+	size_t added, removed, other;
+};
+
+static const char *q_name(int q)
+{
+	static const char *const names[FQ_COUNT] = { "pass", "fail", "softfail", "neutral" };
+
+	return names[q];
+}
+
+static int seg_empty(const struct flat_seg *s)
+{
+	int q;
+
+	if (s->opaque)
+		return 0;
+	for (q = 0; q < FQ_COUNT; q++)
+		if (s->q[q].n > 0)
+			return 0;
+	return 1;
+}
+
+/* The next segment that says something, from *i on; NULL at the end. */
+static const struct flat_seg *next_seg(const struct flat_model *m, size_t *i)
+{
+	while (*i < m->nsegs && seg_empty(&m->segs[*i]))
+		(*i)++;
+	return *i < m->nsegs ? &m->segs[(*i)++] : NULL;
+}
+
+static int diff_set(struct diff *d, char sign, int q, const struct tree_ranges *a,
+		    const struct tree_ranges *b)
+{
+	struct tree_ranges only = { NULL, 0, 0 };
+	struct flat_cidrs c = { NULL, 0, 0 };
+	char term[64];
+	size_t i;
+	int rc = flat_set_minus(&only, a, b);
+
+	if (rc == 0)
+		rc = flat_set_cidrs(&only, &c);
+	for (i = 0; rc == 0 && i < c.n; i++) {
+		struct spfkit__buf *j = sign == '+' ? &d->json_added : &d->json_removed;
+
+		flat_cidr_term(&c.items[i], term, sizeof(term));
+		spfkit__buf_printf(&d->text, "  %c %s (%s)\n", sign, term, q_name(q));
+		spfkit__buf_printf(j, "%s{\"term\":\"%s\",\"result\":\"%s\"}", j->len ? "," : "",
+				   term, q_name(q));
+		if (sign == '+')
+			d->added++;
+		else
+			d->removed++;
+	}
+	flat_cidrs_free(&c);
+	tree_ranges_free(&only);
+	return rc;
+}
+
+static void diff_text(struct diff *d, const char *what, const char *now, const char *published)
+{
+	d->other++;
+	spfkit__buf_printf(&d->text, "  %s: source %s, published %s\n", what,
+			   now != NULL ? now : "(none)", published != NULL ? published : "(none)");
+}
+
+static int same_text(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return spfkit__memcaseeq(a, strlen(a), b, strlen(b));
+}
+
+/*
+ * The set the flattened root writes as its final all (flatten_emit.c's
+ * choice: the last run's set with the most blocks), or -1.
+ */
+static int all_set(const struct flat_model *m)
+{
+	struct flat_cidrs c = { NULL, 0, 0 };
+	size_t best = 0;
+	int q, pick = -1;
+
+	if (!m->complete || m->nsegs == 0 || m->segs[m->nsegs - 1].opaque)
+		return -1;
+	for (q = 0; q < FQ_COUNT; q++) {
+		c.n = 0;
+		if (flat_set_cidrs(&m->segs[m->nsegs - 1].q[q], &c) != 0)
+			break;
+		if (pick < 0 || c.n > best) {
+			pick = q;
+			best = c.n;
+		}
+	}
+	flat_cidrs_free(&c);
+	return pick;
+}
+
+/*
+ * src: what the source means now; pub: what DOMAIN publishes. The set
+ * each writes as "all" is compared by its qualifier only: it is the
+ * rest, and changes whenever the blocks before it change.
+ */
+static int compare(const struct flat_model *src, const struct flat_model *pub, struct diff *d)
+{
+	size_t i = 0, j = 0;
+	const struct flat_seg *a, *b;
+	int q, rc = 0, all_a = all_set(src), all_b = all_set(pub);
+	static const char *const all_text[FQ_COUNT] = { "+all", "-all", "~all", "?all" };
+
+	if (all_a != all_b)
+		diff_text(d, "final all", all_a >= 0 ? all_text[all_a] : NULL,
+			  all_b >= 0 ? all_text[all_b] : NULL);
+
+	for (;;) {
+		a = next_seg(src, &i);
+		b = next_seg(pub, &j);
+		if (a == NULL && b == NULL)
+			break;
+		if (a == NULL || b == NULL || a->opaque != b->opaque) {
+			diff_text(d, "terms kept as written, or their order", a && a->opaque ? a->text : NULL,
+				  b && b->opaque ? b->text : NULL);
+			break;
+		}
+		if (a->opaque) {
+			if (!same_text(a->text, b->text))
+				diff_text(d, "term kept as written", a->text, b->text);
+			continue;
+		}
+		for (q = 0; q < FQ_COUNT && rc == 0; q++) {
+			if (q == all_a && all_a == all_b && i == src->nsegs && j == pub->nsegs)
+				continue; /* both final "all" sets: the rest of what is compared */
+			rc = diff_set(d, '+', q, &a->q[q], &b->q[q]);
+			if (rc == 0)
+				rc = diff_set(d, '-', q, &b->q[q], &a->q[q]);
+		}
+	}
+	if (!same_text(src->redirect, pub->redirect))
+		diff_text(d, "redirect", src->redirect, pub->redirect);
+	if (!same_text(src->exp, pub->exp))
+		diff_text(d, "exp", src->exp, pub->exp);
+	return rc;
+}
+
+static void print_live_json(struct flat_opts *o, const struct diff *d)
+{
+	struct spfkit__buf j;
+
+	spfkit__buf_init(&j, NULL, 1u << 25);
+	spfkit__buf_puts(&j, "{\"domain\":");
+	cli_json_cstr(&j, o->domain);
+	spfkit__buf_puts(&j, ",\"source\":");
+	cli_json_cstr(&j, o->source);
+	spfkit__buf_printf(&j, ",\"equal\":%s,\"added\":%zu,\"removed\":%zu,\"other\":%zu,\"diff\":",
+			   d->added + d->removed + d->other ? "false" : "true", d->added,
+			   d->removed, d->other);
+	cli_json_str(&j, d->text.data != NULL ? d->text.data : "", d->text.len);
+	spfkit__buf_printf(&j, ",\"added_blocks\":[%s],\"removed_blocks\":[%s]}\n",
+			   spfkit__buf_str(&d->json_added), spfkit__buf_str(&d->json_removed));
+	fputs(j.err == 0 ? spfkit__buf_str(&j) : "{\"error\":\"output too large\"}\n", stdout);
+	spfkit__buf_free(&j);
+}
+
+static int check_live(struct flat_opts *o, struct spfkit_resolver *res)
+{
+	struct walk_run *src = spfkit__zalloc(NULL, sizeof(*src));
+	struct walk_run *pub = spfkit__zalloc(NULL, sizeof(*pub));
+	struct diff d;
+	int status = FLAT_EXIT_ERROR;
+
+	memset(&d, 0, sizeof(d));
+	spfkit__buf_init(&d.text, NULL, 1u << 24);
+	spfkit__buf_init(&d.json_added, NULL, 1u << 24);
+	spfkit__buf_init(&d.json_removed, NULL, 1u << 24);
+	if (src == NULL || pub == NULL)
+		say(o, "error", "out of memory");
+	else if (walk(o, res, 1, src) == 0 && walk(o, res, 0, pub) == 0) {
+		if (compare(&src->m, &pub->m, &d) != 0 || d.text.err != 0 || d.json_added.err != 0 ||
+		    d.json_removed.err != 0) {
+			say(o, "error", "out of memory");
+		} else if (o->json) {
+			print_live_json(o, &d);
+			status = d.added + d.removed + d.other ? FLAT_EXIT_DRIFT : FLAT_EXIT_OK;
+		} else if (d.added + d.removed + d.other == 0) {
+			printf("%s: the published records match what %s resolves to now\n", o->domain,
+			       o->source);
+			status = FLAT_EXIT_OK;
+		} else {
+			printf("%s: drift: the published records differ from what %s resolves to now "
+			       "(+ in the source now, not published; - published, no longer in the "
+			       "source)\n%s",
+			       o->domain, o->source, spfkit__buf_str(&d.text));
+			status = FLAT_EXIT_DRIFT;
+		}
+	}
+	if (src != NULL)
+		walk_free(src);
+	if (pub != NULL)
+		walk_free(pub);
+	spfkit__free(NULL, src);
+	spfkit__free(NULL, pub);
+	spfkit__buf_free(&d.text);
+	spfkit__buf_free(&d.json_added);
+	spfkit__buf_free(&d.json_removed);
+	return fflush(stdout) == 0 ? status : FLAT_EXIT_ERROR;
+}
+
+/* ---- main --------------------------------------------------------------------- */
+
+/* One domain (o->domain): flatten it, or --check-live. */
+static int run_one(struct flat_opts *o, struct spfkit_resolver *res)
+{
+	struct walk_run *w;
+	struct result *r;
+	int status;
+
+	o->why[0] = '\0';
+	o->why_kind = NULL;
+	if (o->check_live)
+		return check_live(o, res);
+	w = spfkit__zalloc(NULL, sizeof(*w));
+	r = spfkit__zalloc(NULL, sizeof(*r));
+	if (w == NULL || r == NULL) {
+		say(o, "error", "out of memory");
+		status = FLAT_EXIT_ERROR;
+	} else if (walk(o, res, 1, w) != 0) {
+		status = FLAT_EXIT_ERROR;
+	} else {
+		status = flatten(o, w, r);
+	}
+	if (r != NULL) {
+		flat_output_free(&r->out);
+		spfkit__buf_free(&r->v.report);
+	}
+	if (w != NULL)
+		walk_free(w);
+	spfkit__free(NULL, w);
+	spfkit__free(NULL, r);
+	return status;
+}
+
+/* --batch: a domain per line; with --json, a line for each failure too. */
+static int run_batch(struct flat_opts *o, struct spfkit_resolver *res)
+{
+	FILE *f = strcmp(o->batch, "-") == 0 ? stdin : fopen(o->batch, "r");
+	char line[FLAT_LINE_MAX + 2];
+	struct spfkit__buf j;
+	size_t len;
+	int status = FLAT_EXIT_OK, first = 1;
+
+	if (f == NULL) {
+		cli_error(CMD, "%.200s: cannot open", o->batch);
+		return FLAT_EXIT_ERROR;
+	}
+	spfkit__buf_init(&j, NULL, 1u << 16);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		len = strcspn(line, "\r\n");
+		if (len > FLAT_LINE_MAX) {
+			cli_error(CMD, "%.200s: a line longer than %u bytes", o->batch, FLAT_LINE_MAX);
+			status = FLAT_EXIT_ERROR;
+			break;
+		}
+		line[len] = '\0';
+		if (len == 0 || line[0] == '#')
+			continue;
+		o->domain = line;
+		if (!o->json && !first)
+			putc('\n', stdout);
+		first = 0;
+		if (run_one(o, res) == FLAT_EXIT_OK)
+			continue;
+		status = FLAT_EXIT_ERROR;
+		if (!o->json)
+			continue;
+		spfkit__buf_reset(&j);
+		spfkit__buf_puts(&j, "{\"domain\":");
+		cli_json_cstr(&j, line);
+		spfkit__buf_printf(&j, ",\"error\":\"%s\",\"message\":",
+				   o->why_kind != NULL ? o->why_kind : "error");
+		cli_json_cstr(&j, o->why);
+		spfkit__buf_puts(&j, "}\n");
+		fputs(spfkit__buf_str(&j), stdout);
+	}
+	spfkit__buf_free(&j);
+	if (f != stdin)
+		fclose(f);
+	return fflush(stdout) == 0 ? status : FLAT_EXIT_ERROR;
+}
+
+static int run(struct flat_opts *o)
+{
+	struct cli_resolver res;
+	int status;
+
+	if (cli_resolver_open_texts(CMD, o->zone, o->dns, o->timeout, o->tries, &res) != 0)
+		return FLAT_EXIT_ERROR;
+	status = o->batch != NULL ? run_batch(o, res.resolver) : run_one(o, res.resolver);
+	cli_resolver_close(&res);
+	return status;
+}
+
+int cli_flatten_main(int argc, char **argv)
+{
+	struct flat_opts *o = spfkit__zalloc(NULL, sizeof(*o));
+	int status;
+
+	if (o == NULL) {
+		say(o, "error", "out of memory");
+		return FLAT_EXIT_ERROR;
+	}
+	if (parse_args(argc, argv, o) != 0)
+		status = FLAT_EXIT_ERROR;
+	else if (o->help) {
+		cli_flatten_usage(stdout);
+		status = FLAT_EXIT_OK;
+	} else if (check_args(o) != 0)
+		status = FLAT_EXIT_ERROR;
+	else
+		status = run(o);
+	spfkit__free(NULL, o);
+	return status;
+}
