@@ -27,6 +27,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "options.h"
 #include "spfkit_util.h"
 #include "milter.h"
 
@@ -75,39 +76,6 @@ static int bad_value(const char *name, const char *value)
 	return 2;
 }
 
-static int take_dns_option(struct options *o, int ch, const char *name, const char *v)
-{
-	long n;
-
-	switch (ch) {
-	case 'd':
-		if (!spfkit__mta_dns_servers_ok(v))
-			return bad_value(name, v);
-		o->dns.servers = v;
-		return 0;
-	case 't':
-		n = spfkit__mta_number(v, 1, 600000);
-		if (n < 0)
-			return bad_value(name, v);
-		o->dns.timeout_ms = (int)n;
-		return 0;
-	case 'm':
-		n = spfkit__mta_number(v, 0, 4096);
-		if (n < 0)
-			return bad_value(name, v);
-		o->dns.cache_mb = n;
-		return 0;
-	case 'z':
-		o->dns.zone = v;
-		return 0;
-	default:
-		if (o->dns.n_zone_timeout == SPFKIT__MTA_MAX_ZONE_TIMEOUT)
-			return bad_value(name, v);
-		o->dns.zone_timeout[o->dns.n_zone_timeout++] = v;
-		return 0;
-	}
-}
-
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_CHECK = 256, O_DNS, O_DNS_TIMEOUT, O_DNS_CACHE, O_ZONE, O_ZONE_TIMEOUT, O_RECEIVER,
@@ -116,23 +84,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"config", required_argument, NULL, 'c'}, {"check-config", no_argument, NULL, O_CHECK},
 		{"socket", required_argument, NULL, 's'}, {"foreground", no_argument, NULL, 'f'},
 		{"user", required_argument, NULL, 'u'}, {"pid-file", required_argument, NULL, 'p'},
-		{"dns", required_argument, NULL, O_DNS},
-		{"dns-timeout", required_argument, NULL, O_DNS_TIMEOUT},
-		{"dns-cache-mb", required_argument, NULL, O_DNS_CACHE},
-		{"zone", required_argument, NULL, O_ZONE},
-		{"zone-timeout", required_argument, NULL, O_ZONE_TIMEOUT},
+		SPFKIT__MTA_DNS_OPTIONS(O_DNS),
 		{"receiver", required_argument, NULL, O_RECEIVER}, {"log", required_argument, NULL, O_LOG},
 		{"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
-	static const char dns_letter[] = {[O_DNS - O_DNS] = 'd', [O_DNS_TIMEOUT - O_DNS] = 't',
-					  [O_DNS_CACHE - O_DNS] = 'm', [O_ZONE - O_DNS] = 'z',
-					  [O_ZONE_TIMEOUT - O_DNS] = 'T'};
-	int ch, idx = 0, rc;
+	int ch;
 
 	o->config = DEFAULT_CONFIG;
 	o->dns.cache_mb = 4;
-	while ((ch = getopt_long(argc, argv, "c:s:fu:p:hV", longs, &idx)) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:s:fu:p:hV", longs, NULL)) != -1) {
 		switch (ch) {
 		case 'c': o->config = optarg; o->config_given = 1; break;
 		case O_CHECK: o->check_config = 1; break;
@@ -141,9 +102,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'u': o->user = optarg; break;
 		case 'p': o->pid_file = optarg; break;
 		case O_DNS: case O_DNS_TIMEOUT: case O_DNS_CACHE: case O_ZONE: case O_ZONE_TIMEOUT:
-			rc = take_dns_option(o, dns_letter[ch - O_DNS], longs[idx].name, optarg);
-			if (rc != 0)
-				return rc;
+			if (spfkit__mta_dns_option(&o->dns, ch - O_DNS, optarg) != 0)
+				return bad_value(spfkit__mta_dns_option_name(ch - O_DNS), optarg);
 			break;
 		case O_RECEIVER: o->receiver = optarg; break;
 		case O_LOG:

@@ -21,6 +21,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "filter.h"
+#include "options.h"
 
 struct options {
 	const char *config;
@@ -52,11 +53,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_DNS = 256, O_DNS_TIMEOUT, O_DNS_CACHE, O_ZONE, O_ZONE_TIMEOUT, O_RECEIVER, O_LOG };
 	static const struct option longs[] = {
-		{"config", required_argument, NULL, 'c'}, {"dns", required_argument, NULL, O_DNS},
-		{"dns-timeout", required_argument, NULL, O_DNS_TIMEOUT},
-		{"dns-cache-mb", required_argument, NULL, O_DNS_CACHE},
-		{"zone", required_argument, NULL, O_ZONE},
-		{"zone-timeout", required_argument, NULL, O_ZONE_TIMEOUT},
+		{"config", required_argument, NULL, 'c'}, SPFKIT__MTA_DNS_OPTIONS(O_DNS),
 		{"receiver", required_argument, NULL, O_RECEIVER}, {"log", required_argument, NULL, O_LOG},
 		{"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -73,26 +70,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 	while ((ch = getopt_long(argc, argv, "c:hV", longs, NULL)) != -1) {
 		switch (ch) {
 		case 'c': o->config = optarg; o->config_given = 1; break;
-		case O_DNS:
-			if (!spfkit__mta_dns_servers_ok(optarg))
+		case O_DNS: case O_DNS_TIMEOUT: case O_DNS_CACHE: case O_ZONE: case O_ZONE_TIMEOUT:
+			if (spfkit__mta_dns_option(&o->dns_opts, ch - O_DNS, optarg) != 0)
 				goto bad;
-			o->dns_opts.servers = optarg;
-			break;
-		case O_DNS_TIMEOUT:
-			o->dns_opts.timeout_ms = (int)spfkit__mta_number(optarg, 1, 600000);
-			if (o->dns_opts.timeout_ms < 0)
-				goto bad;
-			break;
-		case O_DNS_CACHE:
-			o->dns_opts.cache_mb = spfkit__mta_number(optarg, 0, 4096);
-			if (o->dns_opts.cache_mb < 0)
-				goto bad;
-			break;
-		case O_ZONE: o->dns_opts.zone = optarg; break;
-		case O_ZONE_TIMEOUT:
-			if (o->dns_opts.n_zone_timeout == SPFKIT__MTA_MAX_ZONE_TIMEOUT)
-				goto bad;
-			o->dns_opts.zone_timeout[o->dns_opts.n_zone_timeout++] = optarg;
 			break;
 		case O_RECEIVER: o->filter.receiver = optarg; break;
 		case O_LOG:
