@@ -6,6 +6,9 @@ ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 # the tests whose code runs on several threads at once
 TSAN_TESTS = eval cache zone
+# daemon tests with threads (spfkit-policyd --workers), and what they run
+TSAN_DAEMON_TESTS = policyd-workers
+TSAN_DAEMON_TARGETS = policyd/spfkit-policyd cli/spfkit
 BENCH_BUILD ?= build-release
 MESON_TEST_FLAGS ?= --print-errorlogs
 
@@ -56,7 +59,7 @@ test-deps: deps
 test: test-deps $(BUILD)/build.ninja $(ASAN_BUILD)/build.ninja $(TSAN_BUILD)/build.ninja
 	ninja -C $(BUILD)
 	ninja -C $(ASAN_BUILD)
-	ninja -C $(TSAN_BUILD) $(TSAN_TESTS:%=tests/unit/test_%)
+	ninja -C $(TSAN_BUILD) $(TSAN_TESTS:%=tests/unit/test_%) $(TSAN_DAEMON_TARGETS)
 	mkdir -p $(BUILD)/meson-logs && touch $(TEST_STAMP)
 	rm -f $(BUILD)/meson-logs/testlog.json
 	-meson test -C $(BUILD) $(MESON_TEST_FLAGS)
@@ -64,7 +67,7 @@ test: test-deps $(BUILD)/build.ninja $(ASAN_BUILD)/build.ninja $(TSAN_BUILD)/bui
 	-$(SANITIZE_ENV) meson test -C $(ASAN_BUILD) $(MESON_TEST_FLAGS)
 	rm -f $(TSAN_BUILD)/meson-logs/testlog.json
 	-TSAN_OPTIONS=halt_on_error=1 meson test -C $(TSAN_BUILD) --no-rebuild \
-		$(MESON_TEST_FLAGS) $(TSAN_TESTS)
+		$(MESON_TEST_FLAGS) $(TSAN_TESTS) $(TSAN_DAEMON_TESTS)
 	@python3 tools/test-summary.py --since $(TEST_STAMP) $(BUILD)/meson-logs/testlog.json \
 		$(ASAN_BUILD)/meson-logs/testlog.json $(TSAN_BUILD)/meson-logs/testlog.json
 

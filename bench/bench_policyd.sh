@@ -1,19 +1,33 @@
 #!/bin/sh
 # make bench, policy service part: spfkit-policyd against Debian's
-# policyd-spf, both answering the same requests over the same DNS.
+# policyd-spf, both answering the same requests over the same DNS, in
+# paired rounds.
 #
 # usage: bench/bench_policyd.sh BUILD_DIR
 #
-# DNS is tests/dnsd on loopback serving bench/policyd.zone. spfkit-policyd
-# runs as a daemon on a UNIX socket (c-ares, answer cache warm); policyd-spf
-# runs the way Postfix runs it, one process per connection (spawn), reading
-# the system resolver configuration, so it is given a private
+# DNS is tests/dnsd on loopback serving a small zone. spfkit-policyd runs
+# as a daemon on a UNIX socket (c-ares, answer cache warm, --workers: one
+# per online CPU unless BENCH_PD_WORKERS says otherwise); policyd-spf runs
+# the way Postfix runs it, one process per connection (spawn), reading the
+# system resolver configuration, so it is given a private
 # /etc/resolv.conf pointing at dnsd on 127.0.0.53:53 in its own mount
 # namespace (unshare -m; nothing outside changes). Each request is a new
-# message (its own instance): a HELO and a MAIL FROM evaluation.
-# Figures: requests per second, p50 and p99 latency with 1 and 64
-# concurrent clients, and our daemon's resident memory at 1,000 idle
-# connections. Environment: BENCH_SECONDS (per measure, default 5).
+# message (its own instance): a HELO and a MAIL FROM evaluation. Both run
+# Debian's configuration with debugLevel 1: a log line per decision. This
+# machine has no syslog daemon: ours writes its lines to a file (--log
+# stderr), policyd-spf's syslog() finds no /dev/log (a failed connect per
+# line, small beside its per-request cost).
+#
+# Each round, with the machine's load printed before it: spfkit-policyd at
+# 8 and 64 clients, then policyd-spf at 8 and 64. The figures are the
+# median and the range over the rounds; the ratio is the median of the
+# rounds' ratios (load from elsewhere falls on both sides of a pair).
+# Then: instructions per request under callgrind (one worker, 8 clients,
+# the difference between two runs of different lengths, so start-up and
+# warm-up drop out), and resident memory per idle connection (1,000 of
+# them). Environment: BENCH_SECONDS (per measure, default 5), BENCH_PAIRS
+# (rounds, default 3), BENCH_CALLGRIND=0 to skip the instruction count,
+# BENCH_PD_WORKERS (default: online CPUs).
 set -eu
 
 if [ $# -ne 1 ] || [ ! -f "$1/build.ninja" ]; then
@@ -21,8 +35,10 @@ if [ $# -ne 1 ] || [ ! -f "$1/build.ninja" ]; then
 	exit 2
 fi
 BUILD=$(cd "$1" && pwd)
-SRC=$(cd "$(dirname "$0")/.." && pwd)
 SECS=${BENCH_SECONDS:-5}
+PAIRS=${BENCH_PAIRS:-3}
+CALLGRIND=${BENCH_CALLGRIND:-1}
+WORKERS=${BENCH_PD_WORKERS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
 ninja -C "$BUILD" policyd/spfkit-policyd tests/dnsd/dnsd policyd/bench_policyd >/dev/null
 TMP=$(mktemp -d /tmp/spfkit-bench-policyd.XXXXXX)
 chmod 755 "$TMP"
@@ -34,6 +50,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+load_now() { awk '{ printf "load %s, %s running", $1, $4 }' /proc/loadavg 2>/dev/null; }
+
 cat > "$TMP/zone" <<'ZONE'
 $TTL 3600
 example.com.      TXT "v=spf1 include:_spf.example.net ip4:198.51.100.0/24 -all"
@@ -41,9 +59,7 @@ _spf.example.net. TXT "v=spf1 ip4:203.0.113.0/24 a:mx.example.com -all"
 mx.example.com.   TXT "v=spf1 a -all"
 mx.example.com.   A   192.0.2.10
 ZONE
-# debugLevel 0 for both: no log line per decision (this machine has no
-# syslog daemon, and a failed syslog() costs each of them a socket)
-printf 'debugLevel = 0\nTestOnly = 1\n' > "$TMP/policyd-spf.conf"
+printf 'debugLevel = 1\nTestOnly = 1\n' > "$TMP/policyd-spf.conf"
 
 "$BUILD/tests/dnsd/dnsd" --zone "$TMP/zone" --port 0 --port-file "$TMP/dns.port" >/dev/null &
 PIDS="$PIDS $!"
@@ -51,41 +67,106 @@ i=0
 while [ ! -s "$TMP/dns.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 DNSPORT=$(cat "$TMP/dns.port")
 
-"$BUILD/policyd/spfkit-policyd" --dns "127.0.0.1:$DNSPORT" --listen "unix:$TMP/policy.sock" \
-	"$TMP/policyd-spf.conf" 2>/dev/null &
-OURS=$!
-PIDS="$PIDS $OURS"
-i=0
-while [ ! -S "$TMP/policy.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+# our daemon, its log lines (one per decision) into a file
+start_ours() { # SOCKET WORKERS [wrapper...]
+	sock=$1 workers=$2
+	shift 2
+	"$@" "$BUILD/policyd/spfkit-policyd" --dns "127.0.0.1:$DNSPORT" --listen "unix:$sock" \
+		--log stderr --workers "$workers" "$TMP/policyd-spf.conf" 2>>"$TMP/ours.log" &
+	OURS=$!
+	PIDS="$PIDS $OURS"
+	i=0
+	while [ ! -S "$sock" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+}
+start_ours "$TMP/policy.sock" "$WORKERS"
 
 LOAD="$BUILD/policyd/bench_policyd"
 OUT="$TMP/out"
 : > "$OUT"
-for c in 1 64; do
-	"$LOAD" --unix "$TMP/policy.sock" -c $c -t "$SECS" --name spfkit-policyd | tee -a "$OUT"
-done
-"$LOAD" --unix "$TMP/policy.sock" --idle 1000 --pid "$OURS" | tee -a "$OUT"
-
+THEIRS=0
 if [ -x /usr/bin/policyd-spf ] && command -v unshare >/dev/null 2>&1; then
 	"$BUILD/tests/dnsd/dnsd" --zone "$TMP/zone" --listen 127.0.0.53 --port 53 >/dev/null 2>&1 &
 	PIDS="$PIDS $!"
 	sleep 0.3
 	echo "nameserver 127.0.0.53" > "$TMP/resolv.conf"
-	for c in 1 64; do
-		unshare -m --propagation private sh -c \
-			'mount --bind "$1" /etc/resolv.conf && shift && exec "$@"' sh "$TMP/resolv.conf" \
-			"$LOAD" --spawn -c $c -t "$SECS" --name policyd-spf -- \
-			/usr/bin/policyd-spf "$TMP/policyd-spf.conf" | tee -a "$OUT" ||
-			echo "policyd-spf: run with $c clients failed (unshare and mount need root)"
-	done
+	THEIRS=1
 else
 	echo "policyd-spf: not installed (apt-get install postfix-policyd-spf-python), not compared"
 fi
 
-awk '/^#BENCH/ { name = $2; c = ""; r = "";
-	for (i = 3; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "clients") c = kv[2];
-		if (kv[1] == "rps") r = kv[2] }
-	if (c == 64) rps[name] = r }
-END { if (rps["spfkit-policyd"] > 0 && rps["policyd-spf"] > 0)
-	printf "spfkit-policyd/policyd-spf throughput at 64 clients = %.0fx\n",
-		rps["spfkit-policyd"] / rps["policyd-spf"] }' "$OUT"
+echo "spfkit-policyd: --workers $WORKERS; $PAIRS rounds of $SECS s per measure"
+round=1
+while [ $round -le "$PAIRS" ]; do
+	echo "-- round $round ($(load_now))"
+	for c in 8 64; do
+		"$LOAD" --unix "$TMP/policy.sock" -c $c -t "$SECS" --name "spfkit-policyd" |
+			sed "s/^#BENCH /#BENCH round=$round /" | tee -a "$OUT"
+	done
+	if [ $THEIRS = 1 ]; then
+		for c in 8 64; do
+			unshare -m --propagation private sh -c \
+				'mount --bind "$1" /etc/resolv.conf && shift && exec "$@"' sh "$TMP/resolv.conf" \
+				"$LOAD" --spawn -c $c -t "$SECS" --name policyd-spf -- \
+				/usr/bin/policyd-spf "$TMP/policyd-spf.conf" |
+				sed "s/^#BENCH /#BENCH round=$round /" | tee -a "$OUT" ||
+				echo "policyd-spf: run with $c clients failed (unshare and mount need root)"
+		done
+	fi
+	round=$((round + 1))
+done
+
+echo "-- idle connections ($(load_now))"
+"$LOAD" --unix "$TMP/policy.sock" --idle 1000 --pid "$OURS" | tee -a "$OUT"
+
+if [ "$CALLGRIND" != 0 ] && command -v valgrind >/dev/null 2>&1; then
+	# Ir per request = (Ir(N2) - Ir(N1)) / (N2 - N1): start-up, warm-up and
+	# shutdown are the same in both runs and drop out
+	cg_run() { # N -> Ir total
+		rm -f "$TMP/cg.sock" "$TMP/cg.out"
+		start_ours "$TMP/cg.sock" 1 valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out"
+		"$LOAD" --unix "$TMP/cg.sock" -c 8 -n "$1" --name callgrind >/dev/null
+		kill "$OURS"
+		wait "$OURS" 2>/dev/null || true
+		awk '/^(summary|totals):/ { t = $2 } END { print t }' "$TMP/cg.out"
+	}
+	echo "-- callgrind ($(load_now))"
+	ir1=$(cg_run 1000)
+	ir2=$(cg_run 5000)
+	awk -v a="$ir1" -v b="$ir2" 'BEGIN { if (b > a)
+		printf "#BENCH policyd-callgrind workers=1 clients=8 debug_level=1 instructions_per_request=%.0f\n",
+			(b - a) / 4000 }' | tee -a "$OUT"
+fi
+
+echo "== spfkit-policyd summary (median [lowest-highest] over $PAIRS rounds)"
+awk '
+function kv(key,   i, f) { for (i = 2; i <= NF; i++) { split($i, f, "="); if (f[1] == key) return f[2] } return "" }
+function sort_n(a, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } }
+function med(a, n) { sort_n(a, n); return a[int((n + 1) / 2)] }
+function rng(a, n) { sort_n(a, n); return sprintf("[%s-%s]", a[1], a[n]) }
+$1 == "#BENCH" && kv("round") != "" {
+	r = kv("round"); name = $3; c = kv("clients")
+	rps[name, c, r] = kv("rps"); p99[name, c, r] = kv("p99_us"); rounds[r] = 1
+	if (r > maxr) maxr = r
+}
+$1 == "#BENCH" && $2 == "policyd-idle" { idle = kv("per_conn_bytes"); conns = kv("connections") }
+$1 == "#BENCH" && $2 == "policyd-callgrind" { ir = kv("instructions_per_request") }
+END {
+	split("8 64", cs, " ")
+	for (k = 1; k <= 2; k++) {
+		c = cs[k]; n = 0; m = 0; q = 0; t = 0
+		delete a; delete b; delete p; delete th
+		for (r = 1; r <= maxr; r++) {
+			if ((("spfkit-policyd", c, r) in rps)) { a[++n] = rps["spfkit-policyd", c, r]; p[++q] = p99["spfkit-policyd", c, r] }
+			if ((("policyd-spf", c, r) in rps) && rps["policyd-spf", c, r] > 0) {
+				th[++t] = rps["policyd-spf", c, r]
+				if ((("spfkit-policyd", c, r) in rps)) b[++m] = rps["spfkit-policyd", c, r] / rps["policyd-spf", c, r]
+			}
+		}
+		if (n == 0) continue
+		printf "%2d clients: spfkit-policyd %s requests/s %s, p99 %s us %s", c, med(a, n), rng(a, n), med(p, q), rng(p, q)
+		if (t > 0 && m > 0) { rm = med(b, m); printf "; policyd-spf %s %s; ratio %.0fx [%.0f-%.0fx]", med(th, t), rng(th, t), rm, b[1], b[m] }
+		printf "\n"
+	}
+	if (idle != "") printf "idle connections: %s bytes of RSS each (%s open)\n", idle, conns
+	if (ir != "") printf "instructions per request (callgrind, debugLevel 1, all included): %s\n", ir
+}' "$OUT"

@@ -295,7 +295,10 @@ if [ -s "$OUT/latency.log" ] && grep -q '^#BENCH warm_lookahead_cache ' "$OUT/la
 		"$(warm warm_lookahead evals_per_s) with lookahead ($(warm warm_lookahead_cache served))"
 fi
 
-# The policy service: spfkit-policyd against Debian's policyd-spf (issue 4).
+# The policy service: spfkit-policyd against Debian's policyd-spf (issue 4),
+# paired rounds at 8 and 64 clients, callgrind, idle RSS (issue 11).
+echo
+echo "== spfkit-policyd ($(load_now))"
 sh "$SRC/bench/bench_policyd.sh" "$BUILD"
 
 # The milter (issue 9): messages through spfkit-milter, 1 and 32 sessions.

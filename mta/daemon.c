@@ -169,3 +169,26 @@ int spfkit__mta_dns_open(const char *prog, const struct spfkit__mta_dns_opts *o,
 	}
 	return 0;
 }
+
+int spfkit__mta_dns_open_more(const char *prog, const struct spfkit__mta_dns_opts *o,
+			      const struct spfkit__mta_dns *first, struct spfkit__mta_dns *more)
+{
+	struct spfkit_cares_options co;
+	char err[512] = "";
+
+	/* more->zone and more->cache stay NULL: first's, closed with first */
+	if (first->zone != NULL)
+		return spfkit_zone_resolver(first->zone, &more->r) == 0 ? 0 : -1;
+	spfkit_cares_options_init(&co);
+	co.servers = o->servers;
+	co.timeout_ms = o->timeout_ms;
+	if (spfkit_cares_new(&co, NULL, &more->r, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s: DNS: %s\n", prog, err);
+		return -1;
+	}
+	if (first->cache != NULL && spfkit_cache_resolver(first->cache, more->r, &more->layer) != 0) {
+		fprintf(stderr, "%s: cannot make the DNS cache layer\n", prog);
+		return -1;
+	}
+	return 0;
+}

@@ -58,4 +58,14 @@ int spfkit__mta_dns_open(const char *prog, const struct spfkit__mta_dns_opts *o,
 			 struct spfkit__mta_dns *d);
 void spfkit__mta_dns_close(struct spfkit__mta_dns *d);
 
+/*
+ * Another thread's DNS over what `first` opened: its own backend (a
+ * c-ares channel, or a resolver on the same zone) and, when first has an
+ * answer cache, its own layer over that one cache (spfkit_cache is
+ * thread-safe; resolvers are not). `more` (zeroed first) shares first's
+ * zone and cache and must be closed before it. 0, or -1 (said on stderr).
+ */
+int spfkit__mta_dns_open_more(const char *prog, const struct spfkit__mta_dns_opts *o,
+			      const struct spfkit__mta_dns *first, struct spfkit__mta_dns *more);
+
 #endif

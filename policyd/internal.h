@@ -30,6 +30,7 @@ struct gen {
 };
 
 struct job;
+struct pool_slot;
 
 struct conn {
 	struct spfkit__policyd *srv;
@@ -41,8 +42,10 @@ struct conn {
 	int eof;        /* the client has finished sending (closed, or half-closed its side) */
 	int blocked;    /* complete requests wait: the client does not read its answers */
 	struct event *deadline; /* --request-timeout: from a request's first byte to its end */
+	int not_socket;         /* spawn mode's stdout is a pipe or file: write(), not send() */
 	int has_addr;           /* a TCP client: addr counts against --max-per-client */
 	struct spfkit_ip addr;
+	struct pool_slot *slot; /* --workers: worker 0's record of it (pool.c); NULL alone */
 	struct conn *prev, *next;
 };
 
@@ -103,6 +106,9 @@ struct spfkit__policyd {
 	uint64_t icache_key[2]; /* icache.c: the buckets' hash key; zero until drawn */
 	struct cached *oldest, *newest;
 	size_t n_cached;
+	struct spfkit__policyd_pool *pool; /* --workers > 1; NULL: the only loop */
+	unsigned worker;                   /* this one's index in the pool; 0 accepts */
+	int done_sent;                     /* drained, and worker 0 was told */
 };
 
 /* A truncated, escaped copy of untrusted bytes for a log line. */
@@ -111,9 +117,36 @@ struct spfkit__policyd {
 
 /* server.c */
 int spfkit__policyd_debug_level(const struct spfkit__policyd *srv);
+/* A line built by the caller (the per-decision line: no printf on the request path). */
+void spfkit__policyd_log_text(const struct spfkit__policyd *srv, int prio, const char *text,
+			      size_t len);
 void spfkit__policyd_send_reply(struct conn *c, const char *action);
 void spfkit__policyd_conn_process(struct conn *c);
 void spfkit__policyd_gen_put(struct gen *g);
+
+/* server.c, for pool.c: serve an accepted descriptor here; the end of a connection */
+int spfkit__policyd_adopt(struct spfkit__policyd *srv, int fd, const char *peer,
+			  const struct spfkit_ip *addr, struct pool_slot *slot);
+void spfkit__policyd_accept_on_close(struct spfkit__policyd *srv);
+
+/* pool.c: --workers (see there) */
+int spfkit__policyd_pool_place(struct spfkit__policyd *srv, int fd, const char *peer,
+			       const struct spfkit_ip *addr);
+size_t spfkit__policyd_pool_conns(const struct spfkit__policyd_pool *p);
+size_t spfkit__policyd_pool_conns_from(const struct spfkit__policyd_pool *p,
+				       const struct spfkit_ip *ip);
+void spfkit__policyd_pool_closed(struct spfkit__policyd *srv, struct pool_slot *slot);
+void spfkit__policyd_pool_drained(struct spfkit__policyd *srv);
+
+
+/* pool.c: --workers (see there) */
+int spfkit__policyd_pool_place(struct spfkit__policyd *srv, int fd, const char *peer,
+			       const struct spfkit_ip *addr);
+size_t spfkit__policyd_pool_conns(const struct spfkit__policyd_pool *p);
+size_t spfkit__policyd_pool_conns_from(const struct spfkit__policyd_pool *p,
+				       const struct spfkit_ip *ip);
+void spfkit__policyd_pool_closed(struct spfkit__policyd *srv, struct pool_slot *slot);
+void spfkit__policyd_pool_drained(struct spfkit__policyd *srv);
 
 /* icache.c: decisions kept for the later queries of a message */
 struct cached *spfkit__policyd_cache_find(struct spfkit__policyd *srv, const char *key);

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <spfkit/cares.h>
 
 #include "internal.h"
+#include "log.h"
 
 /* ---- logging ---------------------------------------------------------- */
 
@@ -28,19 +30,22 @@ int spfkit__policyd_debug_level(const struct spfkit__policyd *srv)
 	return srv->gen->cfg->debug_level;
 }
 
-static void vlog(const struct spfkit__policyd *srv, int level, int prio, const char *fmt,
-		 va_list ap)
+static void vlog(int level, int prio, const char *fmt, va_list ap)
 {
 	/* debugLevel -1: silent; 0: errors and warnings; 1+: also decisions */
 	if (level < 0 || (level == 0 && prio > LOG_WARNING))
 		return;
-	if (srv->opts.log_stderr) {
-		fprintf(stderr, "spfkit-policyd[%ld]: ", (long)getpid());
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
-	} else {
-		vsyslog(prio, fmt, ap);
-	}
+	spfkit__plog_vprintf(prio, fmt, ap);
+}
+
+void spfkit__policyd_log_text(const struct spfkit__policyd *srv, int prio, const char *text,
+			      size_t len)
+{
+	int level = spfkit__policyd_debug_level(srv);
+
+	if (level < 0 || (level == 0 && prio > LOG_WARNING))
+		return;
+	spfkit__plog_write(prio, text, len);
 }
 
 void spfkit__policyd_log(struct spfkit__policyd *srv, int prio, const char *fmt, ...)
@@ -49,7 +54,7 @@ void spfkit__policyd_log(struct spfkit__policyd *srv, int prio, const char *fmt,
 	int level = spfkit__policyd_debug_level(srv);
 
 	va_start(ap, fmt);
-	vlog(srv, level, prio, fmt, ap);
+	vlog(level, prio, fmt, ap);
 	va_end(ap);
 }
 
@@ -98,6 +103,12 @@ static void accept_set(struct spfkit__policyd *srv, int on)
 	srv->accepting = on;
 }
 
+/* Connections open on every worker: the limits count them all. */
+static size_t open_conns(const struct spfkit__policyd *srv)
+{
+	return srv->pool != NULL ? spfkit__policyd_pool_conns(srv->pool) : srv->n_conns;
+}
+
 /*
  * Accept again unless draining, full, or pausing after accept() ran out
  * of descriptors. While the listeners are off, new clients wait in the
@@ -105,7 +116,7 @@ static void accept_set(struct spfkit__policyd *srv, int on)
  */
 static void accept_resume(struct spfkit__policyd *srv)
 {
-	if (srv->draining || srv->n_conns >= srv->opts.max_connections ||
+	if (srv->draining || open_conns(srv) >= srv->opts.max_connections ||
 	    evtimer_pending(srv->accept_pause, NULL))
 		return;
 	accept_set(srv, 1);
@@ -138,13 +149,16 @@ static void on_accept_error(struct evconnlistener *l, void *arg)
 		spfkit__policyd_log(srv, LOG_ERR,
 				    "accept: %s with %zu connections open; not accepting for %d ms "
 				    "or until one closes%s",
-				    evutil_socket_error_to_string(err), srv->n_conns,
+				    evutil_socket_error_to_string(err), open_conns(srv),
 				    SPFKIT_POLICYD_ACCEPT_PAUSE_MS, note);
 }
 
 /* A connection went: its descriptor is free again. */
-static void accept_on_close(struct spfkit__policyd *srv)
+void spfkit__policyd_accept_on_close(struct spfkit__policyd *srv)
 {
+	/* --workers: only worker 0 accepts, and it counts what every worker holds */
+	if (srv->pool != NULL && srv->worker != 0)
+		return;
 	evtimer_del(srv->accept_pause);
 	accept_resume(srv);
 }
@@ -217,21 +231,54 @@ static void set_timeouts(struct conn *c)
 	bufferevent_set_timeouts(c->out, NULL, &wr);
 }
 
+/*
+ * Write a reply now when nothing waits before it: one write() instead of
+ * the buffer event's way (turn on write interest, wait for the loop, a
+ * writev(), turn write interest off again: two epoll_ctl() calls more
+ * per request). What the socket does not take at once, or all of it
+ * when earlier replies still wait, goes through the buffer event, which
+ * also reports a broken connection.
+ */
+static void write_reply(struct conn *c, const char *data, size_t len)
+{
+	struct evbuffer *out = bufferevent_get_output(c->out);
+	int fd = (int)bufferevent_getfd(c->out);
+	ssize_t n = -1;
+
+	if (evbuffer_get_length(out) == 0 && fd >= 0) {
+		/* send(): a client gone must not raise SIGPIPE; stdout in spawn mode may be a pipe */
+		if (!c->not_socket) {
+			n = send(fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (n < 0 && errno == ENOTSOCK)
+				c->not_socket = 1;
+		}
+		if (c->not_socket)
+			n = write(fd, data, len);
+		if (n > 0) {
+			data += n;
+			len -= (size_t)n;
+		}
+	}
+	if (len > 0)
+		bufferevent_write(c->out, data, len);
+}
+
 void spfkit__policyd_send_reply(struct conn *c, const char *action)
 {
-	struct spfkit__buf b;
+	char reply[SPFKIT__MTA_TEXT_MAX + 16];
+	size_t n = spfkit__policy_reply_into(action, strlen(action), reply, sizeof(reply));
 
-	spfkit__buf_init(&b, NULL, SPFKIT__MTA_TEXT_MAX + 16);
-	if (spfkit__policy_reply(&b, action, strlen(action)) == 0)
-		bufferevent_write(c->out, b.data, b.len);
+	if (n > 0)
+		write_reply(c, reply, n);
 	else
-		bufferevent_write(c->out, "action=dunno\n\n", 14);
-	spfkit__buf_free(&b);
+		write_reply(c, "action=dunno\n\n", 14);
 }
 
 static void maybe_finish_drain(struct spfkit__policyd *srv)
 {
-	if (srv->draining && srv->conns == NULL)
+	if (srv->pool != NULL)
+		spfkit__policyd_pool_drained(srv); /* worker 0 waits for every worker */
+	else if (srv->draining && srv->conns == NULL)
 		event_base_loopexit(srv->base, NULL);
 }
 
@@ -252,10 +299,12 @@ static void conn_close(struct conn *c)
 		bufferevent_free(c->out);
 	bufferevent_free(c->in);
 	event_free(c->deadline);
+	if (c->slot != NULL)
+		spfkit__policyd_pool_closed(srv, c->slot);
 	spfkit__free(NULL, c);
-	accept_on_close(srv);
+	spfkit__policyd_accept_on_close(srv);
 	/* spawn mode: the one client is gone, so is the service */
-	if (srv->n_listeners == 0 && srv->conns == NULL)
+	if (srv->pool == NULL && srv->n_listeners == 0 && srv->conns == NULL)
 		event_base_loopexit(srv->base, NULL);
 	maybe_finish_drain(srv);
 }
@@ -476,6 +525,9 @@ static size_t conns_from(const struct spfkit__policyd *srv, const struct spfkit_
 	const struct conn *c;
 	size_t n = 0;
 
+	if (srv->pool != NULL)
+		return spfkit__policyd_pool_conns_from(srv->pool, ip);
+
 	for (c = srv->conns; c != NULL; c = c->next)
 		if (c->has_addr && c->addr.family == ip->family &&
 		    memcmp(c->addr.addr, ip->addr, sizeof(ip->addr)) == 0)
@@ -521,11 +573,29 @@ static void peer_name(const struct sockaddr *sa, int fd, const char *label, char
 		snprintf(out, size, "%s#%d", label, fd);
 }
 
+int spfkit__policyd_adopt(struct spfkit__policyd *srv, int fd, const char *peer,
+			  const struct spfkit_ip *addr, struct pool_slot *slot)
+{
+	struct bufferevent *bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	struct conn *c;
+
+	if (bev == NULL)
+		return SPFKIT_ENOMEM;
+	c = conn_new(srv, bev, bev, peer, addr);
+	if (c == NULL) {
+		/* the caller closes fd: the buffer event must not */
+		bufferevent_setfd(bev, -1);
+		bufferevent_free(bev);
+		return SPFKIT_ENOMEM;
+	}
+	c->slot = slot;
+	return 0;
+}
+
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
 		      void *arg)
 {
 	struct spfkit__policyd *srv = arg;
-	struct bufferevent *bev;
 	struct spfkit_ip ip;
 	int has_addr = peer_addr(sa, &ip);
 	char note[RATELOG_NOTE_MAX];
@@ -534,28 +604,25 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	(void)l;
 	(void)salen;
 	peer_name(sa, (int)fd, "client", peer, sizeof(peer));
-	if (srv->draining || srv->n_conns >= srv->opts.max_connections ||
+	if (srv->draining || open_conns(srv) >= srv->opts.max_connections ||
 	    (has_addr && over_per_client(srv, &ip, peer))) {
 		evutil_closesocket(fd);
 		return;
 	}
-	bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (bev == NULL) {
+	if (srv->pool != NULL) {
+		if (spfkit__policyd_pool_place(srv, (int)fd, peer, has_addr ? &ip : NULL) != 0)
+			evutil_closesocket(fd);
+	} else if (spfkit__policyd_adopt(srv, (int)fd, peer, has_addr ? &ip : NULL, NULL) != 0) {
 		evutil_closesocket(fd);
-		return;
 	}
-	if (conn_new(srv, bev, bev, peer, has_addr ? &ip : NULL) == NULL) {
-		bufferevent_free(bev);
-		return;
-	}
-	if (srv->n_conns < srv->opts.max_connections)
+	if (open_conns(srv) < srv->opts.max_connections)
 		return;
 	/* full: the next clients wait in the backlog until one of these closes */
 	accept_set(srv, 0);
 	if (ratelog_due(&srv->log_full, note))
 		spfkit__policyd_log(srv, LOG_WARNING,
 				    "%zu connections (--max-connections): not accepting until one closes%s",
-				    srv->n_conns, note);
+				    open_conns(srv), note);
 }
 
 /* ---- the server ------------------------------------------------------------ */
@@ -671,9 +738,12 @@ int spfkit__policyd_reload(struct spfkit__policyd *srv)
 
 	if (srv->opts.config_path == NULL)
 		return 0;
-	rc = spfkit__mta_config_load(srv->opts.config_path, NULL, report_diag, srv, &cfg);
+	/* with --workers, each worker reads the file; worker 0 speaks for all */
+	rc = spfkit__mta_config_load(srv->opts.config_path, NULL,
+				     srv->worker == 0 ? report_diag : NULL, srv, &cfg);
 	if (rc != 0) {
-		spfkit__policyd_log(srv, LOG_ERR, "reload of %s failed (%s); keeping the running configuration",
+		if (srv->worker == 0)
+			spfkit__policyd_log(srv, LOG_ERR, "reload of %s failed (%s); keeping the running configuration",
 				    srv->opts.config_path, spfkit_strerror(rc));
 		return rc;
 	}
@@ -685,7 +755,9 @@ int spfkit__policyd_reload(struct spfkit__policyd *srv)
 	/* requests in flight finish with the configuration they started with */
 	spfkit__policyd_gen_put(srv->gen);
 	srv->gen = g;
-	spfkit__policyd_log(srv, LOG_NOTICE, "configuration %s reloaded", srv->opts.config_path);
+	if (srv->worker == 0)
+		spfkit__policyd_log(srv, LOG_NOTICE, "configuration %s reloaded",
+				    srv->opts.config_path);
 	return 0;
 }
 

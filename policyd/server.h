@@ -79,4 +79,25 @@ void spfkit__policyd_log(struct spfkit__policyd *srv, int prio, const char *fmt,
 
 void spfkit__policyd_free(struct spfkit__policyd *srv);
 
+/*
+ * --workers (policyd/pool.c): servers made with spfkit__policyd_new(),
+ * each on its own event base, run as one service. srv[0] is the main
+ * thread's: it has the listeners and the signal handlers, accepts every
+ * connection and gives each to the worker with the fewest; srv[1..n-1]
+ * run their loops on threads of their own (spfkit__policyd_pool_start).
+ * After srv[0]'s loop ends, _join stops and waits for the others; then
+ * _free, then each server's spfkit__policyd_free(). 0 or SPFKIT_ENOMEM.
+ */
+struct spfkit__policyd_pool;
+int spfkit__policyd_pool_new(struct spfkit__policyd **srv, unsigned n,
+			     struct spfkit__policyd_pool **out);
+int spfkit__policyd_pool_start(struct spfkit__policyd_pool *p);
+#define SPFKIT__POOL_RELOAD 1
+#define SPFKIT__POOL_DRAIN 2
+#define SPFKIT__POOL_STOP 3
+/* A signal's work for the workers other than srv[0] (which the caller does itself). */
+void spfkit__policyd_pool_broadcast(struct spfkit__policyd_pool *p, int what);
+void spfkit__policyd_pool_join(struct spfkit__policyd_pool *p);
+void spfkit__policyd_pool_free(struct spfkit__policyd_pool *p);
+
 #endif

@@ -327,6 +327,51 @@ static void reply_over_cap_fails(void **state)
 	spfkit__buf_free(&b);
 }
 
+/* The daemon's in-place writer gives exactly spfkit__policy_reply's bytes. */
+static void reply_into_matches_reply(void **state)
+{
+	static const char *texts[] = {"dunno", "", "550 5.7.23 bad\r\n\nX-Injected: 1\x7f" "z\x01",
+				      "\n", "prepend Received-SPF: pass (a \"b\") \xc3\xa9"};
+	char out[256];
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		struct spfkit__buf b;
+		size_t len = strlen(texts[i]);
+
+		spfkit__buf_init(&b, NULL, 1024);
+		assert_int_equal(spfkit__policy_reply(&b, texts[i], len), 0);
+		n = spfkit__policy_reply_into(texts[i], len, out, sizeof(out));
+		assert_int_equal(n, b.len);
+		assert_memory_equal(out, b.data, n);
+		spfkit__buf_free(&b);
+	}
+	/* room for "action=" + text + "\n\n" and no more: fits; one less: refused */
+	assert_int_equal(spfkit__policy_reply_into("dunno", 5, out, 14), 14);
+	assert_int_equal(spfkit__policy_reply_into("dunno", 5, out, 13), 0);
+}
+
+/* escape_into at every room size: the bytes of escape() with a NUL-less buffer of that size. */
+static void escape_into_matches_escape_at_every_size(void **state)
+{
+	static const char in[] = "ab\"c\\d\x01" "efgh\xff" "ij";
+	char want[64], got[64];
+	size_t room, max, n;
+
+	(void)state;
+	for (max = 0; max <= sizeof(in); max++)
+		for (room = 0; room < 40; room++) {
+			spfkit__policy_escape(in, sizeof(in) - 1, max, want, room + 1);
+			memset(got, '#', sizeof(got));
+			n = spfkit__policy_escape_into(in, sizeof(in) - 1, max, got, room);
+			assert_true(n <= room);
+			assert_int_equal(n, strlen(want));
+			assert_memory_equal(got, want, n);
+			assert_int_equal(got[n], '#'); /* nothing past what it says it wrote */
+		}
+}
+
 static void escape_shows_binary_as_hex(void **state)
 {
 	char out[64];
@@ -385,6 +430,8 @@ int main(void)
 		cmocka_unit_test(reply_is_one_line_and_empty_line),
 		cmocka_unit_test(reply_control_bytes_become_spaces),
 		cmocka_unit_test(reply_over_cap_fails),
+		cmocka_unit_test(reply_into_matches_reply),
+		cmocka_unit_test(escape_into_matches_escape_at_every_size),
 		cmocka_unit_test(escape_shows_binary_as_hex),
 		cmocka_unit_test(escape_truncates_with_dots),
 		cmocka_unit_test(escape_never_overflows_small_buffer),
