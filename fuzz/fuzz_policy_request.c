@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -26,7 +27,7 @@ static void check_request(const struct spfkit__policy_request *req, const char *
 		if (a->name < in || a->name + a->name_len > in + used || a->value < in ||
 		    a->value + a->value_len > in + used)
 			abort();
-		spfkit__policy_escape(a->value, a->value_len, 100, log, sizeof(log));
+		spfkit__mta_escape(a->value, a->value_len, 100, log, sizeof(log));
 		if (strlen(log) >= sizeof(log))
 			abort();
 		(void)spfkit__policy_reply(&out, a->value, a->value_len);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "spfkit_util.h"
+#include "escape.h"
 #include "header_field.h"
 #include "milter.h"
 
@@ -95,27 +96,7 @@ const char *spfkit__milter_header_split(const char *line, char *name, size_t siz
 
 const char *spfkit__milter_esc(const char *s, size_t cap, char *buf, size_t size)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t n = 0, i;
-
 	if (s == NULL)
 		s = "";
-	for (i = 0; s[i] != '\0' && i < cap && n + 5 < size; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c < 0x20 || c > 0x7e || c == '\\') {
-			buf[n++] = '\\';
-			buf[n++] = 'x';
-			buf[n++] = hex[c >> 4];
-			buf[n++] = hex[c & 15];
-		} else {
-			buf[n++] = (char)c;
-		}
-	}
-	if (s[i] != '\0' && n + 4 < size) {
-		memcpy(buf + n, "...", 3);
-		n += 3;
-	}
-	buf[n] = '\0';
-	return buf;
+	return spfkit__mta_escape(s, strlen(s), cap, buf, size); /* mta/escape.c */
 }

@@ -20,6 +20,7 @@
 #include "spfkit_util.h"
 #include "checker.h"
 #include "decision.h"
+#include "escape.h"
 #include "proto.h"
 #include "server.h"
 
@@ -112,8 +113,8 @@ struct spfkit__policyd {
 };
 
 /* A truncated, escaped copy of untrusted bytes for a log line. */
-#define ESC(s, n) spfkit__policy_escape((s), (n), 100, (char[512]){0}, 512)
-#define ESC_LONG(s, n) spfkit__policy_escape((s), (n), 400, (char[1700]){0}, 1700)
+#define ESC(s, n) spfkit__mta_escape((s), (n), 100, (char[512]){0}, 512)
+#define ESC_LONG(s, n) spfkit__mta_escape((s), (n), 400, (char[1700]){0}, 1700)
 
 /* server.c */
 int spfkit__policyd_debug_level(const struct spfkit__policyd *srv);

@@ -32,6 +32,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "log.h"
+#include "options.h"
 #include "spfkit_util.h"
 #include "server.h"
 
@@ -107,11 +108,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"config", required_argument, NULL, 'c'}, {"check-config", no_argument, NULL, O_CHECK},
 		{"listen", required_argument, NULL, 'l'}, {"stdio", no_argument, NULL, O_STDIO},
 		{"user", required_argument, NULL, 'u'}, {"pid-file", required_argument, NULL, 'p'},
-		{"socket-mode", required_argument, NULL, O_MODE}, {"dns", required_argument, NULL, O_DNS},
-		{"dns-timeout", required_argument, NULL, O_DNS_TIMEOUT},
-		{"dns-cache-mb", required_argument, NULL, O_DNS_CACHE},
-		{"zone", required_argument, NULL, O_ZONE},
-		{"zone-timeout", required_argument, NULL, O_ZONE_TIMEOUT}, {"receiver", required_argument, NULL, O_RECEIVER},
+		{"socket-mode", required_argument, NULL, O_MODE}, SPFKIT__MTA_DNS_OPTIONS(O_DNS),
+		{"receiver", required_argument, NULL, O_RECEIVER},
 		{"log", required_argument, NULL, O_LOG},
 		{"log-socket", required_argument, NULL, O_LOG_SOCKET},
 		{"workers", required_argument, NULL, 'w'}, {"max-connections", required_argument, NULL, O_MAXC},
@@ -147,26 +145,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 				goto bad;
 			o->socket_mode = (mode_t)v;
 			break;
-		case O_DNS:
-			if (!spfkit__mta_dns_servers_ok(optarg))
+		case O_DNS: case O_DNS_TIMEOUT: case O_DNS_CACHE: case O_ZONE: case O_ZONE_TIMEOUT:
+			if (spfkit__mta_dns_option(&o->dns_opts, ch - O_DNS, optarg) != 0)
 				goto bad;
-			o->dns_opts.servers = optarg;
-			break;
-		case O_DNS_TIMEOUT:
-			o->dns_opts.timeout_ms = (int)spfkit__mta_number(optarg, 1, 600000);
-			if (o->dns_opts.timeout_ms < 0)
-				goto bad;
-			break;
-		case O_DNS_CACHE:
-			o->dns_opts.cache_mb = spfkit__mta_number(optarg, 0, 4096);
-			if (o->dns_opts.cache_mb < 0)
-				goto bad;
-			break;
-		case O_ZONE: o->dns_opts.zone = optarg; break;
-		case O_ZONE_TIMEOUT:
-			if (o->dns_opts.n_zone_timeout == SPFKIT__MTA_MAX_ZONE_TIMEOUT)
-				goto bad;
-			o->dns_opts.zone_timeout[o->dns_opts.n_zone_timeout++] = optarg;
 			break;
 		case O_RECEIVER: o->srv.receiver = optarg; break;
 		case O_LOG:

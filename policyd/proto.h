@@ -109,17 +109,5 @@ int spfkit__policy_reply(struct spfkit__buf *out, const char *text, size_t len);
  */
 size_t spfkit__policy_reply_into(const char *text, size_t len, char *out, size_t room);
 
-/*
- * A printable copy of untrusted bytes for a log line: at most `max`
- * input bytes (then "..."), with backslash, quote and every byte outside
- * %x20-7E written as \xHH. Always NUL-terminated when size > 0. Returns out.
- */
-char *spfkit__policy_escape(const char *in, size_t len, size_t max, char *out, size_t size);
-
-/*
- * The same escaping written at out[0..room), without a NUL: the bytes
- * written. For log lines built in place (one copy, no formatting).
- */
-size_t spfkit__policy_escape_into(const char *in, size_t len, size_t max, char *out, size_t room);
 
 #endif

@@ -66,10 +66,10 @@ static void put_str(struct line *l, const char *s)
 	put(l, s, strlen(s));
 }
 
-/* Untrusted bytes: at most max of them, escaped (spfkit__policy_escape). */
+/* Untrusted bytes: at most max of them, escaped (spfkit__mta_escape). */
 static void put_esc(struct line *l, const char *s, size_t n, size_t max)
 {
-	l->len += spfkit__policy_escape_into(s, n, max, l->text + l->len, sizeof(l->text) - l->len);
+	l->len += spfkit__mta_escape_into(s, n, max, l->text + l->len, sizeof(l->text) - l->len);
 }
 
 /* "N.Nms": tenths of a millisecond, as "%.1fms" printed it (rounded down). */

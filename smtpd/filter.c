@@ -34,6 +34,7 @@
 #include "spfkit_util.h"
 #include "checker.h"
 #include "decision.h"
+#include "escape.h"
 #include "filter.h"
 #include "header_field.h"
 #include "proto.h"
@@ -66,9 +67,8 @@ void spfkit__smtpd_log(int prio, const char *fmt, ...)
 	fflush(stderr);
 }
 
-/* An escaped, cut copy of untrusted bytes for a log line (policyd/proto.c's). */
-char *spfkit__policy_escape(const char *in, size_t len, size_t max, char *out, size_t size);
-#define ESC(s, n) spfkit__policy_escape((s), (n), 100, (char[512]){0}, 512)
+/* An escaped, cut copy of untrusted bytes for a log line (mta/escape.c). */
+#define ESC(s, n) spfkit__mta_escape((s), (n), 100, (char[512]){0}, 512)
 #define FESC(f) ESC((f)->p, (f)->len)
 
 /* ---- state ----------------------------------------------------------------- */

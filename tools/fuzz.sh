@@ -9,7 +9,7 @@ seconds=${FUZZ_SECONDS:-60}
 only=${1:-}
 out=fuzz/out
 mkdir -p "$out"
-lib=$(git ls-files 'util/*.c' 'lib/core/*.c' 'lib/spf/*.c' 'lib/resolver/*.c' 'lib/dns/*.c' 'policyd/proto.c')
+lib=$(git ls-files 'util/*.c' 'lib/core/*.c' 'lib/spf/*.c' 'lib/resolver/*.c' 'lib/dns/*.c' 'policyd/proto.c' 'mta/escape.c')
 # <spfkit/version.h> is generated from meson.build's version (as meson does).
 version=$(sed -n "s/^ *version *: *'\([0-9.]*\)'.*/\1/p" meson.build | head -n 1)
 mkdir -p "$out/include/spfkit"

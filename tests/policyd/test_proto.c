@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "escape.h"
 #include "proto.h"
 
 /* A Postfix 3.x request, shortened. */
@@ -362,9 +363,9 @@ static void escape_into_matches_escape_at_every_size(void **state)
 	(void)state;
 	for (max = 0; max <= sizeof(in); max++)
 		for (room = 0; room < 40; room++) {
-			spfkit__policy_escape(in, sizeof(in) - 1, max, want, room + 1);
+			spfkit__mta_escape(in, sizeof(in) - 1, max, want, room + 1);
 			memset(got, '#', sizeof(got));
-			n = spfkit__policy_escape_into(in, sizeof(in) - 1, max, got, room);
+			n = spfkit__mta_escape_into(in, sizeof(in) - 1, max, got, room);
 			assert_true(n <= room);
 			assert_int_equal(n, strlen(want));
 			assert_memory_equal(got, want, n);
@@ -377,7 +378,7 @@ static void escape_shows_binary_as_hex(void **state)
 	char out[64];
 
 	(void)state;
-	spfkit__policy_escape("a\0\n\"\\\xff", 6, 100, out, sizeof(out));
+	spfkit__mta_escape("a\0\n\"\\\xff", 6, 100, out, sizeof(out));
 	assert_string_equal(out, "a\\x00\\x0a\\x22\\x5c\\xff");
 }
 
@@ -386,7 +387,7 @@ static void escape_truncates_with_dots(void **state)
 	char out[64];
 
 	(void)state;
-	spfkit__policy_escape("abcdefghij", 10, 4, out, sizeof(out));
+	spfkit__mta_escape("abcdefghij", 10, 4, out, sizeof(out));
 	assert_string_equal(out, "abcd...");
 }
 
@@ -396,7 +397,7 @@ static void escape_never_overflows_small_buffer(void **state)
 
 	(void)state;
 	memset(out, 'Z', sizeof(out));
-	spfkit__policy_escape("\x01\x02\x03", 3, 100, out, 5);
+	spfkit__mta_escape("\x01\x02\x03", 3, 100, out, 5);
 	assert_string_equal(out, "\\x01");
 	assert_int_equal(out[5], 'Z');
 }
