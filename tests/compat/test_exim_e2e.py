@@ -105,14 +105,16 @@ def debian_spf_acl(conf_root):
     return m.group(1)
 
 
-def fetch(cache):
+def fetch(cache, daemon="exim4-daemon-heavy"):
+    """The .deb files of Exim's DAEMON package (heavy links libspf2, light
+    does not); None, said, when apt-get download fails: a test failure."""
     os.makedirs(cache, exist_ok=True)
-    pkgs = ["exim4-daemon-heavy", "exim4-base", "exim4-config"]
+    pkgs = [daemon, "exim4-base", "exim4-config"]
     for p in pkgs:
         if not glob.glob(os.path.join(cache, p + "_*.deb")):
             r = subprocess.run(["apt-get", "download", p], cwd=cache, capture_output=True, text=True)
             if r.returncode != 0:
-                print("skip: apt-get download %s failed: %s" % (p, r.stderr[-300:]))
+                print("FAIL: apt-get download %s failed: %s" % (p, r.stderr[-300:]))
                 return None
     return {p: glob.glob(os.path.join(cache, p + "_*.deb"))[0] for p in pkgs}
 
@@ -122,9 +124,9 @@ def missing_libs(exim, env):
     return [line.split()[0] for line in out.splitlines() if "not found" in line], out
 
 
-def install_exim_libraries():
+def install_exim_libraries(daemon="exim4-daemon-heavy"):
     """Exim's own library dependencies, with apt-get (never an MTA)."""
-    out = subprocess.run(["apt-cache", "depends", "exim4-daemon-heavy"], capture_output=True,
+    out = subprocess.run(["apt-cache", "depends", daemon], capture_output=True,
                          text=True).stdout
     libs = sorted({m.group(1) for m in re.finditer(r"Depends: (lib[\w.+-]+)", out)})
     todo = [l for l in libs if subprocess.run(["dpkg-query", "-W", "-f=${Status}", l],
@@ -243,7 +245,7 @@ def main():
         return SKIP
     debs = fetch(cache)
     if debs is None:
-        return SKIP
+        return 1
     root = tempfile.mkdtemp(prefix="spfkit-exim-")
     try:
         pkgroot = os.path.join(root, "pkg")
@@ -259,8 +261,8 @@ def main():
             install_exim_libraries()
             missing, _ = missing_libs(exim, env)
             if missing:
-                print("skip: Exim's libraries missing: " + " ".join(missing))
-                return SKIP
+                print("FAIL: Exim's libraries missing: " + " ".join(missing))
+                return 1
         _, ldd = missing_libs(exim, env)
         line = [l for l in ldd.splitlines() if "libspf2.so.2" in l]
         if not line or os.path.join(libdir, "libspf2.so.2") not in line[0]:

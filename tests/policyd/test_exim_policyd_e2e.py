@@ -3,7 +3,7 @@
 
   test_exim_policyd_e2e.py SPFKIT_POLICYD DNSD CACHE_DIR [SPFKIT]
 
-Debian's Exim (exim4-daemon-heavy, unmodified), fetched with `apt-get
+Debian's Exim (exim4-daemon-light, unmodified: built without SPF), fetched with `apt-get
 download` and unpacked with `dpkg-deb -x` into a temporary folder by the
 code of tests/compat/test_exim_e2e.py (imported, not copied: Postfix stays
 installed, only Exim's missing shared libraries are installed, the
@@ -43,6 +43,9 @@ sys.dont_write_bytecode = True  # nothing written into the source tree
 import test_exim_e2e as eximdeb  # noqa: E402  (download, unpack, libraries, user)
 
 SKIP = 77
+# Exim without SPF support (issue 13): light does not link libspf2, so the
+# policy daemon is all the SPF it has
+EXIM_DAEMON = "exim4-daemon-light"
 DOC = os.path.join(HERE, "..", "..", "docs", "exim.md")
 README = os.path.join(HERE, "..", "..", "README.md")
 DOC_SOCKET = "/run/spfkit/policyd.sock"
@@ -311,9 +314,9 @@ def main():
     if os.geteuid() != 0 or shutil.which("dpkg-deb") is None:
         print("skip: needs root and dpkg-deb")
         return SKIP
-    debs = eximdeb.fetch(cache)
+    debs = eximdeb.fetch(cache, EXIM_DAEMON)
     if debs is None:
-        return SKIP
+        return 1
     root = tempfile.mkdtemp(prefix="spfkit-exim-policyd-")
     procs = []
     try:
@@ -324,11 +327,15 @@ def main():
         exim = os.path.join(pkgroot, "usr", "sbin", "exim4")
         missing, _ = eximdeb.missing_libs(exim, dict(os.environ))
         if missing:
-            eximdeb.install_exim_libraries()
+            eximdeb.install_exim_libraries(EXIM_DAEMON)
             missing, _ = eximdeb.missing_libs(exim, dict(os.environ))
             if missing:
-                print("skip: Exim's libraries missing: " + " ".join(missing))
-                return SKIP
+                print("FAIL: Exim's libraries missing: " + " ".join(missing))
+                return 1
+        _, ldd = eximdeb.missing_libs(exim, dict(os.environ))
+        if "libspf2" in ldd:
+            print("FAIL: %s links libspf2: not an Exim without SPF" % EXIM_DAEMON)
+            return 1
         eximdeb.ensure_user()
         for d in ("spool", "log", "mail"):
             os.makedirs(os.path.join(root, d))
