@@ -278,7 +278,7 @@ cat "$OUT/spfkit.1.log" "$OUT/libspf2.1.log" 2>/dev/null | awk '/peak RSS/ { pri
 if [ -s "$OUT/latency.log" ] && grep -q '^#BENCH latency ' "$OUT/latency.log"; then
 	lat() { bench_value latency "$1" "$OUT/latency.log"; }
 	echo "latency @$(lat delay_ms)ms/answer: strict $(lat strict_rt) RT, lookahead $(lat lookahead_rt) RT," \
-		"minimum $(lat min_rt) RT (lookahead/min = $(lat ratio)x; target <= 1.1x;" \
+		"minimum $(lat min_rt) RT (lookahead/min = $(lat ratio)x; target <= 1.05x;" \
 		"$(lat sample) queries, cold)"
 	echo "questions/eval:  strict $(lat strict_q) (max $(lat strict_qmax)), lookahead $(lat lookahead_q)" \
 		"(max $(lat lookahead_qmax)): lookahead/strict = $(lat q_ratio)x (target <= 1.25x) (dnsd received" \
