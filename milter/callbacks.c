@@ -47,7 +47,7 @@ static sfsistat on_connect(SMFICTX *ctx, char *hostname, _SOCK_ADDR *addr)
 	(void)hostname; /* a PTR name: never an SPF input */
 	c = spfkit__zalloc(NULL, sizeof(*c));
 	if (c == NULL) {
-		spfkit__milter_log(LOG_ERR, "out of memory at connect; not checking this connection");
+		spfkit__mta_log_printf(LOG_ERR, "out of memory at connect; not checking this connection");
 		return SMFIS_ACCEPT;
 	}
 	if (smfi_setpriv(ctx, c) != MI_SUCCESS) {
@@ -61,7 +61,7 @@ static sfsistat on_connect(SMFICTX *ctx, char *hostname, _SOCK_ADDR *addr)
 	spfkit_ip_format(&c->ip, c->ip_text, sizeof(c->ip_text));
 	if (spfkit__mta_net_match(&spfkit__milter_g.cfg->internal_hosts, &c->ip)) {
 		if (spfkit__milter_g.cfg->debug_level >= 2)
-			spfkit__milter_log(LOG_INFO, "client=%s: internal host, not checked", c->ip_text);
+			spfkit__mta_log_printf(LOG_INFO, "client=%s: internal host, not checked", c->ip_text);
 		return SMFIS_ACCEPT;
 	}
 	return SMFIS_CONTINUE;
@@ -197,7 +197,7 @@ static sfsistat local_problem(SMFICTX *ctx, const struct spfkit__milter_conn *c,
 	const struct spfkit__mta_config *cfg = spfkit__milter_g.cfg;
 	int defer = cfg->temperror_defer && cfg->test_only != 0;
 
-	spfkit__milter_log(LOG_ERR, "client=%s: SPF check not done: %s; %s", c->ip_text,
+	spfkit__mta_log_printf(LOG_ERR, "client=%s: SPF check not done: %s; %s", c->ip_text,
 			   spfkit_strerror(rc), defer ? "deferred" : "accepted unchecked");
 	if (!defer)
 		return SMFIS_CONTINUE;
@@ -217,7 +217,7 @@ static void log_decision(SMFICTX *ctx, const struct spfkit__milter_conn *c,
 	qid = smfi_getsymval(ctx, "i");
 	memcpy(from, q->sender, n);
 	from[n] = '\0';
-	spfkit__milter_log(LOG_INFO, "%s: client=%s helo=%s from=<%s> decision=%s identity=%s "
+	spfkit__mta_log_printf(LOG_INFO, "%s: client=%s helo=%s from=<%s> decision=%s identity=%s "
 			   "action=\"%s\"", MESC(qid != NULL ? qid : "NOQUEUE"), c->ip_text,
 			   MESC(c->helo), MESC(from),
 			   spfkit__mta_kind_name(d->kind),
@@ -242,7 +242,7 @@ static sfsistat on_envfrom(SMFICTX *ctx, char **argv)
 	if (why != NULL) {
 		m->trusted = 1;
 		if (spfkit__milter_g.cfg->debug_level >= 2)
-			spfkit__milter_log(LOG_INFO, "client=%s: %s, not checked", c->ip_text, why);
+			spfkit__mta_log_printf(LOG_INFO, "client=%s: %s, not checked", c->ip_text, why);
 		return SMFIS_CONTINUE;
 	}
 	memset(&q, 0, sizeof(q));
@@ -312,7 +312,7 @@ static sfsistat on_negotiate(SMFICTX *ctx, unsigned long f0, unsigned long f1, u
 	(void)f2;
 	(void)f3;
 	if ((f0 & want) != want)
-		spfkit__milter_log(LOG_WARNING, "the MTA does not let us add and delete header fields");
+		spfkit__mta_log_printf(LOG_WARNING, "the MTA does not let us add and delete header fields");
 	*pf0 = f0 & want;
 	*pf1 = f1 & skip;
 	*pf2 = 0;

@@ -88,11 +88,11 @@ static int remove_forged(SMFICTX *ctx, struct spfkit__milter_msg *m)
 		const char *name = r->received_spf ? RSPF : AR;
 
 		if (smfi_chgheader(ctx, (char *)name, (int)r->index, NULL) != MI_SUCCESS) {
-			spfkit__milter_log(LOG_ERR, "%s: cannot delete %s #%u", MESC(queue_id(ctx)), name,
+			spfkit__mta_log_printf(LOG_ERR, "%s: cannot delete %s #%u", MESC(queue_id(ctx)), name,
 					   r->index);
 			return -1;
 		}
-		spfkit__milter_log(LOG_INFO, "%s: deleted %s #%u%s", MESC(queue_id(ctx)), name, r->index,
+		spfkit__mta_log_printf(LOG_INFO, "%s: deleted %s #%u%s", MESC(queue_id(ctx)), name, r->index,
 				   r->received_spf ? "" : " carrying our authserv-id (forged)");
 	}
 	return 0;
@@ -110,7 +110,7 @@ static int insert_ours(SMFICTX *ctx, const struct spfkit__mta_decision *d)
 		if (value == NULL)
 			continue;
 		if (smfi_insheader(ctx, 0, name, (char *)value) != MI_SUCCESS) {
-			spfkit__milter_log(LOG_ERR, "%s: cannot insert %s", MESC(queue_id(ctx)), name);
+			spfkit__mta_log_printf(LOG_ERR, "%s: cannot insert %s", MESC(queue_id(ctx)), name);
 			return -1;
 		}
 	}
@@ -129,7 +129,7 @@ int spfkit__milter_on_eom(SMFICTX *ctx)
 	if (m->active && !m->trusted) {
 		if (m->too_many) {
 			/* a forged result we could not note would reach the next filter */
-			spfkit__milter_log(LOG_NOTICE, "%s: too many Authentication-Results fields; "
+			spfkit__mta_log_printf(LOG_NOTICE, "%s: too many Authentication-Results fields; "
 				"message rejected", MESC(queue_id(ctx)));
 			smfi_setreply(ctx, "550", "5.7.0", "Too many Authentication-Results header fields");
 			rc = SMFIS_REJECT;

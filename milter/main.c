@@ -155,7 +155,7 @@ static void adapt_config(struct spfkit__mta_config *cfg)
 	if (!cfg->header_type_set)
 		cfg->header_type = SPFKIT_MTA_HEADER_AR;
 	if (cfg->helo_pass_restriction != NULL || cfg->mail_from_pass_restriction != NULL)
-		spfkit__milter_log(LOG_WARNING, "HELO_pass_restriction and Mail_From_pass_restriction "
+		spfkit__mta_log_printf(LOG_WARNING, "HELO_pass_restriction and Mail_From_pass_restriction "
 				   "are Postfix policy features; the milter ignores them");
 	spfkit__free(cfg->alloc, cfg->helo_pass_restriction);
 	spfkit__free(cfg->alloc, cfg->mail_from_pass_restriction);
@@ -261,14 +261,14 @@ static int serve(const struct options *o, struct spfkit__mta_config *cfg, struct
 	wo.cache = d->layer;
 	wo.budget_s = cfg->milter_time_limit;
 	if (spfkit__milter_worker_new(&wo, &spfkit__milter_g.worker) != 0) {
-		spfkit__milter_log(LOG_ERR, "cannot start the worker thread");
+		spfkit__mta_log_printf(LOG_ERR, "cannot start the worker thread");
 		return 1;
 	}
 	spfkit__milter_g.cfg = cfg;
 	spfkit__milter_g.authserv_id = cfg->authserv_id;
-	spfkit__milter_log(LOG_NOTICE, "ready on %s (authserv-id %s)", spec, cfg->authserv_id);
+	spfkit__mta_log_printf(LOG_NOTICE, "ready on %s (authserv-id %s)", spec, cfg->authserv_id);
 	rc = smfi_main() == MI_SUCCESS ? 0 : 1;
-	spfkit__milter_log(LOG_NOTICE, "stopping");
+	spfkit__mta_log_printf(LOG_NOTICE, "stopping");
 	spfkit__milter_worker_free(spfkit__milter_g.worker);
 	spfkit__milter_g.worker = NULL;
 	return rc;
@@ -322,7 +322,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s: %s; not starting\n", o.config, spfkit_strerror(rc));
 		return 1;
 	}
-	spfkit__milter_log_init(o.log_stderr);
+	spfkit__mta_log_open("spfkit-milter", o.log_stderr, NULL);
 	adapt_config(cfg);
 	signal(SIGPIPE, SIG_IGN);
 	rc = setup_and_serve(&o, cfg);

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "decision.h"
+#include "log.h" /* mta/: the daemons' log channel */
 
 /*
  * The whole check of one MAIL FROM (whitelists, HELO, MAIL FROM) ends
@@ -29,11 +30,6 @@
 #define SPFKIT_MILTER_HELO_MAX 1024u    /* longer HELO names are cut (no valid one is) */
 #define SPFKIT_MILTER_LOG_ADDR 200u     /* bytes of an address in a log line */
 #define SPFKIT_MILTER_MAX_REMOVALS 4096u /* header indexes remembered per message */
-
-/* ---- log.c --------------------------------------------------------------- */
-
-void spfkit__milter_log_init(int to_stderr);
-void spfkit__milter_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- text.c -------------------------------------------------------------- */
 

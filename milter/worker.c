@@ -131,7 +131,7 @@ static void on_check_done(struct spfkit__mta_job *chk, int rc, const char *doing
 	if (rc == 0)
 		spfkit__mta_decide(j->w->cfg, &chk->in, &j->d);
 	else
-		spfkit__milter_log(LOG_ERR, "SPF check not finished: %s while %s",
+		spfkit__mta_log_printf(LOG_ERR, "SPF check not finished: %s while %s",
 				   spfkit_strerror(rc), doing != NULL ? doing : "checking");
 	complete(j);
 }
@@ -315,7 +315,7 @@ void spfkit__milter_worker_free(struct spfkit__milter_worker *w)
 		w->stopping = 1;
 		pthread_mutex_unlock(&w->mu);
 		if (write(w->wake[1], "s", 1) < 0 && errno != EAGAIN)
-			spfkit__milter_log(LOG_ERR, "cannot wake the worker: %s", strerror(errno));
+			spfkit__mta_log_printf(LOG_ERR, "cannot wake the worker: %s", strerror(errno));
 		pthread_join(w->thread, NULL);
 	}
 	/* milter threads still waking up read their job; let them leave first */
@@ -393,7 +393,7 @@ static int hand_over(struct spfkit__milter_worker *w, struct wjob *j)
 	pthread_mutex_unlock(&w->mu);
 	/* a full pipe already holds a wake-up: EAGAIN is fine */
 	if (write(w->wake[1], "j", 1) < 0 && errno != EAGAIN)
-		spfkit__milter_log(LOG_ERR, "cannot wake the worker: %s", strerror(errno));
+		spfkit__mta_log_printf(LOG_ERR, "cannot wake the worker: %s", strerror(errno));
 	return 0;
 }
 

@@ -678,7 +678,7 @@ int main(int argc, char **argv)
 
 		o.workers = cpus < 1 ? 1 : cpus > MAX_WORKERS ? MAX_WORKERS : cpus;
 	}
-	spfkit__plog_open("spfkit-policyd", o.srv.log_stderr, o.log_socket);
+	spfkit__mta_log_open("spfkit-policyd", o.srv.log_stderr, o.log_socket);
 #if defined(__GLIBC__) && defined(M_TRIM_THRESHOLD)
 	/*
 	 * Every request allocates its evaluations and frees them a moment

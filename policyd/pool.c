@@ -97,7 +97,7 @@ static void post(struct mailbox *mb, struct pool_msg *m)
 	pthread_mutex_unlock(&mb->lock);
 	/* a full pipe already holds a wake-up: EAGAIN loses nothing */
 	if (was_empty && write(mb->wake[1], "m", 1) < 0 && errno != EAGAIN)
-		spfkit__plog_printf(LOG_ERR, "worker mailbox: %s", strerror(errno));
+		spfkit__mta_log_printf(LOG_ERR, "worker mailbox: %s", strerror(errno));
 }
 
 static int post_kind(struct mailbox *mb, enum pool_msg_kind kind, struct pool_slot *slot)

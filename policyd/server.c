@@ -35,7 +35,7 @@ static void vlog(int level, int prio, const char *fmt, va_list ap)
 	/* debugLevel -1: silent; 0: errors and warnings; 1+: also decisions */
 	if (level < 0 || (level == 0 && prio > LOG_WARNING))
 		return;
-	spfkit__plog_vprintf(prio, fmt, ap);
+	spfkit__mta_log_vprintf(prio, fmt, ap);
 }
 
 void spfkit__policyd_log_text(const struct spfkit__policyd *srv, int prio, const char *text,
@@ -45,7 +45,7 @@ void spfkit__policyd_log_text(const struct spfkit__policyd *srv, int prio, const
 
 	if (level < 0 || (level == 0 && prio > LOG_WARNING))
 		return;
-	spfkit__plog_write(prio, text, len);
+	spfkit__mta_log_write(prio, text, len);
 }
 
 void spfkit__policyd_log(struct spfkit__policyd *srv, int prio, const char *fmt, ...)

@@ -39,34 +39,6 @@
 #include "header_field.h"
 #include "proto.h"
 
-/* ---- log ------------------------------------------------------------------ */
-
-static int log_to_stderr = 1;
-
-void spfkit__smtpd_log_init(int to_stderr)
-{
-	log_to_stderr = to_stderr;
-	if (!to_stderr)
-		openlog("spfkit-smtpd-filter", LOG_PID, LOG_MAIL);
-}
-
-void spfkit__smtpd_log(int prio, const char *fmt, ...)
-{
-	char line[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (!log_to_stderr) {
-		syslog(prio, "%s", line);
-		return;
-	}
-	/* smtpd logs each line of our stderr with our name */
-	fprintf(stderr, "spfkit-smtpd-filter: %s\n", line);
-	fflush(stderr);
-}
-
 /* An escaped, cut copy of untrusted bytes for a log line (mta/escape.c). */
 #define ESC(s, n) spfkit__mta_escape((s), (n), 100, (char[512]){0}, 512)
 #define FESC(f) ESC((f)->p, (f)->len)
@@ -254,23 +226,23 @@ static void on_link_connect(struct spfkit__smtpd *f, const struct spfkit__smtpd_
 
 	/* rdns|fcrdns|src|dest; the PTR name is never an SPF input (RFC 7208 §5) */
 	if (n != 4) {
-		spfkit__smtpd_log(LOG_WARNING, "session %s: link-connect with %zu fields, 4 expected; "
+		spfkit__mta_log_printf(LOG_WARNING, "session %s: link-connect with %zu fields, 4 expected; "
 				  "ignored", FESC(id), n);
 		return;
 	}
 	if (s != NULL) {
-		spfkit__smtpd_log(LOG_WARNING, "session %s: second link-connect; the session starts over",
+		spfkit__mta_log_printf(LOG_WARNING, "session %s: second link-connect; the session starts over",
 				  FESC(id));
 		session_free(f, s);
 	}
 	if (f->n_sessions >= SPFKIT_SMTPD_MAX_SESSIONS) {
-		spfkit__smtpd_log(LOG_ERR, "session %s: %u sessions open already; this one is not checked",
+		spfkit__mta_log_printf(LOG_ERR, "session %s: %u sessions open already; this one is not checked",
 				  FESC(id), SPFKIT_SMTPD_MAX_SESSIONS);
 		return;
 	}
 	s = spfkit__zalloc(NULL, sizeof(*s));
 	if (s == NULL) {
-		spfkit__smtpd_log(LOG_ERR, "session %s: out of memory; not checked", FESC(id));
+		spfkit__mta_log_printf(LOG_ERR, "session %s: out of memory; not checked", FESC(id));
 		return;
 	}
 	memcpy(s->id, id->p, id->len);
@@ -283,14 +255,14 @@ static void on_link_connect(struct spfkit__smtpd *f, const struct spfkit__smtpd_
 		spfkit_ip_format(&s->ip, s->ip_text, sizeof(s->ip_text));
 		s->internal = spfkit__mta_net_match(&f->cfg->internal_hosts, &s->ip);
 	} else if (!(a[2].len > 5 && memcmp(a[2].p, "unix:", 5) == 0)) {
-		spfkit__smtpd_log(LOG_WARNING, "session %s: client address \"%s\" not understood; "
+		spfkit__mta_log_printf(LOG_WARNING, "session %s: client address \"%s\" not understood; "
 				  "not checked", FESC(id), FESC(&a[2]));
 	}
 	s->hnext = f->buckets[bucket_of(s->id, id->len)];
 	f->buckets[bucket_of(s->id, id->len)] = s;
 	f->n_sessions++;
 	if (f->cfg->debug_level >= 2)
-		spfkit__smtpd_log(LOG_DEBUG, "session %s: client %s%s", s->id,
+		spfkit__mta_log_printf(LOG_DEBUG, "session %s: client %s%s", s->id,
 				  s->have_ip ? s->ip_text : "local", s->internal ? " (internal)" : "");
 }
 
@@ -300,7 +272,7 @@ static void on_link_identify(struct session *s, const struct spfkit__smtpd_field
 	size_t len;
 
 	if (n < 2) {
-		spfkit__smtpd_log(LOG_WARNING, "session %s: link-identify without a name; ignored", s->id);
+		spfkit__mta_log_printf(LOG_WARNING, "session %s: link-identify without a name; ignored", s->id);
 		return;
 	}
 	len = (size_t)(a[n - 1].p + a[n - 1].len - a[1].p); /* fields are contiguous in the line */
@@ -319,14 +291,14 @@ static void on_link_auth(struct spfkit__smtpd *f, struct session *s,
 	const struct spfkit__smtpd_field *result;
 
 	if (n < 2) {
-		spfkit__smtpd_log(LOG_WARNING, "session %s: link-auth with %zu fields; ignored", s->id, n);
+		spfkit__mta_log_printf(LOG_WARNING, "session %s: link-auth with %zu fields; ignored", s->id, n);
 		return;
 	}
 	result = spfkit__smtpd_version_ge(v, 0, 7) ? &a[0] : &a[n - 1];
 	if (spfkit__smtpd_field_is(result, "pass")) {
 		s->authenticated = 1;
 		if (f->cfg->debug_level >= 2)
-			spfkit__smtpd_log(LOG_DEBUG, "session %s: authenticated", s->id);
+			spfkit__mta_log_printf(LOG_DEBUG, "session %s: authenticated", s->id);
 	}
 }
 
@@ -353,7 +325,7 @@ static void on_report(struct spfkit__smtpd *f, const struct spfkit__smtpd_versio
 	struct session *s;
 
 	if (!event_known(event)) {
-		spfkit__smtpd_log(LOG_NOTICE, "session %s: unknown event \"%s\"; ignored", FESC(id),
+		spfkit__mta_log_printf(LOG_NOTICE, "session %s: unknown event \"%s\"; ignored", FESC(id),
 				  FESC(event));
 		return;
 	}
@@ -365,7 +337,7 @@ static void on_report(struct spfkit__smtpd *f, const struct spfkit__smtpd_versio
 	if (s == NULL) {
 		/* not tracked (refused above) or never seen: nothing to keep */
 		if (f->cfg->debug_level >= 2)
-			spfkit__smtpd_log(LOG_DEBUG, "session %s: %s for an unknown session", FESC(id),
+			spfkit__mta_log_printf(LOG_DEBUG, "session %s: %s for an unknown session", FESC(id),
 					  FESC(event));
 		return;
 	}
@@ -428,7 +400,7 @@ static void on_check_done(struct spfkit__mta_job *chk, int rc, const char *doing
 			 !defer ? "proceed"
 				: cfg->enhanced_status_codes ? "reject|451 4.3.0 " LOCAL_PROBLEM
 							     : "reject|451 " LOCAL_PROBLEM);
-		spfkit__smtpd_log(LOG_ERR, "session %s: SPF check not finished: %s while %s; %s", s->id,
+		spfkit__mta_log_printf(LOG_ERR, "session %s: SPF check not finished: %s while %s; %s", s->id,
 				  spfkit_strerror(rc), doing, result);
 		/* no header of ours, but forged ones still go */
 		memset(&s->d, 0, sizeof(s->d));
@@ -438,7 +410,7 @@ static void on_check_done(struct spfkit__mta_job *chk, int rc, const char *doing
 		decision_reply(&s->d, result, sizeof(result));
 		s->edits = s->d.kind != SPFKIT__MTA_REJECT && s->d.kind != SPFKIT__MTA_DEFER;
 		if (cfg->debug_level >= 1)
-			spfkit__smtpd_log(LOG_INFO, "session %s: client=%s helo=%s from=<%s> "
+			spfkit__mta_log_printf(LOG_INFO, "session %s: client=%s helo=%s from=<%s> "
 					  "helo_result=%s mailfrom_result=%s decision=%s reply=\"%s\"",
 					  s->id, in->client_ip, ESC(in->helo, in->helo_len),
 					  ESC(in->sender, in->sender_len), result_of(&in->helo_check),
@@ -492,14 +464,14 @@ static void on_mail_from(struct spfkit__smtpd *f, const struct spfkit__smtpd_ver
 		tx_clear(s);
 	if (why != NULL) {
 		if (f->cfg->debug_level >= 2 || s == NULL || s->ev != NULL)
-			spfkit__smtpd_log(s == NULL || s->ev != NULL ? LOG_WARNING : LOG_DEBUG,
+			spfkit__mta_log_printf(s == NULL || s->ev != NULL ? LOG_WARNING : LOG_DEBUG,
 					  "session %s: %s, not checked", sid, why);
 		reply(f, v, sid, tok, "proceed");
 		return;
 	}
 	e = spfkit__zalloc(NULL, sizeof(*e));
 	if (e == NULL) {
-		spfkit__smtpd_log(LOG_ERR, "session %s: out of memory; not checked", sid);
+		spfkit__mta_log_printf(LOG_ERR, "session %s: out of memory; not checked", sid);
 		reply(f, v, sid, tok, "proceed");
 		return;
 	}
@@ -521,7 +493,7 @@ static void on_mail_from(struct spfkit__smtpd *f, const struct spfkit__smtpd_ver
 	e->chk.in.client_ip = s->ip_text;
 	e->chk.in.receiver = f->receiver;
 	if (e->chk.in.sender == NULL || e->chk.in.helo == NULL) {
-		spfkit__smtpd_log(LOG_ERR, "session %s: out of memory; not checked", sid);
+		spfkit__mta_log_printf(LOG_ERR, "session %s: out of memory; not checked", sid);
 		reply(f, v, sid, tok, "proceed");
 		e->s = NULL;
 		eval_free(e);
@@ -571,7 +543,7 @@ static void ar_judge(struct spfkit__smtpd *f, struct session *s)
 	colon = memchr(text, ':', h->len);
 	ours = colon != NULL && spfkit__mta_ar_is_ours(colon + 1, id);
 	if (ours) {
-		spfkit__smtpd_log(LOG_NOTICE, "session %s: Authentication-Results carrying our "
+		spfkit__mta_log_printf(LOG_NOTICE, "session %s: Authentication-Results carrying our "
 				  "authserv-id %s removed (forged)", s->id, id);
 		s->ar = AR_DROP;
 	} else {
@@ -674,7 +646,7 @@ static void on_filter(struct spfkit__smtpd *f, const struct spfkit__smtpd_versio
 	const struct spfkit__smtpd_field *param = n > 7 ? &fl[7] : &empty;
 
 	if (n < 7 || !spfkit__smtpd_id_ok(id) || !spfkit__smtpd_id_ok(token)) {
-		spfkit__smtpd_log(LOG_WARNING, "filter request without a valid session id and token; "
+		spfkit__mta_log_printf(LOG_WARNING, "filter request without a valid session id and token; "
 				  "ignored: %s", ESC(fl[0].p, (size_t)(fl[n - 1].p + fl[n - 1].len - fl[0].p)));
 		return;
 	}
@@ -687,7 +659,7 @@ static void on_filter(struct spfkit__smtpd *f, const struct spfkit__smtpd_versio
 		return;
 	}
 	/* not registered: smtpd waits for an answer all the same, so give the neutral one */
-	spfkit__smtpd_log(LOG_WARNING, "session %s: filter phase \"%s\" not registered; proceed",
+	spfkit__mta_log_printf(LOG_WARNING, "session %s: filter phase \"%s\" not registered; proceed",
 			  FESC(id), FESC(phase));
 	{
 		char sid[SPFKIT_SMTPD_ID_MAX + 1], tok[SPFKIT_SMTPD_ID_MAX + 1];
@@ -742,12 +714,12 @@ static void on_config(struct spfkit__smtpd *f, const struct spfkit__smtpd_field 
 	const struct spfkit__smtpd_field *key = &fl[1];
 
 	if (n < 2) {
-		spfkit__smtpd_log(LOG_WARNING, "config line without a key; ignored");
+		spfkit__mta_log_printf(LOG_WARNING, "config line without a key; ignored");
 		return;
 	}
 	if (spfkit__smtpd_field_is(key, "ready")) {
 		if (f->configured) {
-			spfkit__smtpd_log(LOG_WARNING, "second config|ready; ignored");
+			spfkit__mta_log_printf(LOG_WARNING, "second config|ready; ignored");
 			return;
 		}
 		f->configured = 1;
@@ -755,7 +727,7 @@ static void on_config(struct spfkit__smtpd *f, const struct spfkit__smtpd_field 
 		return;
 	}
 	if (n < 3) {
-		spfkit__smtpd_log(LOG_WARNING, "config line without a value; ignored: %s",
+		spfkit__mta_log_printf(LOG_WARNING, "config line without a value; ignored: %s",
 				  FESC(key));
 		return;
 	}
@@ -763,13 +735,13 @@ static void on_config(struct spfkit__smtpd *f, const struct spfkit__smtpd_field 
 		char *id;
 
 		if (!admd_ok(&fl[2])) {
-			spfkit__smtpd_log(LOG_WARNING, "config|admd \"%s\" is no authserv-id; keeping %s",
+			spfkit__mta_log_printf(LOG_WARNING, "config|admd \"%s\" is no authserv-id; keeping %s",
 					  FESC(&fl[2]), f->cfg->authserv_id);
 			return;
 		}
 		id = spfkit__strndup(NULL, fl[2].p, fl[2].len);
 		if (id == NULL) {
-			spfkit__smtpd_log(LOG_ERR, "out of memory; keeping authserv-id %s",
+			spfkit__mta_log_printf(LOG_ERR, "out of memory; keeping authserv-id %s",
 					  f->cfg->authserv_id);
 			return;
 		}
@@ -782,7 +754,7 @@ static void on_config(struct spfkit__smtpd *f, const struct spfkit__smtpd_field 
 		struct spfkit__smtpd_version v;
 
 		if (spfkit__smtpd_version_parse(&fl[2], &v) != 0)
-			spfkit__smtpd_log(LOG_WARNING, "config|protocol \"%s\" is no version", FESC(&fl[2]));
+			spfkit__mta_log_printf(LOG_WARNING, "config|protocol \"%s\" is no version", FESC(&fl[2]));
 		return;
 	}
 	/* smtpd-version, smtp-session-timeout, subsystem: nothing to do with them */
@@ -807,16 +779,16 @@ static void on_line(struct spfkit__smtpd *f, const char *line, size_t len)
 	is_report = spfkit__smtpd_field_is(&fl[0], "report");
 	is_filter = spfkit__smtpd_field_is(&fl[0], "filter");
 	if (!is_report && !is_filter) {
-		spfkit__smtpd_log(LOG_WARNING, "unknown line ignored: %s", ESC(line, len));
+		spfkit__mta_log_printf(LOG_WARNING, "unknown line ignored: %s", ESC(line, len));
 		return;
 	}
 	if (n < 6) {
-		spfkit__smtpd_log(LOG_WARNING, "%s line with %zu fields ignored: %s", is_report ?
+		spfkit__mta_log_printf(LOG_WARNING, "%s line with %zu fields ignored: %s", is_report ?
 				  "report" : "filter", n, ESC(line, len));
 		return;
 	}
 	if (spfkit__smtpd_version_parse(&fl[1], &v) != 0) {
-		spfkit__smtpd_log(LOG_WARNING, "session %s: protocol version \"%s\" not understood; "
+		spfkit__mta_log_printf(LOG_WARNING, "session %s: protocol version \"%s\" not understood; "
 				  "line ignored", FESC(&fl[5]), FESC(&fl[1]));
 		return;
 	}
@@ -825,13 +797,13 @@ static void on_line(struct spfkit__smtpd *f, const char *line, size_t len)
 		/* known */
 	} else {
 		f->told_newer = 1;
-		spfkit__smtpd_log(LOG_NOTICE, "protocol version %u.%u is newer than %u.%u: read as %u.%u "
+		spfkit__mta_log_printf(LOG_NOTICE, "protocol version %u.%u is newer than %u.%u: read as %u.%u "
 				  "while its lines parse", v.major, v.minor, SPFKIT_SMTPD_PROTO_MAJOR,
 				  SPFKIT_SMTPD_PROTO_MINOR, SPFKIT_SMTPD_PROTO_MAJOR,
 				  SPFKIT_SMTPD_PROTO_MINOR);
 	}
 	if (!spfkit__smtpd_field_is(&fl[3], "smtp-in")) {
-		spfkit__smtpd_log(LOG_WARNING, "session %s: subsystem \"%s\" not registered; ignored",
+		spfkit__mta_log_printf(LOG_WARNING, "session %s: subsystem \"%s\" not registered; ignored",
 				  FESC(&fl[5]), FESC(&fl[3]));
 		return;
 	}
@@ -842,7 +814,7 @@ static void on_line(struct spfkit__smtpd *f, const char *line, size_t len)
 		return;
 	}
 	if (!spfkit__smtpd_id_ok(&fl[5])) {
-		spfkit__smtpd_log(LOG_WARNING, "report with session id \"%s\" ignored", FESC(&fl[5]));
+		spfkit__mta_log_printf(LOG_WARNING, "report with session id \"%s\" ignored", FESC(&fl[5]));
 		return;
 	}
 	on_report(f, &v, &fl[4], &fl[5], fl + 6, n - 6);
@@ -866,7 +838,7 @@ static void on_read(struct bufferevent *bev, void *arg)
 			if (avail > SPFKIT_SMTPD_LINE_MAX) {
 				/* no line of smtpd's is this long: drop it, and its tail as it comes */
 				if (!f->skipping)
-					spfkit__smtpd_log(LOG_WARNING, "line longer than %u bytes dropped",
+					spfkit__mta_log_printf(LOG_WARNING, "line longer than %u bytes dropped",
 							  SPFKIT_SMTPD_LINE_MAX);
 				evbuffer_drain(in, avail);
 				f->skipping = 1;
@@ -876,7 +848,7 @@ static void on_read(struct bufferevent *bev, void *arg)
 		len = (size_t)eol.pos;
 		if (f->skipping || len > SPFKIT_SMTPD_LINE_MAX) {
 			if (!f->skipping)
-				spfkit__smtpd_log(LOG_WARNING, "line longer than %u bytes dropped",
+				spfkit__mta_log_printf(LOG_WARNING, "line longer than %u bytes dropped",
 						  SPFKIT_SMTPD_LINE_MAX);
 			f->skipping = 0;
 			evbuffer_drain(in, len + 1);
@@ -884,7 +856,7 @@ static void on_read(struct bufferevent *bev, void *arg)
 		}
 		line = (char *)evbuffer_pullup(in, eol.pos + 1);
 		if (line == NULL) {
-			spfkit__smtpd_log(LOG_ERR, "out of memory reading a line; stopping");
+			spfkit__mta_log_printf(LOG_ERR, "out of memory reading a line; stopping");
 			stop_soon(f);
 			return;
 		}
@@ -920,7 +892,7 @@ static void on_in_event(struct bufferevent *bev, short what, void *arg)
 
 	(void)bev;
 	if (what & BEV_EVENT_ERROR)
-		spfkit__smtpd_log(LOG_ERR, "reading from smtpd: %s", strerror(errno));
+		spfkit__mta_log_printf(LOG_ERR, "reading from smtpd: %s", strerror(errno));
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
 		stop_soon(f);
 }
@@ -931,7 +903,7 @@ static void on_out_event(struct bufferevent *bev, short what, void *arg)
 
 	(void)bev;
 	if (what & BEV_EVENT_ERROR)
-		spfkit__smtpd_log(LOG_ERR, "writing to smtpd: %s", strerror(errno));
+		spfkit__mta_log_printf(LOG_ERR, "writing to smtpd: %s", strerror(errno));
 	/* nobody reads us any more: nothing left to do */
 	event_base_loopexit(f->base, NULL);
 }

@@ -12,6 +12,7 @@
 #include <spfkit/resolver.h>
 
 #include "config.h"
+#include "log.h" /* mta/: the daemons' log channel */
 
 struct event_base;
 struct spfkit__smtpd;
@@ -47,9 +48,5 @@ int spfkit__smtpd_new(struct event_base *base, const struct spfkit__smtpd_opts *
 
 /* Cancel every check, free every session and the filter. NULL: no-op. */
 void spfkit__smtpd_free(struct spfkit__smtpd *f);
-
-/* The log: one line, to stderr or syslog as the options said. */
-void spfkit__smtpd_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void spfkit__smtpd_log_init(int to_stderr);
 
 #endif

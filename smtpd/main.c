@@ -128,13 +128,13 @@ static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit_
 		event_config_free(ec);
 	if (base == NULL ||
 	    spfkit__smtpd_new(base, &o->filter, cfg, d->r, d->layer, &f) != 0) {
-		spfkit__smtpd_log(LOG_ERR, "cannot start the event loop");
+		spfkit__mta_log_printf(LOG_ERR, "cannot start the event loop");
 		spfkit__mta_config_free(cfg);
 		if (base != NULL)
 			event_base_free(base);
 		return 1;
 	}
-	spfkit__smtpd_log(LOG_INFO, "started (authserv-id %s)", cfg->authserv_id);
+	spfkit__mta_log_printf(LOG_INFO, "started (authserv-id %s)", cfg->authserv_id);
 	event_base_dispatch(base);
 	spfkit__smtpd_free(f);
 	event_base_free(base);
@@ -158,7 +158,7 @@ int main(int argc, char **argv)
 			spfkit_strerror(rc));
 		return 1;
 	}
-	spfkit__smtpd_log_init(o.filter.log_stderr);
+	spfkit__mta_log_open("spfkit-smtpd-filter", o.filter.log_stderr, NULL);
 	/* smtpd going away must not kill us in a write: the write fails, we end */
 	signal(SIGPIPE, SIG_IGN);
 	memset(&d, 0, sizeof(d));

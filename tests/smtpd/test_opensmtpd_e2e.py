@@ -47,6 +47,7 @@ is a failure.
 import glob
 import os
 import pwd
+import re
 import shutil
 import smtplib
 import socket
@@ -189,7 +190,7 @@ match from any for any action "sink"
         harness.wait_listening(self.port, 20, self.proc, "smtpd")
         # the filter registers before smtpd listens, and says so on stderr
         deadline = time.time() + 10
-        while "spfkit-smtpd-filter: started" not in self.flog():
+        while not re.search(r"spfkit-smtpd-filter\[\d+\]: started", self.flog()):
             if time.time() > deadline:
                 raise AssertionError("the filter did not start; smtpd log:\n" + self.log()[-2000:])
             time.sleep(0.1)

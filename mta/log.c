@@ -1,5 +1,5 @@
 /*
- * spfkit-policyd's log channel (see log.h): our own datagram socket to
+ * The daemons' log channel (see log.h): our own datagram socket to
  * the syslog daemon, with stderr behind it when none listens.
  */
 #include <errno.h>
@@ -26,7 +26,7 @@ static struct {
 	long pid;         /* once: getpid() is a system call with today's glibc */
 	char tag[160];    /* "ident[pid]: ", made once: no printf per line */
 	size_t tag_len;
-} plog = {PTHREAD_MUTEX_INITIALIZER, "spfkit-policyd", SPFKIT__PLOG_DEFAULT_SOCKET, 1, -1, 0,
+} plog = {PTHREAD_MUTEX_INITIALIZER, "spfkit-policyd", SPFKIT__MTA_LOG_DEFAULT_SOCKET, 1, -1, 0,
 	  0, 0, 0, "", 0};
 
 static time_t mono_s(void)
@@ -73,7 +73,7 @@ static int try_connect(time_t now)
 	int fd, err;
 	char text[400];
 
-	plog.next_try = now + SPFKIT__PLOG_RETRY_S;
+	plog.next_try = now + SPFKIT__MTA_LOG_RETRY_S;
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	if (plen >= sizeof(sa.sun_path)) {
@@ -97,18 +97,18 @@ fail:
 	if (!plog.fallback_said) {
 		snprintf(text, sizeof(text),
 			 "no syslog daemon answers on %s (%s); logging to stderr, trying again every %d s",
-			 plog.path, strerror(err), SPFKIT__PLOG_RETRY_S);
+			 plog.path, strerror(err), SPFKIT__MTA_LOG_RETRY_S);
 		say_stderr(text);
 		plog.fallback_said = 1;
 	}
 	return -1;
 }
 
-void spfkit__plog_open(const char *ident, int to_stderr, const char *socket_path)
+void spfkit__mta_log_open(const char *ident, int to_stderr, const char *socket_path)
 {
 	pthread_mutex_lock(&plog.lock);
 	plog.ident = ident;
-	plog.path = socket_path != NULL ? socket_path : SPFKIT__PLOG_DEFAULT_SOCKET;
+	plog.path = socket_path != NULL ? socket_path : SPFKIT__MTA_LOG_DEFAULT_SOCKET;
 	plog.to_stderr = to_stderr;
 	plog.pid = (long)getpid();
 	plog.tag_len = 0; /* made again for this ident and pid */
@@ -118,7 +118,7 @@ void spfkit__plog_open(const char *ident, int to_stderr, const char *socket_path
 	pthread_mutex_unlock(&plog.lock);
 }
 
-void spfkit__plog_close(void)
+void spfkit__mta_log_close(void)
 {
 	pthread_mutex_lock(&plog.lock);
 	if (plog.fd >= 0)
@@ -127,7 +127,7 @@ void spfkit__plog_close(void)
 	pthread_mutex_unlock(&plog.lock);
 }
 
-int spfkit__plog_to_syslog(void)
+int spfkit__mta_log_to_syslog(void)
 {
 	int on;
 
@@ -172,10 +172,10 @@ static int send_syslog(const char *msg, size_t len)
 	}
 	/* the daemon went away (restarted, stopped): stderr until it is back */
 	snprintf(text, sizeof(text), "syslog on %s stopped answering (%s); logging to stderr, "
-		 "trying again every %d s", plog.path, strerror(errno), SPFKIT__PLOG_RETRY_S);
+		 "trying again every %d s", plog.path, strerror(errno), SPFKIT__MTA_LOG_RETRY_S);
 	close(plog.fd);
 	plog.fd = -1;
-	plog.next_try = mono_s() + SPFKIT__PLOG_RETRY_S;
+	plog.next_try = mono_s() + SPFKIT__MTA_LOG_RETRY_S;
 	say_stderr(text);
 	plog.fallback_said = 1;
 	return -1;
@@ -211,7 +211,7 @@ static void emit(int prio, char *msg, size_t len)
 
 	pthread_mutex_lock(&plog.lock);
 	if (plog.pid == 0)
-		plog.pid = (long)getpid(); /* used without spfkit__plog_open() (unit tests) */
+		plog.pid = (long)getpid(); /* used without spfkit__mta_log_open() (unit tests) */
 	if (plog.tag_len == 0) {
 		p = snprintf(plog.tag, sizeof(plog.tag), "%s[%ld]: ", plog.ident, plog.pid);
 		plog.tag_len = p > 0 && (size_t)p < sizeof(plog.tag) ? (size_t)p : 0;
@@ -259,9 +259,9 @@ static void emit(int prio, char *msg, size_t len)
 	pthread_mutex_unlock(&plog.lock);
 }
 
-void spfkit__plog_vprintf(int prio, const char *fmt, va_list ap)
+void spfkit__mta_log_vprintf(int prio, const char *fmt, va_list ap)
 {
-	char buf[PREFIX_ROOM + SPFKIT__PLOG_LINE_MAX];
+	char buf[PREFIX_ROOM + SPFKIT__MTA_LOG_LINE_MAX];
 	char *msg = buf + PREFIX_ROOM;
 	size_t cap = sizeof(buf) - PREFIX_ROOM - 1; /* one for stderr's newline */
 	int n = vsnprintf(msg, cap, fmt, ap);
@@ -277,9 +277,9 @@ void spfkit__plog_vprintf(int prio, const char *fmt, va_list ap)
 	emit(prio, msg, len);
 }
 
-void spfkit__plog_write(int prio, const char *text, size_t len)
+void spfkit__mta_log_write(int prio, const char *text, size_t len)
 {
-	char buf[PREFIX_ROOM + SPFKIT__PLOG_LINE_MAX];
+	char buf[PREFIX_ROOM + SPFKIT__MTA_LOG_LINE_MAX];
 	char *msg = buf + PREFIX_ROOM;
 	size_t cap = sizeof(buf) - PREFIX_ROOM - 1;
 
@@ -293,11 +293,11 @@ void spfkit__plog_write(int prio, const char *text, size_t len)
 	emit(prio, msg, len);
 }
 
-void spfkit__plog_printf(int prio, const char *fmt, ...)
+void spfkit__mta_log_printf(int prio, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	spfkit__plog_vprintf(prio, fmt, ap);
+	spfkit__mta_log_vprintf(prio, fmt, ap);
 	va_end(ap);
 }

@@ -1,5 +1,6 @@
 /*
- * spfkit-policyd's log channel: one formatted line per message, sent as
+ * The daemons' log channel (spfkit-policyd, spfkit-milter,
+ * spfkit-smtpd-filter): one formatted line per message, sent as
  * one datagram to the syslog socket (facility mail) or written with one
  * write() to stderr. Not glibc's syslog(): that one opens a socket and
  * tries to connect on every call while no syslog daemon listens, which
@@ -8,21 +9,22 @@
  *
  * When nobody listens on the socket (absent, or connection refused), the
  * lines go to stderr, and a line on stderr says so, once; the socket is
- * tried again at most once per SPFKIT__PLOG_RETRY_S seconds, and a line
- * says when syslog answers again. Thread-safe: every worker logs here.
+ * tried again at most once per SPFKIT__MTA_LOG_RETRY_S seconds, and a line
+ * says when syslog answers again. Thread-safe: policyd's workers and
+ * libmilter's connection threads log here.
  * Not an API.
  */
-#ifndef SPFKIT_POLICYD_LOG_H
-#define SPFKIT_POLICYD_LOG_H
+#ifndef SPFKIT_MTA_LOG_H
+#define SPFKIT_MTA_LOG_H
 
 #include <stdarg.h>
 #include <stddef.h>
 
-#define SPFKIT__PLOG_DEFAULT_SOCKET "/dev/log"
+#define SPFKIT__MTA_LOG_DEFAULT_SOCKET "/dev/log"
 /* Between two attempts to reach a syslog daemon that did not answer. */
-#define SPFKIT__PLOG_RETRY_S 10
+#define SPFKIT__MTA_LOG_RETRY_S 10
 /* The longest line sent, prefix included; longer ones end in "...". */
-#define SPFKIT__PLOG_LINE_MAX 8192
+#define SPFKIT__MTA_LOG_LINE_MAX 8192
 
 /*
  * Start logging as `ident` (kept, not copied). to_stderr: every line to
@@ -30,18 +32,18 @@
  * kept, not copied). Never fails: a socket that does not answer means
  * stderr, said once.
  */
-void spfkit__plog_open(const char *ident, int to_stderr, const char *socket_path);
+void spfkit__mta_log_open(const char *ident, int to_stderr, const char *socket_path);
 
 /* One line at priority prio (LOG_ERR ... LOG_DEBUG). */
-void spfkit__plog_vprintf(int prio, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
-void spfkit__plog_printf(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void spfkit__mta_log_vprintf(int prio, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+void spfkit__mta_log_printf(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* One line already formatted (no newline): copied once, never formatted. */
-void spfkit__plog_write(int prio, const char *text, size_t len);
+void spfkit__mta_log_write(int prio, const char *text, size_t len);
 
 /* 1 while lines go to the syslog socket (tests, and what --help says). */
-int spfkit__plog_to_syslog(void);
+int spfkit__mta_log_to_syslog(void);
 
-void spfkit__plog_close(void);
+void spfkit__mta_log_close(void);
 
 #endif
