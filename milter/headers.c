@@ -61,7 +61,7 @@ int spfkit__milter_on_header(SMFICTX *ctx, char *name, char *value)
 		return SMFIS_CONTINUE;
 	if (spfkit__milter_name_is(name, AR)) {
 		m->ar_seen++;
-		if (spfkit__milter_ar_is_ours(value, spfkit__milter_g.authserv_id))
+		if (spfkit__mta_ar_is_ours(value, spfkit__milter_g.authserv_id))
 			note_removal(m, 0, m->ar_seen);
 	} else if (spfkit__milter_name_is(name, RSPF)) {
 		m->rspf_seen++;

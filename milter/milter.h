@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "decision.h"
+#include "header_field.h"
 #include "log.h" /* mta/: the daemons' log channel */
 
 /*
@@ -33,14 +34,7 @@
 
 /* ---- text.c -------------------------------------------------------------- */
 
-/*
- * Is `value` (an Authentication-Results header field body, as the MTA
- * gave it) one whose authserv-id equals `id`? RFC 8601 §2.2: the field
- * begins with [CFWS] authserv-id, a token or a quoted-string, compared
- * without regard to case (§5 tells a receiver to delete such fields it
- * did not add). Comments nest; every loop is bounded by the input.
- */
-int spfkit__milter_ar_is_ours(const char *value, const char *id);
+/* Our own Authentication-Results: spfkit__mta_ar_is_ours() (header_field.h). */
 
 /* Is the header name `name` equal to `want`, ignoring ASCII case? */
 int spfkit__milter_name_is(const char *name, const char *want);

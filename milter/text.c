@@ -7,13 +7,7 @@
 
 #include "spfkit_util.h"
 #include "escape.h"
-#include "header_field.h"
 #include "milter.h"
-
-int spfkit__milter_ar_is_ours(const char *value, const char *id)
-{
-	return spfkit__mta_ar_is_ours(value, id); /* mta/header_field.c, shared with smtpd/ */
-}
 
 int spfkit__milter_name_is(const char *name, const char *want)
 {

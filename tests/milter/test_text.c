@@ -29,7 +29,7 @@ static void ar_ours_forms(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
-		if (!spfkit__milter_ar_is_ours(ours[i], "mx.receiver.test"))
+		if (!spfkit__mta_ar_is_ours(ours[i], "mx.receiver.test"))
 			fail_msg("got not ours, want ours: %s", ours[i]);
 }
 
@@ -52,10 +52,10 @@ static void ar_not_ours(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(others) / sizeof(others[0]); i++)
-		if (spfkit__milter_ar_is_ours(others[i], "mx.receiver.test"))
+		if (spfkit__mta_ar_is_ours(others[i], "mx.receiver.test"))
 			fail_msg("got ours, want not ours: %s", others[i]);
-	assert_false(spfkit__milter_ar_is_ours(NULL, "x"));
-	assert_false(spfkit__milter_ar_is_ours("x", ""));
+	assert_false(spfkit__mta_ar_is_ours(NULL, "x"));
+	assert_false(spfkit__mta_ar_is_ours("x", ""));
 }
 
 static void ar_deep_comments_bounded(void **state)
@@ -65,7 +65,7 @@ static void ar_deep_comments_bounded(void **state)
 	(void)state;
 	memset(v, '(', sizeof(v) - 1);
 	v[sizeof(v) - 1] = '\0';
-	assert_false(spfkit__milter_ar_is_ours(v, "x"));
+	assert_false(spfkit__mta_ar_is_ours(v, "x"));
 }
 
 static void reply_text_escapes(void **state)
