@@ -67,8 +67,9 @@ static struct spfkit__rcache_entry *entry_of(struct spfkit__link *n)
 static void entry_free(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
 {
 	spfkit__free(e->under, e->hot);
+	if (e->rec == NULL || e->text != e->rec->text)
+		spfkit__free(e->under, e->text);
 	spfkit_record_free(e->rec);
-	spfkit__free(e->under, e->text);
 	spfkit__free(c->alloc, e);
 }
 
@@ -234,15 +235,13 @@ static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64
 	e->under = c->alloc;
 	e->counting = (struct spfkit_allocator){count_alloc, count_realloc, count_free, e};
 	e->bytes = block_cost(sizeof(*e));
-	e->text = spfkit__strndup(&e->counting, text, len);
-	if (e->text == NULL) {
-		spfkit__free(c->alloc, e);
-		return NULL;
-	}
 	e->hash = hash;
 	e->len = len;
 	e->rc = spfkit_record_parse(text, len, &e->counting, &e->rec, &e->pe);
-	if (e->rc == SPFKIT_ENOMEM || (e->rc == 0 && make_hot(e) != 0)) {
+	/* a parsed record holds a NUL-terminated copy of its text: the key */
+	e->text = e->rc == 0 ? (char *)(uintptr_t)e->rec->text
+			     : spfkit__strndup(&e->counting, text, len);
+	if (e->rc == SPFKIT_ENOMEM || e->text == NULL || (e->rc == 0 && make_hot(e) != 0)) {
 		entry_free(c, e);
 		return NULL;
 	}

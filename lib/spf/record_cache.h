@@ -49,7 +49,7 @@ struct spfkit__rcache_entry {
 	 * `bytes`; it forwards to the cache's allocator. */
 	struct spfkit_allocator counting;
 	const struct spfkit_allocator *under;
-	char *text; /* the key, NUL-terminated copy */
+	char *text; /* the key, NUL-terminated: rec->text, or a copy when the parse failed */
 	size_t len;
 	struct spfkit_record *rec; /* NULL when the parse failed */
 	struct spfkit__hot_term *hot; /* rec->count of them, with rec */
