@@ -74,6 +74,10 @@ static size_t cache_entries(const struct spfkit_config *cfg)
 	return cfg->record_cache_size ? cfg->record_cache_size : SPFKIT_RECORD_CACHE_DEFAULT;
 }
 
+/* the context rounded up to the arena's alignment */
+#define CTX_SIZE SPFKIT__ALIGN_UP(sizeof(struct spfkit_ctx))
+#define CTX_FIRST_CHUNK 128
+
 /* The 1.0 layout: the least a caller's size may say. */
 #define CONFIG_SIZE_1_0 SPFKIT__SIZE_UPTO(struct spfkit_config, no_record_cache)
 
@@ -90,11 +94,14 @@ int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out)
 	if (cfg != NULL && spfkit__sized_copy(&own, sizeof(own), cfg, CONFIG_SIZE_1_0) != 0)
 		return SPFKIT_EINVAL;
 	cfg = &own;
-	ctx = spfkit__zalloc(cfg->alloc, sizeof(*ctx));
+	/* One allocation: the context, then its arena's first chunk, which
+	 * holds a receiver name of common length. */
+	ctx = spfkit__zalloc(cfg->alloc, CTX_SIZE + CTX_FIRST_CHUNK);
 	if (ctx == NULL)
 		return SPFKIT_ENOMEM;
 	ctx->alloc = cfg->alloc;
-	spfkit__arena_init(&ctx->arena, cfg->alloc, 1024, 0);
+	spfkit__arena_init_with(&ctx->arena, cfg->alloc, 1024, 0, (char *)ctx + CTX_SIZE,
+				CTX_FIRST_CHUNK);
 	ctx_set_limits(ctx, &cfg->limits);
 	ctx->lookahead = !cfg->no_lookahead;
 	ctx->time_budget_ms = limit_or_default(cfg->time_budget_ms, SPFKIT_TIME_BUDGET_MS);

@@ -42,15 +42,18 @@ int spfkit__rcache_new_bounded(const struct spfkit_allocator *a, size_t max_entr
 	while (n < max_entries && n < ((size_t)1 << 24))
 		n <<= 1;
 	c->alloc = a;
-	spfkit__hash_key_random(&c->key);
 	c->max = max_entries;
 	c->max_bytes = max_bytes ? max_bytes : SPFKIT__RCACHE_DEFAULT_BYTES;
-	/* Start small: a context made for one evaluation must not pay for
+	/* No cache (max_entries 0) has no table to key or clear. Otherwise
+	 * start small: a context made for one evaluation must not pay for
 	 * clearing a table sized for thousands of records. */
-	c->max_buckets = n;
-	c->nbuckets = RCACHE_FIRST_BUCKETS;
-	c->buckets = spfkit__calloc(a, c->nbuckets, sizeof(*c->buckets));
-	if (c->buckets == NULL || pthread_mutex_init(&c->lock, NULL) != 0) {
+	if (max_entries > 0) {
+		spfkit__hash_key_random(&c->key);
+		c->max_buckets = n;
+		c->nbuckets = RCACHE_FIRST_BUCKETS;
+		c->buckets = spfkit__calloc(a, c->nbuckets, sizeof(*c->buckets));
+	}
+	if ((max_entries > 0 && c->buckets == NULL) || pthread_mutex_init(&c->lock, NULL) != 0) {
 		spfkit__free(a, c->buckets);
 		spfkit__free(a, c);
 		return SPFKIT_ENOMEM;
