@@ -3,7 +3,6 @@
 #include <netinet/in.h>
 #include <stddef.h>
 #include <sys/socket.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "core.h"
@@ -68,17 +67,30 @@ int spfkit_ip_from_sockaddr(const struct sockaddr *sa, size_t salen, struct spfk
 	return 0;
 }
 
-static size_t put_decimal(char *out, unsigned v)
+/* Decimal 0..255 without leading zeros; returns the length written. */
+static size_t put_octet(char *out, unsigned v)
 {
-	char tmp[3];
-	size_t n = 0, i;
+	size_t n = 0;
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	for (i = 0; i < n; i++)
-		out[i] = tmp[n - 1 - i];
+	if (v >= 100)
+		out[n++] = (char)('0' + v / 100);
+	if (v >= 10)
+		out[n++] = (char)('0' + v / 10 % 10);
+	out[n++] = (char)('0' + v % 10);
+	return n;
+}
+
+/* The dotted quad of a[0..3], or reversed (a[3] first) for in-addr.arpa. */
+static size_t put_quad(const unsigned char *a, int reversed, char *out)
+{
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (i > 0)
+			out[n++] = '.';
+		n += put_octet(out + n, a[reversed ? 3 - i : i]);
+	}
 	return n;
 }
 
@@ -114,9 +126,14 @@ static void longest_zero_run(const unsigned char *a, int *start, int *len)
 
 static size_t format_v6(const unsigned char *a, char *out)
 {
+	static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	int i, zstart, zlen;
 	size_t n = 0;
 
+	if (memcmp(a, mapped, sizeof(mapped)) == 0) { /* RFC 5952 §5 */
+		memcpy(out, "::ffff:", 7);
+		return 7 + put_quad(a + 12, 0, out + 7);
+	}
 	longest_zero_run(a, &zstart, &zlen);
 	for (i = 0; i < 8; i++) {
 		if (i == zstart) {
@@ -134,11 +151,16 @@ static size_t format_v6(const unsigned char *a, char *out)
 }
 
 /* Our own text form: inet_ntop costs a sprintf per group, on every evaluation. */
+size_t spfkit__ip_text(const struct spfkit_ip *ip, char *out)
+{
+	return ip->family == 4 ? put_quad(ip->addr, 0, out) : format_v6(ip->addr, out);
+}
+
+
 const char *spfkit_ip_format(const struct spfkit_ip *ip, char *buf, size_t size)
 {
-	char tmp[48];
-	size_t n = 0;
-	int i;
+	char tmp[SPFKIT__IP_TEXT_MAX];
+	size_t n;
 
 	if (ip == NULL || buf == NULL || (ip->family != 4 && ip->family != 6)) {
 		if (buf != NULL && size > 0)
@@ -147,15 +169,7 @@ const char *spfkit_ip_format(const struct spfkit_ip *ip, char *buf, size_t size)
 	}
 	if (size == 0)
 		return buf;
-	if (ip->family == 4) {
-		for (i = 0; i < 4; i++) {
-			n += put_decimal(tmp + n, ip->addr[i]);
-			tmp[n++] = '.';
-		}
-		n--;
-	} else {
-		n = format_v6(ip->addr, tmp);
-	}
+	n = spfkit__ip_text(ip, tmp);
 	if (n >= size)
 		n = size - 1;
 	memcpy(buf, tmp, n);
@@ -188,9 +202,9 @@ size_t spfkit__ip_reverse_name(const struct spfkit_ip *ip, char *buf)
 	int i;
 
 	if (ip->family == 4) {
-		int w = snprintf(buf, SPFKIT__REVERSE_MAX, "%u.%u.%u.%u.in-addr.arpa",
-				 ip->addr[3], ip->addr[2], ip->addr[1], ip->addr[0]);
-		return w > 0 ? (size_t)w : 0;
+		n = put_quad(ip->addr, 1, buf);
+		memcpy(buf + n, ".in-addr.arpa", 14);
+		return n + 13;
 	}
 	for (i = 15; i >= 0; i--) {
 		buf[n++] = hex[ip->addr[i] & 0xf];

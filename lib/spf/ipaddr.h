@@ -15,4 +15,9 @@ int spfkit__ip_match(const struct spfkit_ip *ip, int family, const unsigned char
 #define SPFKIT__REVERSE_MAX SPFKIT_IP_REVERSE_MAX
 size_t spfkit__ip_reverse_name(const struct spfkit_ip *ip, char *buf);
 
+/* RFC 5952 text of an address (IPv4-mapped with a dotted quad, §5), not
+ * NUL-terminated; returns its length. out must hold SPFKIT__IP_TEXT_MAX. */
+#define SPFKIT__IP_TEXT_MAX 48
+size_t spfkit__ip_text(const struct spfkit_ip *ip, char *out);
+
 #endif

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ipaddr.h"
 #include "macro.h"
 
 /* §7.1: "%%" is "%", "%_" a space, "%-" a URL-encoded space. Pieces made
@@ -507,33 +508,6 @@ static void emit_transformed(struct emit *e, const char *v, size_t n,
 	emit_reversed(e, v, nth_delim(v, n, delims, keep), delims, esc);
 }
 
-/* Decimal 0..255 without leading zeros; returns the length written. */
-static size_t put_octet(char *buf, unsigned v)
-{
-	size_t n = 0;
-
-	if (v >= 100)
-		buf[n++] = (char)('0' + v / 100);
-	if (v >= 10)
-		buf[n++] = (char)('0' + v / 10 % 10);
-	buf[n++] = (char)('0' + v % 10);
-	return n;
-}
-
-/* The dotted quad, by hand: snprintf() costs ten times as much. buf >= 16. */
-static size_t format_ip4(const unsigned char *a, char *buf)
-{
-	size_t n = 0;
-	int i;
-
-	for (i = 0; i < 4; i++) {
-		if (i > 0)
-			buf[n++] = '.';
-		n += put_octet(buf + n, a[i]);
-	}
-	return n;
-}
-
 /*
  * %{i} for IPv6: 32 nibbles, most significant first, dot-separated (§7.3).
  * Uppercase: RFC 7208 fixes no case (§7.4's example is lowercase), DNS
@@ -554,55 +528,6 @@ static size_t format_nibbles(const unsigned char *a, char *buf)
 		buf[n++] = '.';
 	}
 	return n - 1; /* no final dot */
-}
-
-/* The longest run of two or more zero groups, first on a tie (RFC 5952 §4.2). */
-static void zero_run(const unsigned g[8], int *best, int *best_len)
-{
-	int i, len;
-
-	*best = -1;
-	*best_len = 1;
-	for (i = 0; i < 8; i += len > 0 ? len : 1) {
-		for (len = 0; i + len < 8 && g[i + len] == 0; len++)
-			;
-		if (len > *best_len) {
-			*best = i;
-			*best_len = len;
-		}
-	}
-}
-
-/* %{c} for IPv6: RFC 5952 text (lowercase, no leading zeros, "::"). */
-static size_t format_ip6(const unsigned char *a, char *buf, size_t size)
-{
-	static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-	unsigned g[8];
-	int i, best, best_len, w;
-	size_t n = 0;
-
-	if (memcmp(a, mapped, sizeof(mapped)) == 0) { /* RFC 5952 §5 */
-		w = snprintf(buf, size, "::ffff:%u.%u.%u.%u", a[12], a[13], a[14], a[15]);
-		return (w > 0 && (size_t)w < size) ? (size_t)w : 0;
-	}
-	for (i = 0; i < 8; i++)
-		g[i] = (unsigned)a[2 * i] << 8 | a[2 * i + 1];
-	zero_run(g, &best, &best_len);
-	for (i = 0; i < 8; i++) {
-		if (i == best) {
-			buf[n++] = ':';
-			buf[n++] = ':';
-			i += best_len - 1;
-			continue;
-		}
-		if (i > 0 && i != best + best_len)
-			buf[n++] = ':';
-		w = snprintf(buf + n, size - n, "%x", g[i]);
-		if (w <= 0 || (size_t)w >= size - n)
-			return 0;
-		n += (size_t)w;
-	}
-	return n;
 }
 
 /* Value of one letter, before transformers. `tmp` holds computed ones. */
@@ -639,10 +564,12 @@ static int letter_value(const struct spfkit__macro_env *env, char letter, char *
 	if (letter == 'v') {
 		*v = ip->family == 4 ? "in-addr" : "ip6";
 		*n = ip->family == 4 ? 7 : 3;
-	} else if (ip->family == 4) {
-		*n = format_ip4(ip->addr, tmp);
+	} else if (ip->family == 6 && letter == 'i') {
+		*n = format_nibbles(ip->addr, tmp);
+	} else if (size >= SPFKIT__IP_TEXT_MAX) {
+		*n = spfkit__ip_text(ip, tmp);
 	} else {
-		*n = letter == 'i' ? format_nibbles(ip->addr, tmp) : format_ip6(ip->addr, tmp, size);
+		return SPFKIT_EINVAL;
 	}
 	return 0;
 }

@@ -968,6 +968,12 @@ static void ip_text_forms(void **state)
 	}
 	assert_int_equal(spfkit_ip_parse("192.0.2.1", 9, &ip), 0);
 	assert_string_equal(spfkit_ip_format(&ip, small, sizeof(small)), "192.");
+	/* the parser makes a mapped address IPv4; given as IPv6 it keeps its
+	 * dotted quad (RFC 5952 §5), as %{c} writes it */
+	memset(&ip, 0, sizeof(ip));
+	ip.family = 6;
+	memcpy(ip.addr + 10, "\xff\xff\xc0\x00\x02\xfe", 6);
+	assert_string_equal(spfkit_ip_format(&ip, buf, sizeof(buf)), "::ffff:192.0.2.254");
 }
 
 /* ---- allocation failure: fail allocation N for every N -------------- */

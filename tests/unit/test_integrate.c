@@ -683,6 +683,9 @@ static void ip_reverse_name(void **state)
 	assert_int_equal(spfkit_ip_parse("192.0.2.7", 9, &ip), 0);
 	assert_int_equal(spfkit_ip_reverse_name(&ip, buf, sizeof(buf)), 22);
 	assert_string_equal(buf, "7.2.0.192.in-addr.arpa");
+	assert_int_equal(spfkit_ip_parse("255.10.0.100", 12, &ip), 0);
+	assert_int_equal(spfkit_ip_reverse_name(&ip, buf, sizeof(buf)), 25);
+	assert_string_equal(buf, "100.0.10.255.in-addr.arpa");
 	assert_int_equal(spfkit_ip_parse("4321:0:1:2:3:4:567:89ab", 23, &ip), 0);
 	assert_int_equal(spfkit_ip_reverse_name(&ip, buf, sizeof(buf)), strlen(v6));
 	assert_string_equal(buf, v6);
