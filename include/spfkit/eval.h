@@ -107,8 +107,9 @@ SPFKIT_MUSTCHECK int spfkit_ip_from_sockaddr(const struct sockaddr *sa, size_t s
 					     struct spfkit_ip *out);
 /* Room for the longest text spfkit_ip_format() writes, with its NUL. */
 #define SPFKIT_IP_TEXT_MAX 46u
-/* Write the address in its usual text form (cut to fit a size below
- * SPFKIT_IP_TEXT_MAX); returns buf. NULL (and buf set to "" when it has
+/* Write the address in its RFC 5952 text form, an IPv4-mapped one given
+ * as IPv6 with its dotted quad (§5), cut to fit a size below
+ * SPFKIT_IP_TEXT_MAX; returns buf. NULL (and buf set to "" when it has
  * room) for ip or buf NULL, or a family other than 4 and 6. */
 const char *spfkit_ip_format(const struct spfkit_ip *ip, char *buf, size_t size);
 /* Room for the longest name spfkit_ip_reverse_name() writes, with its NUL. */

@@ -159,7 +159,7 @@ size_t spfkit__ip_text(const struct spfkit_ip *ip, char *out)
 
 const char *spfkit_ip_format(const struct spfkit_ip *ip, char *buf, size_t size)
 {
-	char tmp[SPFKIT__IP_TEXT_MAX];
+	char tmp[SPFKIT_IP_TEXT_MAX];
 	size_t n;
 
 	if (ip == NULL || buf == NULL || (ip->family != 4 && ip->family != 6)) {

@@ -16,8 +16,7 @@ int spfkit__ip_match(const struct spfkit_ip *ip, int family, const unsigned char
 size_t spfkit__ip_reverse_name(const struct spfkit_ip *ip, char *buf);
 
 /* RFC 5952 text of an address (IPv4-mapped with a dotted quad, §5), not
- * NUL-terminated; returns its length. out must hold SPFKIT__IP_TEXT_MAX. */
-#define SPFKIT__IP_TEXT_MAX 48
+ * NUL-terminated; returns its length. out must hold SPFKIT_IP_TEXT_MAX. */
 size_t spfkit__ip_text(const struct spfkit_ip *ip, char *out);
 
 #endif

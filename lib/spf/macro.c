@@ -566,7 +566,7 @@ static int letter_value(const struct spfkit__macro_env *env, char letter, char *
 		*n = ip->family == 4 ? 7 : 3;
 	} else if (ip->family == 6 && letter == 'i') {
 		*n = format_nibbles(ip->addr, tmp);
-	} else if (size >= SPFKIT__IP_TEXT_MAX) {
+	} else if (size >= SPFKIT_IP_TEXT_MAX) {
 		*n = spfkit__ip_text(ip, tmp);
 	} else {
 		return SPFKIT_EINVAL;
