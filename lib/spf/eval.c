@@ -316,8 +316,9 @@ static void frame_release_record(struct spfkit_eval *ev, const struct frame *f)
 {
 	unsigned i;
 
-	/* a record the cache keeps costs nothing more while held: nothing to do */
-	if (f->rec == NULL || !f->rec_private)
+	/* a record the cache keeps costs nothing more while held, and small
+	 * ones are worth keeping (EVAL_KEEP_RECORD_BYTES): nothing to do */
+	if (f->rec == NULL || !f->rec_private || ev->rec_bytes <= EVAL_KEEP_RECORD_BYTES)
 		return;
 	for (i = 0; i < ev->depth; i++)
 		if (&ev->frames[i] != f && ev->frames[i].rec == f->rec)

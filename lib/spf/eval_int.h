@@ -57,6 +57,13 @@ enum query_state { Q_NEW = 0, Q_SENT, Q_DONE };
  * record is kept as text and parsed when strict evaluation needs it.
  */
 #define EVAL_SPEC_RECORD_BYTES ((size_t)4 << 20)
+/*
+ * Parsed records strict evaluation keeps after their frame closes, while
+ * all it holds stays within this: giving one back costs a copy of its
+ * text now and a parse if the domain comes up again, which only pays for
+ * records whose parsed form is large (a 64 KiB record: some 3.5 MB).
+ */
+#define EVAL_KEEP_RECORD_BYTES ((size_t)1 << 20)
 /* What a record of `len` bytes may cost parsed, at most (text, terms,
  * compact terms and blocks: some 110 bytes a term of 2 bytes or more,
  * with room to spare), charged before a speculative parse. */
@@ -224,8 +231,9 @@ void spfkit__query_drop_record(struct spfkit_eval *ev, struct query *q);
  * Strict evaluation is done with `rec`, the record of domain's TXT answer
  * (its include returned, or it redirected): the parsed form is given
  * back, and parsed again from the answer if the domain comes up again,
- * so one evaluation holds the records of its open frames, not of every
- * include it went through (10 includes of 64 KiB records: 50 MB).
+ * so one evaluation holds the records of its open frames and at most
+ * EVAL_KEEP_RECORD_BYTES of others, not every include it went through
+ * (10 includes of 64 KiB records: 50 MB).
  */
 void spfkit__query_record_done(struct spfkit_eval *ev, const char *domain, size_t len,
 			       const struct spfkit_record *rec);
