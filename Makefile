@@ -16,8 +16,9 @@ BUILD_DEPS = meson ninja-build pkg-config gcc python3 \
 	libc-ares-dev libevent-dev libmilter-dev libyaml-dev libcmocka-dev
 # make test also compares compat/libspf2 with the real libspf2 (its
 # headers and library), reads the RFC 7208 suite for lint in Python, and
-# draws `spfkit tree --dot` output with graphviz (tests/tree: no skip).
-TEST_DEPS = libspf2-dev python3-yaml graphviz
+# draws `spfkit tree --dot` output with graphviz (tests/tree: no skip), and
+# asks Debian's pyspf for a second opinion on the benchmark corpus.
+TEST_DEPS = libspf2-dev python3-yaml graphviz python3-spf
 BENCH_DEPS = libspf2-dev valgrind postfix-policyd-spf-python
 
 SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
