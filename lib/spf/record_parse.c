@@ -6,8 +6,10 @@
  * there are any syntax errors anywhere in the record, check_host()
  * returns immediately with the result permerror"). One pass over the
  * terms; the only other walk over the bytes counts terms and '%' to size
- * the record's single arena, which usually ends up one allocation.
+ * the record's single arena, which usually ends up one allocation, and
+ * notes where the terms are for the pass that parses them.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include <spfkit/record.h>
@@ -50,7 +52,11 @@ const char *spfkit_mod_name(enum spfkit_mod_kind kind)
 /* §4.5: "v=spf1" (any case) followed by a space or the end of the record. */
 int spfkit_record_is_spf(const char *txt, size_t len)
 {
-	if (txt == NULL || len < 6 || !spfkit__memcaseeq(txt, 6, "v=spf1", 6))
+	const unsigned char *v = (const unsigned char *)txt;
+
+	/* OR 0x20 lowers exactly the letters 'V', 'S', 'P' and 'F' onto these */
+	if (txt == NULL || len < 6 || (v[0] | 0x20) != 'v' || v[1] != '=' || (v[2] | 0x20) != 's' ||
+	    (v[3] | 0x20) != 'p' || (v[4] | 0x20) != 'f' || v[5] != '1')
 		return 0;
 	return len == 6 || txt[6] == ' ';
 }
@@ -58,51 +64,69 @@ int spfkit_record_is_spf(const char *txt, size_t len)
 /* ---- one term ------------------------------------------------------- */
 
 struct tparse {
-	struct spfkit__cur c; /* over the whole record; c.end is the term's end */
+	struct spfkit__cur c; /* base for offsets, and the first error */
 	struct record_impl *r;
 	struct spfkit_term *t;
-	size_t index;        /* of t in the record */
 	const char *section; /* RFC section of the error in c */
 };
 
 /*
- * Hot-path reads of the cursor, inline: the parser looks at every byte
- * through these, and the core's spfkit__cur_* are out-of-line calls.
- * Unlike spfkit__cur_peek() they ignore c->err: after the first error
- * the parser only unwinds, and every read is still bounded by c->end.
+ * The term parsers take [p, e) and return where they stopped, or NULL
+ * once they have recorded the first error (the term is then dropped, so
+ * nothing after it matters). They read the record's own copy, which
+ * record_new() ends with a NUL, so *e is always readable: the SP before
+ * the next term, or that NUL after the last. Neither is an ALPHA, DIGIT,
+ * HEXDIG, ".", ":", "/", "-", "_" or "=", so a scan for a run of those
+ * stops at e by itself and need not test a bound on every byte; nor is
+ * any byte read that way past e.
  */
-static inline int peek(const struct spfkit__cur *c)
+static const unsigned char *fail_at(struct tparse *tp, const unsigned char *at, const char *why,
+				    const char *sec)
 {
-	return c->p < c->end ? *c->p : -1;
+	if (tp->c.err)
+		return NULL;
+	tp->c.p = at;
+	spfkit__cur_fail(&tp->c, SPFKIT_ESYNTAX, why);
+	tp->section = sec;
+	return NULL;
 }
 
-static inline int accept(struct spfkit__cur *c, unsigned char ch)
-{
-	if (c->p >= c->end || *c->p != ch)
-		return 0;
-	c->p++;
-	return 1;
-}
-
-static inline int at_end(const struct spfkit__cur *c)
-{
-	return c->p >= c->end;
-}
-
-static void fail_at(struct tparse *tp, const unsigned char *at, const char *why, const char *sec)
+/* A failure other than syntax, rc (SPFKIT_ENOMEM), while parsing the
+ * value that starts at `at`. */
+static void fail_nomem(struct tparse *tp, const unsigned char *at, int rc)
 {
 	if (tp->c.err)
 		return;
 	tp->c.p = at;
-	spfkit__cur_fail(&tp->c, SPFKIT_ESYNTAX, why);
-	tp->section = sec;
+	spfkit__cur_fail(&tp->c, rc, "out of memory");
 }
 
-static int is_name_char(int b)
-{
-	/* name = ALPHA *( ALPHA / DIGIT / "-" / "_" / "." ) */
-	return spfkit__is_alnum(b) || b == '-' || b == '_' || b == '.';
-}
+/*
+ * Byte classes of the term grammar, one table lookup per byte on the
+ * paths every term takes. Only bytes of these classes are listed; every
+ * other byte (SP, NUL, the high half) is in none.
+ */
+enum {
+	CL_ALNUM = 1,     /* ALPHA / DIGIT: a mechanism name */
+	CL_NAME = 2,      /* ALPHA / DIGIT / "-" / "_" / ".": a modifier name (§12) */
+	CL_QUALIFIER = 4, /* "+" / "-" / "?" / "~" (§4.6.1) */
+};
+#define CL_A (CL_ALNUM | CL_NAME)
+#define CL_LETTERS(c) [c] = CL_A, [c - 32] = CL_A
+static const unsigned char byte_class[256] = {
+	['0'] = CL_A, ['1'] = CL_A, ['2'] = CL_A, ['3'] = CL_A, ['4'] = CL_A,
+	['5'] = CL_A, ['6'] = CL_A, ['7'] = CL_A, ['8'] = CL_A, ['9'] = CL_A,
+	CL_LETTERS('a'), CL_LETTERS('b'), CL_LETTERS('c'), CL_LETTERS('d'), CL_LETTERS('e'),
+	CL_LETTERS('f'), CL_LETTERS('g'), CL_LETTERS('h'), CL_LETTERS('i'), CL_LETTERS('j'),
+	CL_LETTERS('k'), CL_LETTERS('l'), CL_LETTERS('m'), CL_LETTERS('n'), CL_LETTERS('o'),
+	CL_LETTERS('p'), CL_LETTERS('q'), CL_LETTERS('r'), CL_LETTERS('s'), CL_LETTERS('t'),
+	CL_LETTERS('u'), CL_LETTERS('v'), CL_LETTERS('w'), CL_LETTERS('x'), CL_LETTERS('y'),
+	CL_LETTERS('z'),
+	['_'] = CL_NAME, ['.'] = CL_NAME, ['-'] = CL_NAME | CL_QUALIFIER,
+	['+'] = CL_QUALIFIER, ['?'] = CL_QUALIFIER, ['~'] = CL_QUALIFIER,
+};
+#undef CL_LETTERS
+#undef CL_A
 
 /* "." toplabel [ "." ] at the end of a domain-spec (§7.1, §12). */
 static void check_toplabel(struct tparse *tp, const unsigned char *s, const unsigned char *e)
@@ -142,9 +166,47 @@ static void check_toplabel(struct tparse *tp, const unsigned char *s, const unsi
 		fail_at(tp, label, "all-numeric toplabel", "7.1");
 }
 
-/* domain-spec = macro-string domain-end, over [s, e). */
-static void parse_domain_spec(struct tparse *tp, const unsigned char *s, const unsigned char *e,
-			      const char *sec)
+/*
+ * A domain-spec without '%' (nearly every one) is a single literal piece
+ * that points into the record: what spfkit__macro_parse() makes of it,
+ * built here without that parser's set-up and second scan. Returns 0
+ * when [s, e) needs the full parser: a '%', or a byte no macro-literal
+ * takes (%x21-24 / %x26-7E, §7.1), which that parser then reports.
+ */
+static int plain_domain_spec(struct tparse *tp, const unsigned char *s, const unsigned char *e)
+{
+	struct spfkit_macro_piece *piece;
+	const unsigned char *p;
+	unsigned bad = 0;
+
+	for (p = s; p < e; p++) /* no branch: the compiler vectorises it */
+		bad |= (unsigned)((unsigned char)(*p - 0x21) > 0x7e - 0x21) | (unsigned)(*p == '%');
+	if (bad)
+		return 0;
+	piece = spfkit__arena_alloc(&tp->r->ar, sizeof(*piece));
+	if (piece == NULL) {
+		fail_nomem(tp, s, SPFKIT_ENOMEM);
+		return 1;
+	}
+	*piece = (struct spfkit_macro_piece){
+		.kind = SPFKIT_PIECE_LITERAL,
+		.text = (const char *)s,
+		.len = (size_t)(e - s),
+	};
+	tp->t->domain = (struct spfkit_macro_string){
+		.pieces = piece,
+		.count = 1,
+		.src = (const char *)s,
+		.src_len = (size_t)(e - s),
+	};
+	tp->t->has_domain = 1;
+	check_toplabel(tp, s, e); /* a literal never ends in a macro-expand */
+	return 1;
+}
+
+/* domain-spec = macro-string domain-end, over [s, e); 0 after an error. */
+static int parse_domain_spec(struct tparse *tp, const unsigned char *s, const unsigned char *e,
+			     const char *sec)
 {
 	size_t off = 0;
 	const char *why = NULL;
@@ -152,63 +214,77 @@ static void parse_domain_spec(struct tparse *tp, const unsigned char *s, const u
 
 	if (s == e) {
 		fail_at(tp, s, "empty domain-spec", sec);
-		return;
+		return 0;
 	}
+	if (plain_domain_spec(tp, s, e))
+		return !tp->c.err;
 	rc = spfkit__macro_parse((const char *)s, (size_t)(e - s), SPFKIT__MACRO_DOMAIN, &tp->r->ar,
 				 &tp->t->domain, &off, &why);
 	if (rc == SPFKIT_ESYNTAX) {
 		fail_at(tp, s + off, why, "7.1");
-		return;
+		return 0;
 	}
 	if (rc != 0) {
-		spfkit__cur_fail(&tp->c, rc, "out of memory");
-		return;
+		fail_nomem(tp, s, rc);
+		return 0;
 	}
 	tp->t->has_domain = 1;
 	if (!spfkit__macro_ends_in_expand(&tp->t->domain))
 		check_toplabel(tp, s, e);
+	return !tp->c.err;
 }
 
-/* "/" ( "0" / %x31-39 0*1DIGIT ) for ip4, 0*2DIGIT for ip6; c.p is past "/". */
-static uint8_t parse_cidr(struct tparse *tp, unsigned max, const char *too_big, const char *sec)
+/* "/" ( "0" / %x31-39 0*1DIGIT ) for ip4, 0*2DIGIT for ip6; p is past "/". */
+static inline const unsigned char *parse_cidr(struct tparse *tp, const unsigned char *p,
+					      unsigned max, uint8_t *out, const char *too_big,
+					      const char *sec)
 {
-	const unsigned char *start = tp->c.p, *p = start, *end = tp->c.end;
-	unsigned value = 0;
+	const unsigned char *start = p;
+	unsigned value = (unsigned)*p - '0', d;
 
-	while (p < end && spfkit__is_digit(*p)) {
-		value = value * 10 + (unsigned)(*p - '0');
-		if (value > 1000)
-			value = 1000; /* saturate; only "above max" matters */
-		p++;
+	if (value > 9)
+		return fail_at(tp, start, "cidr-length without digits", sec);
+	if ((d = (unsigned)*++p - '0') <= 9) {
+		if (value == 0)
+			return fail_at(tp, start, "cidr-length with a leading zero", sec);
+		do {
+			value = value * 10 + d;
+			if (value > 1000)
+				value = 1000; /* saturate; only "above max" matters */
+		} while ((d = (unsigned)*++p - '0') <= 9);
 	}
-	tp->c.p = p;
-	if (p == start)
-		fail_at(tp, start, "cidr-length without digits", sec);
-	else if (*start == '0' && p - start > 1)
-		fail_at(tp, start, "cidr-length with a leading zero", sec);
-	else if (value > max)
-		fail_at(tp, start, too_big, sec);
-	return (uint8_t)(value > max ? max : value);
+	if (value > max)
+		return fail_at(tp, start, too_big, sec);
+	*out = (uint8_t)value;
+	return p;
 }
 
-/* dual-cidr-length = [ ip4-cidr-length ] [ "/" ip6-cidr-length ], to the term's end. */
-static void parse_dual_cidr(struct tparse *tp, const char *sec)
+/* dual-cidr-length = [ ip4-cidr-length ] [ "/" ip6-cidr-length ], to e. */
+static void parse_dual_cidr(struct tparse *tp, const unsigned char *p, const unsigned char *e,
+			    const char *sec)
 {
-	if (accept(&tp->c, '/')) {
-		if (accept(&tp->c, '/')) {
-			tp->t->cidr6 = parse_cidr(tp, 128, "ip6-cidr-length above 128", sec);
+	struct spfkit_term *t = tp->t;
+
+	if (*p == '/') {
+		p++;
+		if (*p == '/') {
+			p = parse_cidr(tp, p + 1, 128, &t->cidr6, "ip6-cidr-length above 128", sec);
 		} else {
-			tp->t->cidr4 = parse_cidr(tp, 32, "ip4-cidr-length above 32", sec);
-			if (accept(&tp->c, '/')) {
-				if (!accept(&tp->c, '/'))
-					fail_at(tp, tp->c.p, "ip6-cidr-length needs \"//\"", sec);
-				tp->t->cidr6 =
-					parse_cidr(tp, 128, "ip6-cidr-length above 128", sec);
+			p = parse_cidr(tp, p, 32, &t->cidr4, "ip4-cidr-length above 32", sec);
+			if (p != NULL && *p == '/') {
+				if (*++p != '/') {
+					fail_at(tp, p, "ip6-cidr-length needs \"//\"", sec);
+					return;
+				}
+				p = parse_cidr(tp, p + 1, 128, &t->cidr6,
+					       "ip6-cidr-length above 128", sec);
 			}
 		}
+		if (p == NULL)
+			return;
 	}
-	if (!tp->c.err && !at_end(&tp->c))
-		fail_at(tp, tp->c.p, "unexpected text after cidr-length", sec);
+	if (p != e)
+		fail_at(tp, p, "unexpected text after cidr-length", sec);
 }
 
 /*
@@ -235,207 +311,244 @@ static const unsigned char *cidr_suffix(const unsigned char *s, const unsigned c
 	return slash - 1;
 }
 
-/* ip4-network = qnum "." qnum "." qnum "." qnum, strict (§12). Reads
- * through a local pointer: most terms of real records are ip4. */
-static void parse_ip4(struct tparse *tp, unsigned char out[4], const char *sec)
+/*
+ * The DIGITs of one qnum at p, whose first byte is one: their value, and
+ * their count in *n. Reading stops at a fourth digit, which no qnum has:
+ * "1234" is then "above 255" and "0123" has "a leading zero", whatever
+ * follows. Unrolled: most terms of real records are ip4.
+ */
+static inline unsigned read_qnum(const unsigned char *p, unsigned *n)
 {
-	const unsigned char *p = tp->c.p, *end = tp->c.end, *start;
-	const char *why;
-	unsigned v;
+	unsigned v = (unsigned)p[0] - '0', d;
+
+	if ((d = (unsigned)p[1] - '0') > 9) {
+		*n = 1;
+		return v;
+	}
+	v = v * 10 + d;
+	if ((d = (unsigned)p[2] - '0') > 9) {
+		*n = 2;
+		return v;
+	}
+	*n = (unsigned)p[3] - '0' <= 9 ? 4 : 3;
+	return v * 10 + d;
+}
+
+/*
+ * ip4-network = qnum "." qnum "." qnum "." qnum (§12), at p. The address
+ * is stored once at the end: a store through unsigned char may alias
+ * anything, and one per number would make the compiler reload every
+ * pointer it holds.
+ */
+static inline const unsigned char *parse_ip4(struct tparse *tp, const unsigned char *p,
+					     unsigned char out[4], const char *sec)
+{
+	uint32_t addr = 0;
+	unsigned v, n;
 	int i;
 
-	if (tp->c.err)
-		return;
 	for (i = 0; i < 4; i++) {
-		if (i > 0) {
-			if (p >= end || *p != '.') {
-				fail_at(tp, p, "ip4-network needs four dotted numbers", sec);
-				return;
-			}
-			p++;
-		}
-		start = p;
-		v = 0;
-		while (p < end && p - start < 4 && spfkit__is_digit(*p)) {
-			v = v * 10 + (unsigned)(*p - '0');
-			p++;
-		}
-		why = NULL;
-		if (p == start)
-			why = "ip4-network needs four dotted numbers";
-		else if (*start == '0' && p - start > 1)
-			why = "ip4-network number with a leading zero";
-		else if (v > 255)
-			why = "ip4-network number above 255";
-		if (why != NULL) {
-			fail_at(tp, start, why, sec);
-			return;
-		}
-		out[i] = (unsigned char)v;
+		if (i > 0 && *p++ != '.')
+			return fail_at(tp, p - 1, "ip4-network needs four dotted numbers", sec);
+		if ((unsigned)*p - '0' > 9)
+			return fail_at(tp, p, "ip4-network needs four dotted numbers", sec);
+		v = read_qnum(p, &n);
+		if (*p == '0' && n > 1)
+			return fail_at(tp, p, "ip4-network number with a leading zero", sec);
+		if (v > 255 || n > 3)
+			return fail_at(tp, p, "ip4-network number above 255", sec);
+		p += n;
+		addr = addr << 8 | v;
 	}
-	tp->c.p = p;
+	out[0] = (unsigned char)(addr >> 24);
+	out[1] = (unsigned char)(addr >> 16);
+	out[2] = (unsigned char)(addr >> 8);
+	out[3] = (unsigned char)addr;
+	return p;
 }
 
-static unsigned hex_value(const unsigned char *p, const unsigned char *e)
-{
-	unsigned v = 0;
+/* HEXDIG value plus one; 0 for any other byte. */
+static const unsigned char hex_plus_one[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
+	['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
+	['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
 
-	for (; p < e; p++)
-		v = v * 16 + (unsigned)(spfkit__is_digit(*p) ? *p - '0' : spfkit__lower(*p) - 'a' + 10);
-	return v;
+/* Does the ip6-network end at p? At the first "/" of the term (its
+ * cidr-length), or the term's end. */
+static int ip6_at_end(const unsigned char *p, const unsigned char *e)
+{
+	return p == e || *p == '/';
 }
 
-/* One h16 group or the embedded dotted quad; returns groups added (0 on error). */
-static int ip6_group(struct tparse *tp, unsigned g[8], int n, const char *sec)
+/*
+ * The run of HEXDIGs at p: its end, and in *v the value of its first four
+ * digits. A group has one to four (RFC 4291 §2.2); a longer run is an
+ * error, for which only its end matters.
+ */
+static inline const unsigned char *hex_run(const unsigned char *p, unsigned *v)
 {
-	const unsigned char *p = tp->c.p, *q = p;
-	unsigned char v4[4];
+	unsigned acc = 0, h, n;
 
-	while (q < tp->c.end && spfkit__is_hex(*q))
-		q++;
-	if (q < tp->c.end && *q == '.') { /* ls32 as an IPv4 address (RFC 4291 §2.2) */
-		if (n > 6) {
-			fail_at(tp, p, "too many groups in ip6-network", sec);
-			return 0;
-		}
-		parse_ip4(tp, v4, sec);
-		g[n] = (unsigned)v4[0] << 8 | v4[1];
-		g[n + 1] = (unsigned)v4[2] << 8 | v4[3];
-		if (!tp->c.err && !at_end(&tp->c))
-			fail_at(tp, tp->c.p, "text after the dotted quad of an ip6-network", sec);
-		return tp->c.err ? 0 : 2;
+	for (n = 0; n < 4 && (h = hex_plus_one[p[n]]) != 0; n++)
+		acc = acc << 4 | (h - 1);
+	*v = acc;
+	p += n;
+	if (n == 4)
+		while (hex_plus_one[*p] != 0)
+			p++;
+	return p;
+}
+
+/*
+ * One h16 group of an ip6-network at p, or the dotted quad ending one
+ * (RFC 4291 §2.2), stored at group *n of a (network order). Returns the
+ * end, or NULL.
+ */
+static const unsigned char *ip6_group(struct tparse *tp, const unsigned char *p,
+				      const unsigned char *e, unsigned char a[16], int *n,
+				      const char *sec)
+{
+	unsigned v;
+	const unsigned char *q = hex_run(p, &v);
+
+	if (*q == '.') { /* ls32 as an IPv4 address */
+		if (*n > 6)
+			return fail_at(tp, p, "too many groups in ip6-network", sec);
+		q = parse_ip4(tp, p, a + 2 * *n, sec);
+		if (q == NULL)
+			return NULL;
+		if (!ip6_at_end(q, e))
+			return fail_at(tp, q, "text after the dotted quad of an ip6-network", sec);
+		*n += 2;
+		return q;
 	}
 	if (q == p)
-		fail_at(tp, p, "invalid character in ip6-network", sec);
-	else if (q - p > 4)
-		fail_at(tp, p + 4, "ip6-network group longer than 4 hex digits", sec);
-	else if (n >= 8)
-		fail_at(tp, p, "too many groups in ip6-network", sec);
-	if (tp->c.err)
-		return 0;
-	g[n] = hex_value(p, q);
-	tp->c.p = q;
-	return 1;
+		return fail_at(tp, p, "invalid character in ip6-network", sec);
+	if (q - p > 4)
+		return fail_at(tp, p + 4, "ip6-network group longer than 4 hex digits", sec);
+	if (*n >= 8)
+		return fail_at(tp, p, "too many groups in ip6-network", sec);
+	a[2 * *n] = (unsigned char)(v >> 8);
+	a[2 * *n + 1] = (unsigned char)v;
+	(*n)++;
+	return q;
 }
 
-/* ip6-network as in RFC 4291 §2.2, over [c.p, c.end). */
-static void parse_ip6(struct tparse *tp, unsigned char out[16], const char *sec)
+/* ip6-network as in RFC 4291 §2.2, all of [s, e) up to its first "/". */
+static const unsigned char *parse_ip6(struct tparse *tp, const unsigned char *s,
+				      const unsigned char *e, unsigned char out[16],
+				      const char *sec)
 {
-	const unsigned char *s = tp->c.p;
-	unsigned g[8] = {0};
-	int n = 0, dc = -1, added, i, k;
+	const unsigned char *p = s;
+	unsigned char a[16] = {0};
+	int n = 0, dc = -1, i, k;
 
-	if (tp->c.end - s >= 2 && s[0] == ':' && s[1] == ':') {
+	if (e - s >= 2 && s[0] == ':' && s[1] == ':') {
 		dc = 0;
-		tp->c.p += 2;
+		p += 2;
 	}
-	while (!tp->c.err && !at_end(&tp->c)) {
-		added = ip6_group(tp, g, n, sec);
-		n += added;
-		if (added != 1 || at_end(&tp->c))
-			break;
-		if (!accept(&tp->c, ':')) {
-			fail_at(tp, tp->c.p, "invalid character in ip6-network", sec);
-			break;
+	while (!ip6_at_end(p, e)) {
+		p = ip6_group(tp, p, e, a, &n, sec);
+		if (p == NULL)
+			return NULL;
+		if (*p != ':') { /* the end, where a dotted quad always is */
+			if (ip6_at_end(p, e))
+				break;
+			return fail_at(tp, p, "invalid character in ip6-network", sec);
 		}
-		if (accept(&tp->c, ':')) {
+		if (*++p == ':') {
 			if (dc >= 0)
-				fail_at(tp, tp->c.p - 2, "second \"::\" in ip6-network", sec);
+				return fail_at(tp, p - 1, "second \"::\" in ip6-network", sec);
 			dc = n;
-		} else if (at_end(&tp->c)) {
-			fail_at(tp, tp->c.p - 1, "ip6-network ends in a single ':'", sec);
+			p++;
+		} else if (ip6_at_end(p, e)) {
+			return fail_at(tp, p - 1, "ip6-network ends in a single ':'", sec);
 		}
 	}
-	if (tp->c.err)
-		return;
 	if (dc < 0 && n != 8)
-		fail_at(tp, s, "ip6-network needs 8 groups or \"::\"", sec);
-	else if (dc >= 0 && n > 7)
-		fail_at(tp, s, "\"::\" in an ip6-network of 8 groups", sec);
-	if (tp->c.err)
-		return;
-	/* move the groups after "::" to the end; zeros fill the gap */
-	for (i = 7, k = n - 1; dc >= 0 && k >= dc; i--, k--) {
-		g[i] = g[k];
-		g[k] = 0;
+		return fail_at(tp, s, "ip6-network needs 8 groups or \"::\"", sec);
+	if (dc >= 0 && n > 7)
+		return fail_at(tp, s, "\"::\" in an ip6-network of 8 groups", sec);
+	/* the groups after "::" go to the end; zeros fill the gap */
+	for (i = 14, k = 2 * (n - 1); dc >= 0 && k >= 2 * dc; i -= 2, k -= 2) {
+		a[i] = a[k];
+		a[i + 1] = a[k + 1];
+		a[k] = a[k + 1] = 0;
 	}
-	for (i = 0; i < 8; i++) {
-		out[2 * i] = (unsigned char)(g[i] >> 8);
-		out[2 * i + 1] = (unsigned char)(g[i] & 0xff);
-	}
+	memcpy(out, a, sizeof(a));
+	return p;
 }
 
-static void mech_ip4(struct tparse *tp, const char *sec)
+static void mech_ip4(struct tparse *tp, const unsigned char *p, const unsigned char *e,
+		     const char *sec)
 {
-	if (!accept(&tp->c, ':')) {
-		fail_at(tp, tp->c.p, "ip4 needs \":\" and an address", sec);
+	if (*p != ':') {
+		fail_at(tp, p, "ip4 needs \":\" and an address", sec);
 		return;
 	}
-	parse_ip4(tp, tp->t->ip, sec);
-	if (accept(&tp->c, '/')) {
-		if (peek(&tp->c) == '/')
-			fail_at(tp, tp->c.p, "ip4 takes no ip6-cidr-length", sec);
-		tp->t->cidr4 = parse_cidr(tp, 32, "ip4-cidr-length above 32", sec);
+	p = parse_ip4(tp, p + 1, tp->t->ip, sec);
+	if (p != NULL && *p == '/') {
+		if (*++p == '/') {
+			fail_at(tp, p, "ip4 takes no ip6-cidr-length", sec);
+			return;
+		}
+		p = parse_cidr(tp, p, 32, &tp->t->cidr4, "ip4-cidr-length above 32", sec);
 	}
-	if (!tp->c.err && !at_end(&tp->c))
-		fail_at(tp, tp->c.p, "unexpected text after ip4-network", sec);
+	if (p != NULL && p != e)
+		fail_at(tp, p, "unexpected text after ip4-network", sec);
 }
 
-static void mech_ip6(struct tparse *tp, const char *sec)
+static void mech_ip6(struct tparse *tp, const unsigned char *p, const unsigned char *e,
+		     const char *sec)
 {
-	const unsigned char *term_end = tp->c.end, *slash;
-
-	if (!accept(&tp->c, ':')) {
-		fail_at(tp, tp->c.p, "ip6 needs \":\" and an address", sec);
+	if (*p != ':') {
+		fail_at(tp, p, "ip6 needs \":\" and an address", sec);
 		return;
 	}
-	slash = memchr(tp->c.p, '/', (size_t)(term_end - tp->c.p));
-	tp->c.end = slash != NULL ? slash : term_end;
-	parse_ip6(tp, tp->t->ip, sec);
-	tp->c.end = term_end;
-	if (tp->c.err)
-		return;
-	if (accept(&tp->c, '/')) {
-		if (peek(&tp->c) == '/')
-			fail_at(tp, tp->c.p, "ip6 takes a single \"/\" cidr-length", sec);
-		tp->t->cidr6 = parse_cidr(tp, 128, "ip6-cidr-length above 128", sec);
+	p = parse_ip6(tp, p + 1, e, tp->t->ip, sec);
+	if (p != NULL && p != e) { /* at the slash */
+		if (*++p == '/') {
+			fail_at(tp, p, "ip6 takes a single \"/\" cidr-length", sec);
+			return;
+		}
+		p = parse_cidr(tp, p, 128, &tp->t->cidr6, "ip6-cidr-length above 128", sec);
 	}
-	if (!tp->c.err && !at_end(&tp->c))
-		fail_at(tp, tp->c.p, "unexpected text after ip6-cidr-length", sec);
+	if (p != NULL && p != e)
+		fail_at(tp, p, "unexpected text after ip6-cidr-length", sec);
 }
 
 /* a / mx: [ ":" domain-spec ] [ dual-cidr-length ] */
-static void mech_a_mx(struct tparse *tp, const char *sec)
+static void mech_a_mx(struct tparse *tp, const unsigned char *p, const unsigned char *e,
+		      const char *sec)
 {
-	const unsigned char *s, *cidr;
-	int b = peek(&tp->c);
+	const unsigned char *s;
 
-	if (b == ':') {
-		s = ++tp->c.p;
-		cidr = cidr_suffix(s, tp->c.end);
-		parse_domain_spec(tp, s, cidr, sec);
-		if (tp->c.err)
+	if (*p == ':') {
+		s = p + 1;
+		p = cidr_suffix(s, e);
+		if (!parse_domain_spec(tp, s, p, sec))
 			return;
-		tp->c.p = cidr;
-	} else if (b != '/' && b != -1) {
-		fail_at(tp, tp->c.p, "unexpected text after mechanism name", sec);
+	} else if (p != e && *p != '/') {
+		fail_at(tp, p, "unexpected text after mechanism name", sec);
 		return;
 	}
-	parse_dual_cidr(tp, sec);
+	parse_dual_cidr(tp, p, e, sec);
 }
 
 /* include / exists: ":" domain-spec; ptr: [ ":" domain-spec ] */
-static void mech_domain(struct tparse *tp, int required, const char *sec)
+static void mech_domain(struct tparse *tp, const unsigned char *p, const unsigned char *e,
+			int required, const char *sec)
 {
-	if (accept(&tp->c, ':')) {
-		parse_domain_spec(tp, tp->c.p, tp->c.end, sec);
+	if (*p == ':') {
+		parse_domain_spec(tp, p + 1, e, sec);
 		return;
 	}
-	if (at_end(&tp->c) && !required)
+	if (p == e && !required)
 		return;
-	fail_at(tp, tp->c.p,
-		at_end(&tp->c) ? "mechanism needs \":\" and a domain-spec"
-					: "unexpected text after mechanism name",
+	fail_at(tp, p,
+		p == e ? "mechanism needs \":\" and a domain-spec"
+		       : "unexpected text after mechanism name",
 		sec);
 }
 
@@ -445,21 +558,27 @@ static void mech_domain(struct tparse *tp, int required, const char *sec)
 #define MECH_KEY2(a, b) ((uint64_t)(a) << 8 | (uint64_t)(b))
 #define MECH_KEY3(a, b, c) (MECH_KEY2(a, b) << 8 | (uint64_t)(c))
 
-static int find_mech(const unsigned char *name, size_t len)
+static uint64_t fold_name(const unsigned char *name, size_t len)
 {
 	uint64_t key = 0;
 	size_t i;
 
-	if (len == 0 || len > 7)
-		return -1;
 	for (i = 0; i < len; i++)
 		key = key << 8 | (uint64_t)(name[i] | 0x20);
+	return key;
+}
+
+static int find_mech(const unsigned char *name, size_t len)
+{
+	uint64_t key;
+
 	switch (len) {
 	case 1:
-		return key == 'a' ? SPFKIT_MECH_A : -1;
+		return (name[0] | 0x20) == 'a' ? SPFKIT_MECH_A : -1;
 	case 2:
-		return key == MECH_KEY2('m', 'x') ? SPFKIT_MECH_MX : -1;
-	case 3:
+		return fold_name(name, 2) == MECH_KEY2('m', 'x') ? SPFKIT_MECH_MX : -1;
+	case 3: /* most terms: ip4 ip6 all ptr */
+		key = MECH_KEY3(name[0] | 0x20, name[1] | 0x20, name[2] | 0x20);
 		if (key == MECH_KEY3('i', 'p', '4'))
 			return SPFKIT_MECH_IP4;
 		if (key == MECH_KEY3('i', 'p', '6'))
@@ -468,61 +587,56 @@ static int find_mech(const unsigned char *name, size_t len)
 			return SPFKIT_MECH_ALL;
 		return key == MECH_KEY3('p', 't', 'r') ? SPFKIT_MECH_PTR : -1;
 	case 6:
-		return key == (MECH_KEY3('e', 'x', 'i') << 24 | MECH_KEY3('s', 't', 's'))
-			       ? SPFKIT_MECH_EXISTS
-			       : -1;
+		key = MECH_KEY3('e', 'x', 'i') << 24 | MECH_KEY3('s', 't', 's');
+		return fold_name(name, 6) == key ? SPFKIT_MECH_EXISTS : -1;
 	case 7:
-		return key == (MECH_KEY3('i', 'n', 'c') << 32 | MECH_KEY2('l', 'u') << 16 |
-			       MECH_KEY2('d', 'e'))
-			       ? SPFKIT_MECH_INCLUDE
-			       : -1;
+		key = MECH_KEY3('i', 'n', 'c') << 32 | MECH_KEY2('l', 'u') << 16 |
+		      MECH_KEY2('d', 'e');
+		return fold_name(name, 7) == key ? SPFKIT_MECH_INCLUDE : -1;
 	default:
 		return -1;
 	}
 }
 
-static void parse_mechanism(struct tparse *tp, const unsigned char *name, size_t len)
+/* mechanism of that kind, its arguments [p, e). */
+static void parse_mechanism(struct tparse *tp, int kind, const unsigned char *p,
+			    const unsigned char *e)
 {
-	struct spfkit_term *t = tp->t;
-	int kind = find_mech(name, len);
-	const char *sec;
+	const char *sec = mechs[kind].section;
 
-	if (kind < 0) {
-		fail_at(tp, name, "unknown mechanism", "4.6.1");
+	tp->t->mech = (uint8_t)kind;
+	/* tested first and with their section spelt out: nearly every term */
+	if (kind == SPFKIT_MECH_IP4) {
+		mech_ip4(tp, p, e, "5.6");
 		return;
 	}
-	sec = mechs[kind].section;
-	t->mech = (uint8_t)kind;
+	if (kind == SPFKIT_MECH_IP6) {
+		mech_ip6(tp, p, e, "5.6");
+		return;
+	}
 	switch (kind) {
 	case SPFKIT_MECH_ALL:
-		if (!at_end(&tp->c))
-			fail_at(tp, tp->c.p, "all takes no argument", sec);
-		break;
+		if (p != e)
+			fail_at(tp, p, "all takes no argument", sec);
+		return;
 	case SPFKIT_MECH_INCLUDE:
 	case SPFKIT_MECH_EXISTS:
-		mech_domain(tp, 1, sec);
+		mech_domain(tp, p, e, 1, sec);
 		break;
 	case SPFKIT_MECH_PTR:
-		mech_domain(tp, 0, sec);
-		break;
-	case SPFKIT_MECH_A:
-	case SPFKIT_MECH_MX:
-		mech_a_mx(tp, sec);
-		break;
-	case SPFKIT_MECH_IP4:
-		mech_ip4(tp, sec);
+		mech_domain(tp, p, e, 0, sec);
 		break;
 	default:
-		mech_ip6(tp, sec);
+		mech_a_mx(tp, p, e, sec);
 		break;
 	}
-	if (!tp->c.err && kind != SPFKIT_MECH_ALL && kind != SPFKIT_MECH_IP4 &&
-	    kind != SPFKIT_MECH_IP6)
+	if (!tp->c.err)
 		tp->r->rec.dns_terms++; /* §4.6.4: include a mx ptr exists */
 }
 
-/* redirect / exp: at most once each (§6), value a domain-spec. */
-static void parse_known_modifier(struct tparse *tp, int kind, const unsigned char *name)
+/* redirect / exp: at most once each (§6), value a domain-spec [p, e). */
+static void parse_known_modifier(struct tparse *tp, int kind, const unsigned char *name,
+				 const unsigned char *p, const unsigned char *e)
 {
 	struct spfkit_record *rec = &tp->r->rec;
 	int *seen = kind == SPFKIT_MOD_REDIRECT ? &rec->redirect : &rec->exp;
@@ -534,16 +648,16 @@ static void parse_known_modifier(struct tparse *tp, int kind, const unsigned cha
 			"6");
 		return;
 	}
-	parse_domain_spec(tp, tp->c.p, tp->c.end, kind == SPFKIT_MOD_REDIRECT ? "6.1" : "6.2");
-	if (tp->c.err)
+	if (!parse_domain_spec(tp, p, e, kind == SPFKIT_MOD_REDIRECT ? "6.1" : "6.2"))
 		return;
-	*seen = (int)tp->index;
+	*seen = (int)(tp->t - rec->terms);
 	if (kind == SPFKIT_MOD_REDIRECT)
 		rec->dns_terms++; /* §4.6.4 */
 }
 
-/* modifier = redirect / explanation / unknown-modifier; c.p is past "=". */
-static void parse_modifier(struct tparse *tp, const unsigned char *name, size_t len)
+/* modifier = redirect / explanation / unknown-modifier; value [p, e). */
+static void parse_modifier(struct tparse *tp, const unsigned char *name, size_t len,
+			   const unsigned char *p, const unsigned char *e)
 {
 	struct spfkit_term *t = tp->t;
 	size_t off = 0;
@@ -554,12 +668,12 @@ static void parse_modifier(struct tparse *tp, const unsigned char *name, size_t 
 	t->qualifier = 0;
 	if (spfkit__memcaseeq(name, len, "redirect", 8)) {
 		t->mod = SPFKIT_MOD_REDIRECT;
-		parse_known_modifier(tp, SPFKIT_MOD_REDIRECT, name);
+		parse_known_modifier(tp, SPFKIT_MOD_REDIRECT, name, p, e);
 		return;
 	}
 	if (spfkit__memcaseeq(name, len, "exp", 3)) {
 		t->mod = SPFKIT_MOD_EXP;
-		parse_known_modifier(tp, SPFKIT_MOD_EXP, name);
+		parse_known_modifier(tp, SPFKIT_MOD_EXP, name, p, e);
 		return;
 	}
 	t->mod = SPFKIT_MOD_UNKNOWN;
@@ -569,48 +683,76 @@ static void parse_modifier(struct tparse *tp, const unsigned char *name, size_t 
 		return;
 	}
 	/* ignored, but its value must still be a macro-string (§6, §12) */
-	rc = spfkit__macro_parse((const char *)tp->c.p, spfkit__cur_left(&tp->c),
-				 SPFKIT__MACRO_EXPLAIN, &tp->r->ar, &t->domain, &off, &why);
+	rc = spfkit__macro_parse((const char *)p, (size_t)(e - p), SPFKIT__MACRO_EXPLAIN,
+				 &tp->r->ar, &t->domain, &off, &why);
 	if (rc == SPFKIT_ESYNTAX)
-		fail_at(tp, tp->c.p + off, why, "7.1");
+		fail_at(tp, p + off, why, "7.1");
 	else if (rc != 0)
-		spfkit__cur_fail(&tp->c, rc, "out of memory");
+		fail_nomem(tp, p, rc);
 	else
 		t->has_domain = 1;
 }
 
-/* directive = [ qualifier ] mechanism, or modifier, over [c.p, c.end). */
-static void parse_term(struct tparse *tp)
+/*
+ * Does the term at p start "ip4:" or "ip6:" (name in any case), as nearly
+ * every term of a real record does? The mechanism, or -1 for any other
+ * start, which the general path of parse_term() reads as the same. Each
+ * byte is read only after the one before matched, so none is past the
+ * term's end (see fail_at()).
+ */
+static int ip_mechanism(const unsigned char *p)
 {
-	const unsigned char *start = tp->c.p, *name, *alnum_end;
-	int q = peek(&tp->c);
-	struct spfkit_term *t = tp->t;
+	int kind;
 
-	t->qualifier = '+';
-	if (q == '+' || q == '-' || q == '~' || q == '?') {
-		t->qualifier = (uint8_t)q;
-		tp->c.p++;
-	}
-	name = tp->c.p;
-	alnum_end = name;
-	while (alnum_end < tp->c.end && spfkit__is_alnum(*alnum_end))
-		alnum_end++;
-	tp->c.p = alnum_end;
-	while (tp->c.p < tp->c.end && is_name_char(*tp->c.p))
-		tp->c.p++;
+	if ((p[0] | 0x20) != 'i' || (p[1] | 0x20) != 'p')
+		return -1;
+	if (p[2] == '4')
+		kind = SPFKIT_MECH_IP4;
+	else if (p[2] == '6')
+		kind = SPFKIT_MECH_IP6;
+	else
+		return -1;
+	return p[3] == ':' ? kind : -1;
+}
+
+/* directive = [ qualifier ] mechanism, or modifier, over [start, e); the
+ * term's qualifier is already '+'. */
+static void parse_term(struct tparse *tp, const unsigned char *start, const unsigned char *e)
+{
+	struct spfkit_term *t = tp->t;
+	const unsigned char *p = start, *name, *name_end;
+	int kind;
+
+	if (byte_class[*p] & CL_QUALIFIER)
+		t->qualifier = *p++;
+	name = p;
 	t->name = (const char *)name;
-	/* §4.6.1: a modifier has "=" right after its name */
-	if (accept(&tp->c, '=')) {
-		t->name_len = (size_t)(tp->c.p - 1 - name);
-		if (name != start)
-			fail_at(tp, start, "qualifier before a modifier", "4.6.1");
-		else
-			parse_modifier(tp, name, t->name_len);
-		return;
+	kind = ip_mechanism(p);
+	if (kind >= 0) {
+		name_end = p + 3;
+	} else {
+		while (byte_class[*p] & CL_ALNUM)
+			p++;
+		name_end = p;
+		while (byte_class[*p] & CL_NAME)
+			p++;
+		/* §4.6.1: a modifier has "=" right after its name */
+		if (*p == '=') {
+			t->name_len = (size_t)(p - name);
+			if (name != start)
+				fail_at(tp, start, "qualifier before a modifier", "4.6.1");
+			else
+				parse_modifier(tp, name, t->name_len, p + 1, e);
+			return;
+		}
+		kind = find_mech(name, (size_t)(name_end - name));
+		if (kind < 0) {
+			fail_at(tp, name, "unknown mechanism", "4.6.1");
+			return;
+		}
 	}
-	tp->c.p = alnum_end;
-	t->name_len = (size_t)(alnum_end - name);
-	parse_mechanism(tp, name, t->name_len);
+	t->name_len = (size_t)(name_end - name);
+	parse_mechanism(tp, kind, name_end, e);
 }
 
 /* ---- the record ----------------------------------------------------- */
@@ -645,78 +787,128 @@ static void prefer_byte_error(struct tparse *tp, const unsigned char *s, const u
 	}
 }
 
-/* Split on SP and parse each term into rec->terms (already sized). */
-static void parse_terms(struct tparse *tp)
+/*
+ * What count_terms() finds: the counts that size the arena, and where
+ * the first terms lie, so that parse_terms() need not look for their
+ * ends again. Offsets fit 16 bits: a record has at most
+ * SPFKIT_RECORD_MAX_LEN bytes.
+ */
+#define TERMS_NOTED 64
+struct term_map {
+	size_t terms; /* runs of non-SP after the version */
+	size_t named; /* of them, those that may hold a macro-string */
+	size_t pct;   /* '%' bytes */
+	uint16_t start[TERMS_NOTED], end[TERMS_NOTED];
+};
+
+/*
+ * A term before parsing: '+', the cidr-lengths that mean "none given",
+ * all else zero. This runs for every term: zeroing the whole struct at
+ * once compiles (GCC, x86-64) to a "rep stos", a step per word, where
+ * zeroing up to `name` and storing the rest takes a few vector stores.
+ */
+_Static_assert(offsetof(struct spfkit_term, len) + sizeof(size_t) == sizeof(struct spfkit_term),
+	       "start_term() zeroes the fields before name and sets each one after it");
+
+static void start_term(struct spfkit_term *t, size_t offset, size_t len)
+{
+	memset(t, 0, offsetof(struct spfkit_term, name)); /* byte fields, ip, domain, padding */
+	t->qualifier = '+';
+	t->cidr4 = 32;
+	t->cidr6 = 128;
+	t->name = NULL;
+	t->name_len = 0;
+	t->offset = offset;
+	t->len = len;
+}
+
+/* Term [s, e) into t; 0 after an error. */
+static int parse_one(struct tparse *tp, struct spfkit_term *t, const unsigned char *s,
+		     const unsigned char *e)
+{
+	tp->t = t;
+	start_term(t, (size_t)(s - tp->c.base), (size_t)(e - s));
+	parse_term(tp, s, e);
+	if (tp->c.err == SPFKIT_ESYNTAX)
+		prefer_byte_error(tp, s, e);
+	return !tp->c.err;
+}
+
+/* Parse each term into rec->terms (sized by count_terms(), which also
+ * noted where the first ones are). */
+static void parse_terms(struct tparse *tp, const struct term_map *map)
 {
 	struct spfkit_record *rec = &tp->r->rec;
 	struct spfkit_term *terms = (struct spfkit_term *)rec->terms;
-	const unsigned char *end = tp->c.end, *start, *term_end;
+	const unsigned char *base = tp->c.base, *s, *e = base + 6;
+	size_t i;
 
-	tp->c.p += 6; /* "v=spf1", checked by the caller */
-	for (;;) {
-		while (accept(&tp->c, ' '))
-			;
-		if (at_end(&tp->c))
+	for (i = 0; i < map->terms; i++) {
+		if (i < TERMS_NOTED) {
+			s = base + map->start[i];
+			e = base + map->end[i];
+		} else { /* split on SP again */
+			for (s = e; *s == ' '; s++)
+				;
+			e = memchr(s, ' ', (size_t)(tp->c.end - s));
+			if (e == NULL)
+				e = tp->c.end;
+		}
+		if (!parse_one(tp, &terms[i], s, e))
 			return;
-		start = tp->c.p;
-		term_end = memchr(start, ' ', (size_t)(end - start));
-		if (term_end == NULL)
-			term_end = end;
-		tp->index = rec->count++;
-		tp->t = &terms[tp->index];
-		*tp->t = (struct spfkit_term){ .cidr4 = 32, .cidr6 = 128 };
-		tp->t->offset = (size_t)(start - tp->c.base);
-		tp->t->len = (size_t)(term_end - start);
-		tp->c.end = term_end;
-		parse_term(tp);
-		tp->c.end = end;
-		if (tp->c.err == SPFKIT_ESYNTAX)
-			prefer_byte_error(tp, start, term_end);
-		if (tp->c.err)
-			return;
-		tp->c.p = term_end;
 	}
+	rec->count = map->terms;
 }
 
 /* Can the term [p, end) hold a macro-string (a domain-spec after ':', a
  * modifier's value after '=')? Then its parse allocates pieces. */
 static int may_hold_macro(const char *p, const char *end)
 {
-	const char *q = memchr(p, ':', (size_t)(end - p));
+	const char *q;
 
+	/* Most terms are "ip4:..." or "ip6:...": a ':' before the last byte
+	 * means the first ':' is before it too, no need to search for that. */
+	if (end - p > 4 && p[3] == ':')
+		return 1;
+	q = memchr(p, ':', (size_t)(end - p));
 	if (q == NULL)
 		q = memchr(p, '=', (size_t)(end - p));
 	return q != NULL && q + 1 < end; /* an empty value has no pieces */
 }
 
-/* Terms (runs of non-SP after the version), those of them that may hold
- * a macro-string, and '%' bytes, to size the arena; memchr() keeps this
- * far cheaper than a loop over every byte. */
-static void count_terms(const char *txt, size_t len, size_t *terms, size_t *named, size_t *pct)
+/* Fill map for the record txt; memchr() keeps this far cheaper than a
+ * loop over every byte. */
+static void count_terms(const char *txt, size_t len, struct term_map *map)
 {
 	const char *p = txt + 6, *end = txt + len, *q;
 
-	*terms = 0;
-	*named = 0;
-	while (p < end) {
+	map->terms = 0;
+	map->named = 0;
+	for (;;) {
 		while (p < end && *p == ' ')
 			p++;
 		if (p == end)
 			break;
-		(*terms)++;
 		q = memchr(p, ' ', (size_t)(end - p));
 		if (q == NULL)
 			q = end;
+		if (map->terms < TERMS_NOTED) {
+			map->start[map->terms] = (uint16_t)(p - txt);
+			map->end[map->terms] = (uint16_t)(q - txt);
+		}
+		map->terms++;
 		if (may_hold_macro(p, q))
-			(*named)++;
-		p = q;
+			map->named++;
+		if (q == end)
+			break;
+		p = q + 1; /* past the SP that ended the term */
 	}
-	*pct = 0;
+	map->pct = 0;
 	for (p = txt + 6; p < end; p = q + 1) {
 		q = memchr(p, '%', (size_t)(end - p));
 		if (q == NULL)
 			break;
-		(*pct)++;
+		map->pct++;
 	}
 }
 
@@ -790,7 +982,7 @@ int spfkit_record_parse(const char *txt, size_t len, const struct spfkit_allocat
 {
 	struct tparse tp;
 	struct record_impl *r;
-	size_t nterms, named, npct;
+	struct term_map map;
 
 	set_error(err, 0, NULL, NULL);
 	if (out == NULL || (txt == NULL && len > 0))
@@ -805,18 +997,18 @@ int spfkit_record_parse(const char *txt, size_t len, const struct spfkit_allocat
 			  "record does not start with \"v=spf1\" and a space", "4.5");
 		return SPFKIT_ESYNTAX;
 	}
-	count_terms(txt, len, &nterms, &named, &npct);
-	if (nterms > SPFKIT_RECORD_MAX_TERMS) { /* unreachable within the length cap */
+	count_terms(txt, len, &map);
+	if (map.terms > SPFKIT_RECORD_MAX_TERMS) { /* unreachable within the length cap */
 		set_error(err, 0, "more terms than SPFKIT_RECORD_MAX_TERMS", "3.4");
 		return SPFKIT_E2BIG;
 	}
-	r = record_new(alloc, txt, len, nterms, named, npct);
+	r = record_new(alloc, txt, len, map.terms, map.named, map.pct);
 	if (r == NULL)
 		return SPFKIT_ENOMEM;
 	memset(&tp, 0, sizeof(tp));
 	tp.r = r;
 	spfkit__cur_init(&tp.c, r->rec.text, len);
-	parse_terms(&tp);
+	parse_terms(&tp, &map);
 	if (tp.c.err) {
 		set_error(err, tp.c.err_off, tp.c.err_why, tp.section);
 		if (err != NULL && tp.t != NULL) {
