@@ -282,7 +282,7 @@ if [ -s "$OUT/latency.log" ] && grep -q '^#BENCH latency ' "$OUT/latency.log"; t
 		"$(lat sample) queries, cold)"
 	echo "questions/eval:  strict $(lat strict_q) (max $(lat strict_qmax)), lookahead $(lat lookahead_q)" \
 		"(max $(lat lookahead_qmax)): lookahead/strict = $(lat q_ratio)x (target <= 1.25x) (dnsd received" \
-		"$(lat strict_served) and $(lat lookahead_served)); result disagreements $(lat disagree) (must be 0), depth disagreements $(lat depth_disagree)"
+		"$(lat strict_served) and $(lat lookahead_served)); result disagreements $(lat disagree) (must be 0), depth disagreements $(lat depth_disagree) (must be 0)"
 fi
 if [ -s "$OUT/lookahead.log" ]; then
 	sed -n 's/^questions\/eval: /whole corpus:    questions\/eval /p' "$OUT/lookahead.log"

@@ -277,8 +277,11 @@ struct spfkit_result {
 	unsigned queries; /* DNS questions asked */
 	/*
 	 * The longest chain of DNS answers this result depended on, each
-	 * question needing the answer before it: the fewest sequential round
-	 * trips any resolver could have taken (what lookahead aims for).
+	 * question needing the answer that named it, as check_host() walks
+	 * the include, redirect, mx and ptr tree: the sequential round trips
+	 * a resolver needs that asks every question as soon as the walk can
+	 * name it (what lookahead aims for). The same with lookahead or
+	 * without, even where lookahead asked a name first by a shorter path.
 	 */
 	unsigned depth;
 };

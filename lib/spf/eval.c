@@ -176,8 +176,8 @@ static int frame_record(struct spfkit_eval *ev, struct frame *f, struct query *q
 	f->rec = q->rce->rec;
 	f->hot = q->rce->hot;
 	f->rec_private = !q->rce->cached; /* fixed for as long as we hold the entry */
-	f->rec_level = q->level;
-	f->term_level = q->level;
+	f->rec_level = q->strict_level;
+	f->term_level = q->strict_level;
 	trace_frame(ev, f, SPFKIT_TRACE_RECORD, f->rec->text, f->rec->len, 0);
 	if (ev->trace != NULL)
 		spfkit__trace_legacy(ev, f);

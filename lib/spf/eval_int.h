@@ -84,6 +84,10 @@ struct query {
 	uint8_t state;
 	uint8_t flags; /* QF_* */
 	uint16_t level; /* answers needed before this question could be asked, + 1 */
+	/* level where strict evaluation first asked it, 0 before: what
+	 * spfkit_result.depth counts, the same whether lookahead filed the
+	 * question first (through a shorter path, maybe) or not */
+	uint16_t strict_level;
 	char *name;    /* NUL-terminated, no final dot */
 	size_t name_len;
 	struct spfkit_dns_answer ans; /* deep copy, valid when state == Q_DONE */

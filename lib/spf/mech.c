@@ -156,7 +156,7 @@ int spfkit__validate_ptr(struct spfkit_eval *ev, struct frame *f, struct validat
 
 		if (!spfkit__domain_valid((const char *)rr->data, rr->len))
 			continue;
-		f->term_level = ptr->level; /* each name's lookup needs only the PTR answer */
+		f->term_level = ptr->strict_level; /* each name's lookup needs only the PTR answer */
 		aq = spfkit__need(ev, f, address_type(ev), (const char *)rr->data, rr->len, 0,
 				  &fresh, &nomem);
 		if (aq == NULL)
@@ -234,7 +234,7 @@ static int mech_mx(struct spfkit_eval *ev, struct frame *f, const struct spfkit_
 			*res = MECH_ERROR;
 			return STEP_DONE;
 		}
-		f->term_level = mx->level; /* each host's lookup needs only the MX answer */
+		f->term_level = mx->strict_level; /* each host's lookup needs only the MX answer */
 		aq = spfkit__need(ev, f, address_type(ev), (const char *)rr->data, rr->len, 0,
 				  &fresh, &nomem);
 		if (aq == NULL)

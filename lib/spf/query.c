@@ -110,24 +110,27 @@ static struct query *need_file(struct spfkit_eval *ev, uint16_t type, const char
 const struct query *spfkit__need(struct spfkit_eval *ev, struct frame *f, uint16_t type,
 				 const char *name, size_t len, unsigned flags, int *fresh, int *nomem)
 {
+	unsigned level = (unsigned)f->term_level + 1;
 	struct query *q;
 
 	*nomem = 0;
 	*fresh = 0;
-	q = need_file(ev, type, name, len, flags | QF_STRICT, (unsigned)f->term_level + 1);
+	q = need_file(ev, type, name, len, flags | QF_STRICT, level);
 	if (q == NULL) {
 		if (ev->nqueries >= EVAL_MAX_QUERIES)
 			return &query_cap_reached;
 		*nomem = 1;
 		return NULL;
 	}
+	if (q->strict_level == 0)
+		q->strict_level = (uint16_t)(level > 0xffff ? 0xffff : level);
 	if (q->state != Q_DONE)
 		return NULL;
 	f->uses++;
-	if (q->level > f->term_level)
-		f->term_level = q->level;
-	if (q->level > ev->result.depth)
-		ev->result.depth = q->level;
+	if (q->strict_level > f->term_level)
+		f->term_level = q->strict_level;
+	if (q->strict_level > ev->result.depth)
+		ev->result.depth = q->strict_level;
 	*fresh = f->uses > f->counted;
 	if (*fresh)
 		f->counted = f->uses;

@@ -1243,6 +1243,9 @@ static void la_include_tree_with_mx(void **state)
 /* Rounds of questions an evaluation needs when every question asked
  * before a round is answered in it (a resolver sending them at once):
  * step until WAIT, answer all that was asked, again until DONE. */
+/* spfkit_result.depth of la_rounds()' last evaluation */
+static unsigned la_depth;
+
 static unsigned la_rounds(struct fixture *fx, int lookahead, const char *ip, const char *sender,
 			  enum spfkit_result_code want, const char **explanation_out)
 {
@@ -1280,6 +1283,7 @@ static unsigned la_rounds(struct fixture *fx, int lookahead, const char *ip, con
 		}
 	}
 	assert_result(spfkit_eval_result(ev)->code, want);
+	la_depth = spfkit_eval_result(ev)->depth;
 	snprintf(explanation, sizeof(explanation), "%s",
 		 spfkit_eval_result(ev)->explanation ? spfkit_eval_result(ev)->explanation : "");
 	*explanation_out = explanation;
@@ -1328,6 +1332,26 @@ static void la_prefetches_exp_of_a_failing_record(void **state)
 	assert_int_equal(c.avoided, 0);
 }
 
+
+/* spfkit_result.depth is the chain strict evaluation walks, in both
+ * modes: lookahead asks leaf. with mid. (the top record names both), yet
+ * the result came through mid.'s include of it (found by fuzz_eval). */
+static void la_depth_is_strict_chain(void **state)
+{
+	struct fixture *fx = *state;
+	const char *e;
+
+	txt(fx, "top.depth.example",
+	    "v=spf1 include:mid.depth.example include:leaf.depth.example -all");
+	txt(fx, "mid.depth.example", "v=spf1 include:leaf.depth.example ~all");
+	txt(fx, "leaf.depth.example", "v=spf1 ip4:192.0.2.9 -all");
+	assert_int_equal(la_rounds(fx, 0, "192.0.2.9", "a@top.depth.example", SPFKIT_RESULT_PASS, &e),
+			 3);
+	assert_int_equal(la_depth, 3);
+	assert_int_equal(la_rounds(fx, 1, "192.0.2.9", "a@top.depth.example", SPFKIT_RESULT_PASS, &e),
+			 2);
+	assert_int_equal(la_depth, 3);
+}
 
 /* A target made of request macros (no %{p}) is asked as early as a
  * literal one (issue 11, item 4), expanded as strict evaluation will;
@@ -1589,6 +1613,7 @@ int main(void)
 		T(la_stops_at_matching_ip), T(la_sixty_includes), T(la_include_tree_with_mx),
 		T(la_prefetches_exp_of_a_failing_record),
 		T(la_prefetches_macro_targets),
+		T(la_depth_is_strict_chain),
 		/* parsed records one evaluation holds */
 		T(held_records_are_bounded), T(held_records_redirect_and_repeat),
 	};
