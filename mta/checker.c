@@ -12,15 +12,6 @@
 #include "checker.h"
 #include "spfkit_util.h"
 
-/* One DNS question in flight. */
-struct spfkit__mta_question {
-	struct spfkit__mta_job *job;
-	uint32_t id;
-	uint64_t handle;
-	int raw; /* a whitelist's own question, not the evaluator's */
-	struct spfkit__mta_question *prev, *next;
-};
-
 typedef struct spfkit__mta_job job;
 typedef struct spfkit__mta_question question;
 
@@ -67,6 +58,29 @@ static int feed(job *j, uint32_t id, const struct spfkit_dns_answer *answer)
 	return rc == SPFKIT_ENOTFOUND ? 0 : rc;
 }
 
+/* A free slot of the job's, else the heap; zeroed. NULL: out of memory. */
+static question *question_new(job *j)
+{
+	unsigned i;
+
+	for (i = 0; i < SPFKIT__MTA_QUESTION_SLOTS; i++)
+		if ((j->slots_used & (1u << i)) == 0) {
+			j->slots_used |= 1u << i;
+			memset(&j->slot[i], 0, sizeof(j->slot[i]));
+			j->slot[i].slot = i + 1;
+			return &j->slot[i];
+		}
+	return spfkit__zalloc(NULL, sizeof(question));
+}
+
+static void question_free(job *j, question *q)
+{
+	if (q->slot != 0)
+		j->slots_used &= ~(1u << (q->slot - 1));
+	else
+		spfkit__free(NULL, q);
+}
+
 static void question_unlink(job *j, question *q)
 {
 	if (q->prev != NULL)
@@ -86,7 +100,7 @@ static void on_answer(void *arg, const struct spfkit_dns_answer *answer)
 	int rc;
 
 	question_unlink(j, q);
-	spfkit__free(NULL, q);
+	question_free(j, q);
 	if (raw) {
 		wl_answer(j, answer);
 		return;
@@ -106,7 +120,7 @@ static void cancel_questions(job *j)
 
 		spfkit_resolver_cancel(j->loop->resolver, q->handle);
 		question_unlink(j, q);
-		spfkit__free(NULL, q);
+		question_free(j, q);
 	}
 }
 
@@ -127,7 +141,7 @@ static void expire(job *j)
 
 		spfkit_resolver_cancel(j->loop->resolver, q->handle);
 		question_unlink(j, q);
-		spfkit__free(NULL, q);
+		question_free(j, q);
 		rc = feed(j, id, &timed_out);
 		if (rc != 0) {
 			fail(j, rc, "timing out a DNS question");
@@ -163,14 +177,14 @@ static int submit(job *j, const char *name, size_t len, uint16_t type, uint32_t 
 
 	if (j->expired)
 		return -1;
-	q = spfkit__zalloc(NULL, sizeof(*q));
+	q = question_new(j);
 	if (q == NULL)
 		return -1;
 	q->job = j;
 	q->id = id;
 	q->raw = raw;
 	if (spfkit_resolver_submit(j->loop->resolver, name, len, type, on_answer, q, &q->handle) != 0) {
-		spfkit__free(NULL, q);
+		question_free(j, q);
 		return -1;
 	}
 	q->next = j->questions;
@@ -250,8 +264,8 @@ static void stage_done(job *j)
 	struct spfkit__mta_check *chk = j->stage == SPFKIT_IDENTITY_HELO ? &j->in.helo_check
 									  : &j->in.mfrom_check;
 
-	evtimer_del(j->deadline);
 	if (j->phase == SPFKIT__MTA_PH_WL_DOMAIN) {
+		evtimer_del(j->deadline);
 		const struct spfkit_result *r = spfkit_eval_result(j->wl_ev);
 
 		if (r != NULL && r->code == SPFKIT_RESULT_PASS) {
@@ -266,13 +280,17 @@ static void stage_done(job *j)
 	chk->res = spfkit_eval_result(j->ev[j->stage]);
 	chk->no_mail_record = j->no_mail[j->stage];
 	if (j->stage == SPFKIT_IDENTITY_HELO && spfkit__mta_want_mailfrom(j->cfg, &j->in)) {
+		/* the timer stays: the next stage's start re-arms it for its own Lookup_Time */
 		int rc = stage_start(j, SPFKIT_IDENTITY_MAILFROM);
 
 		/* deciding on HELO alone would pass off its result as MAIL FROM's */
-		if (rc != 0)
+		if (rc != 0) {
+			evtimer_del(j->deadline);
 			fail(j, rc, "starting the MAIL FROM check");
+		}
 		return;
 	}
+	evtimer_del(j->deadline);
 	finish(j);
 }
 
@@ -317,10 +335,14 @@ static void checks_start(job *j)
 		rc = stage_start(j, SPFKIT_IDENTITY_HELO);
 	else if (spfkit__mta_want_mailfrom(j->cfg, &j->in))
 		rc = stage_start(j, SPFKIT_IDENTITY_MAILFROM);
-	else
+	else {
+		evtimer_del(j->deadline); /* a whitelist's, if any */
 		finish(j);
-	if (rc != 0)
+	}
+	if (rc != 0) {
+		evtimer_del(j->deadline);
 		fail(j, rc, "starting the SPF check");
+	}
 }
 
 /* ---- the DNS whitelists (policyd-spf order: domain, HELO, PTR) ----------- */
@@ -404,8 +426,7 @@ static void wl_next(job *j)
 			j->phase = SPFKIT__MTA_PH_CHECKS;
 			continue;
 		default:
-			evtimer_del(j->deadline);
-			checks_start(j);
+			checks_start(j); /* its first stage re-arms the timer, or it stops it */
 			return;
 		}
 	}
@@ -491,7 +512,10 @@ void spfkit__mta_job_start(job *j)
 		return;
 	}
 	j->in.bypass = spfkit__mta_ip_bypass(cfg, client(j));
-	j->deadline = evtimer_new(j->loop->base, on_deadline, j);
+	if (j->lent_timer == NULL)
+		j->deadline = evtimer_new(j->loop->base, on_deadline, j);
+	else if (evtimer_assign(j->lent_timer, j->loop->base, on_deadline, j) == 0)
+		j->deadline = j->lent_timer;
 	if (j->budget_s > 0)
 		j->budget = evtimer_new(j->loop->base, on_budget, j);
 	if (j->deadline == NULL || (j->budget_s > 0 && j->budget == NULL)) {
@@ -515,7 +539,9 @@ void spfkit__mta_job_start(job *j)
 void spfkit__mta_job_cleanup(job *j)
 {
 	cancel_questions(j);
-	if (j->deadline != NULL)
+	if (j->deadline != NULL && j->deadline == j->lent_timer)
+		evtimer_del(j->deadline);
+	else if (j->deadline != NULL)
 		event_free(j->deadline);
 	if (j->budget != NULL)
 		event_free(j->budget);

@@ -15,6 +15,7 @@
 #define SPFKIT_MTA_CHECKER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <spfkit/eval.h>
 #include <spfkit/event.h>
@@ -43,7 +44,20 @@ struct spfkit__mta_loop {
 };
 
 struct spfkit__mta_job;
-struct spfkit__mta_question;
+
+/* One DNS question in flight (checker.c's). */
+struct spfkit__mta_question {
+	struct spfkit__mta_job *job;
+	uint32_t id;
+	uint64_t handle;
+	int raw; /* a whitelist's own question, not the evaluator's */
+	unsigned slot; /* 1 + its index in the job's slots; 0: allocated on its own */
+	struct spfkit__mta_question *prev, *next;
+};
+
+/* Questions a job holds without an allocation of their own: an evaluation
+ * with warm caches asks a few at a time. */
+#define SPFKIT__MTA_QUESTION_SLOTS 4
 
 /*
  * The end of a check, called exactly once per spfkit__mta_job_start()
@@ -64,6 +78,9 @@ struct spfkit__mta_job {
 	struct spfkit_ip ip;          /* the client */
 	struct spfkit__mta_input in;  /* sender, helo, client_ip, receiver; the rest is ours */
 	int budget_s;                 /* whole check, whitelists included; 0: no cap */
+	/* Optional: a timer of the caller's (from event_new(), not pending) lent for the
+	 * job's deadline, so a check allocates none; cleanup stops it and gives it back. */
+	struct event *lent_timer;
 	spfkit__mta_job_done_fn *done;
 	void *arg;
 	/* The check's own. */
@@ -75,6 +92,8 @@ struct spfkit__mta_job {
 	struct spfkit_eval *cur;    /* the evaluation being fed answers */
 	int no_mail[2];
 	struct spfkit__mta_question *questions;
+	struct spfkit__mta_question slot[SPFKIT__MTA_QUESTION_SLOTS];
+	unsigned slots_used; /* a bit per slot */
 	struct event *deadline;     /* Lookup_Time / Whitelist_Lookup_Time */
 	struct event *budget;       /* budget_s */
 	int expired;                /* this phase's time is up */

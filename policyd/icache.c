@@ -35,20 +35,21 @@ static uint64_t key_hash(const uint64_t k[2], const char *s, size_t len)
 	uint64_t v[4] = {k[0] ^ 0x736f6d6570736575ull, k[1] ^ 0x646f72616e646f6dull,
 			 k[0] ^ 0x6c7967656e657261ull, k[1] ^ 0x7465646279746573ull};
 	uint64_t m;
-	size_t i, j;
+	size_t i = 0, j;
 
-	for (i = 0; i <= len; i += 8) {
-		m = 0;
-		for (j = 0; j < 8 && i + j < len; j++)
-			m |= (uint64_t)(unsigned char)s[i + j] << (8 * j);
-		if (i + 8 > len) /* the last word carries the length */
-			m |= (uint64_t)len << 56;
+	/* whole words in the machine's byte order: a bucket index, never stored nor sent */
+	for (; len - i >= 8; i += 8) {
+		memcpy(&m, s + i, 8);
 		v[3] ^= m;
 		sip_round(v);
 		v[0] ^= m;
-		if (i + 8 > len)
-			break;
 	}
+	m = (uint64_t)len << 56; /* the last word carries the length */
+	for (j = 0; i + j < len; j++)
+		m |= (uint64_t)(unsigned char)s[i + j] << (8 * j);
+	v[3] ^= m;
+	sip_round(v);
+	v[0] ^= m;
 	v[2] ^= 0xff;
 	sip_round(v);
 	sip_round(v);
@@ -76,19 +77,25 @@ static void draw_key(uint64_t k[2])
 
 /* ---- the instance cache ------------------------------------------------- */
 
-static struct cached **bucket(struct spfkit__policyd *srv, const char *key)
+uint64_t spfkit__policyd_cache_hash(struct spfkit__policyd *srv, const char *key, size_t len)
 {
 	if (srv->icache_key[1] == 0)
 		draw_key(srv->icache_key);
-	return &srv->buckets[key_hash(srv->icache_key, key, strlen(key)) % CACHE_BUCKETS];
+	return key_hash(srv->icache_key, key, len);
 }
 
-struct cached *spfkit__policyd_cache_find(struct spfkit__policyd *srv, const char *key)
+static struct cached **bucket(struct spfkit__policyd *srv, uint64_t hash)
+{
+	return &srv->buckets[hash % CACHE_BUCKETS];
+}
+
+struct cached *spfkit__policyd_cache_find(struct spfkit__policyd *srv, const char *key,
+					  size_t len, uint64_t hash)
 {
 	struct cached *c;
 
-	for (c = *bucket(srv, key); c != NULL; c = c->hnext)
-		if (strcmp(c->key, key) == 0)
+	for (c = *bucket(srv, hash); c != NULL; c = c->hnext)
+		if (c->hash == hash && c->key_len == len && memcmp(c->key, key, len) == 0)
 			return c;
 	return NULL;
 }
@@ -97,7 +104,7 @@ static void cache_drop_oldest(struct spfkit__policyd *srv)
 {
 	struct cached *c = srv->oldest, **pp;
 
-	for (pp = bucket(srv, c->key); *pp != c; pp = &(*pp)->hnext)
+	for (pp = bucket(srv, c->hash); *pp != c; pp = &(*pp)->hnext)
 		;
 	*pp = c->hnext;
 	srv->oldest = c->newer;
@@ -126,26 +133,30 @@ static char *put_text(char **at, const char *s)
 }
 
 /* Keep d for the next queries of this message; silently skipped when out of memory. */
-void spfkit__policyd_cache_put(struct spfkit__policyd *srv, const char *key,
-		      const struct spfkit__mta_decision *d)
+void spfkit__policyd_cache_put(struct spfkit__policyd *srv, const char *key, size_t len,
+			       uint64_t hash, const struct spfkit__mta_decision *d)
 {
 	struct cached *c, **b;
 	size_t size, i;
 	char *at;
 
-	if (key == NULL)
-		return;
-	size = sizeof(*c) + text_size(key);
+	size = sizeof(*c) + len + 1;
 	size += d->kind == SPFKIT__MTA_PREPEND ? 0 : text_size(d->action);
 	for (i = 0; i < d->header_count; i++)
 		size += text_size(d->headers[i]);
 	while (srv->n_cached >= srv->opts.cache_max && srv->oldest != NULL)
 		cache_drop_oldest(srv);
-	c = spfkit__zalloc(NULL, size);
+	c = spfkit__alloc(NULL, size);
 	if (c == NULL)
 		return;
+	memset(c, 0, sizeof(*c)); /* the texts after it are all written */
 	at = (char *)(c + 1);
-	c->key = put_text(&at, key);
+	c->key = at;
+	memcpy(at, key, len);
+	at[len] = '\0';
+	at += len + 1;
+	c->key_len = len;
+	c->hash = hash;
 	c->kind = d->kind;
 	if (d->kind != SPFKIT__MTA_PREPEND)
 		c->action = put_text(&at, d->action);
@@ -153,7 +164,7 @@ void spfkit__policyd_cache_put(struct spfkit__policyd *srv, const char *key,
 		c->headers[i] = put_text(&at, d->headers[i]);
 	c->header_count = d->header_count;
 	c->served = 1;
-	b = bucket(srv, key);
+	b = bucket(srv, hash);
 	c->hnext = *b;
 	*b = c;
 	c->older = srv->newest;

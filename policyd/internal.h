@@ -10,7 +10,6 @@
 #include <stdint.h>
 #include <time.h>
 
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/listener.h>
 
@@ -33,9 +32,22 @@ struct gen {
 struct job;
 struct pool_slot;
 
+/* Bytes on their way in or out (server.c); data NULL while empty. */
+struct iobuf {
+	char *data;
+	size_t len, cap;
+};
+
 struct conn {
 	struct spfkit__policyd *srv;
-	struct bufferevent *in, *out; /* the same object for a socket */
+	int in_fd, out_fd;      /* the same descriptor for a socket */
+	int own_fd;             /* closed with the connection (not spawn mode's stdin/stdout) */
+	struct event *rd, *wr;  /* reading; writing while replies wait (server.c) */
+	struct iobuf in;        /* read and not yet taken: a partial or pipelined request */
+	struct iobuf out;       /* replies the client has not taken yet */
+	int read_on;            /* off after EOF, or while the client does not read its answers */
+	int read_full;          /* input at its cap: suspended until requests are taken */
+	int idle;               /* between requests: the idle timeout counts (server.c) */
 	char peer[96];
 	struct spfkit__policy_request req;
 	struct job *job;
@@ -43,6 +55,8 @@ struct conn {
 	int eof;        /* the client has finished sending (closed, or half-closed its side) */
 	int blocked;    /* complete requests wait: the client does not read its answers */
 	struct event *deadline; /* --request-timeout: from a request's first byte to its end */
+	int deadline_on;        /* it is pending */
+	struct event *check_timer; /* lent to each request's check (mta/checker.h) */
 	int not_socket;         /* spawn mode's stdout is a pipe or file: write(), not send() */
 	int has_addr;           /* a TCP client: addr counts against --max-per-client */
 	struct spfkit_ip addr;
@@ -55,10 +69,13 @@ struct job {
 	struct spfkit__mta_job chk;     /* chk.arg is the job */
 	struct conn *conn;
 	struct gen *gen;
-	struct spfkit__arena arena; /* copies of the request's values */
 	const char *queue_id, *instance;
-	char *cache_key;
+	size_t queue_id_len;
+	const char *cache_key; /* NULL: the answer is not kept */
+	size_t key_len;
+	uint64_t key_hash;
 	struct timespec t0;
+	char text[]; /* the copies of the request's values, then the key (request.c) */
 };
 
 /*
@@ -67,6 +84,8 @@ struct job {
  */
 struct cached {
 	char *key;
+	size_t key_len;
+	uint64_t hash;
 	enum spfkit__mta_kind kind;
 	char *action; /* the action when not PREPEND */
 	char *headers[SPFKIT__MTA_MAX_HEADERS];
@@ -150,9 +169,12 @@ void spfkit__policyd_pool_closed(struct spfkit__policyd *srv, struct pool_slot *
 void spfkit__policyd_pool_drained(struct spfkit__policyd *srv);
 
 /* icache.c: decisions kept for the later queries of a message */
-struct cached *spfkit__policyd_cache_find(struct spfkit__policyd *srv, const char *key);
-void spfkit__policyd_cache_put(struct spfkit__policyd *srv, const char *key,
-			       const struct spfkit__mta_decision *d);
+/* A key's hash, computed once per request for both the look-up and the store. */
+uint64_t spfkit__policyd_cache_hash(struct spfkit__policyd *srv, const char *key, size_t len);
+struct cached *spfkit__policyd_cache_find(struct spfkit__policyd *srv, const char *key,
+					  size_t len, uint64_t hash);
+void spfkit__policyd_cache_put(struct spfkit__policyd *srv, const char *key, size_t len,
+			       uint64_t hash, const struct spfkit__mta_decision *d);
 void spfkit__policyd_cache_action(const struct cached *c, size_t n, char *buf, size_t size);
 void spfkit__policyd_cache_free(struct spfkit__policyd *srv);
 

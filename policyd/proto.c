@@ -14,6 +14,7 @@ void spfkit__policy_init(struct spfkit__policy_request *req)
 	req->count = 0;
 	req->scanned = 0;
 	req->lines = 0;
+	req->names = 0;
 }
 
 /* Postfix attribute names are lowercase words with '_'; allow a little more. */
@@ -154,14 +155,43 @@ static int scan_line(const unsigned char *in, size_t len, size_t start, size_t l
 	}
 }
 
+/* A Bloom bit for a name: a line whose bit is new cannot repeat a name. */
+static uint64_t name_bit(const unsigned char *name, size_t n)
+{
+	return (uint64_t)1 << ((n + name[0] + 3u * name[n - 1]) & 63);
+}
+
 static int is_duplicate(const struct spfkit__policy_request *req, const unsigned char *in,
-			size_t off, size_t n)
+			size_t off, size_t n, uint64_t bit)
 {
 	size_t i;
 
+	if ((req->names & bit) == 0)
+		return 0;
 	for (i = 0; i < req->count; i++)
 		if (req->attrs[i].name_len == n && memcmp(in + req->attrs[i].name_off, in + off, n) == 0)
 			return 1;
+	return 0;
+}
+
+/* A checked name in[start..start+n) and its value up to end: counted and kept. */
+static int add_attr(struct spfkit__policy_request *req, const unsigned char *in, size_t start,
+		    size_t n, size_t end, struct spfkit__policy_diag *diag)
+{
+	size_t line = req->lines + 1;
+	uint64_t bit = name_bit(in + start, n);
+	struct spfkit__policy_attr *a;
+
+	if (req->count == SPFKIT_POLICY_MAX_ATTRS)
+		return refuse(diag, SPFKIT__POLICY_ETOO_MANY, start, line);
+	if (is_duplicate(req, in, start, n, bit))
+		return refuse(diag, SPFKIT__POLICY_EDUPLICATE, start, line);
+	req->names |= bit;
+	a = &req->attrs[req->count++];
+	a->name_off = start;
+	a->name_len = n;
+	a->value_off = start + n + 1;
+	a->value_len = end - a->value_off;
 	return 0;
 }
 
@@ -171,7 +201,6 @@ static int take_attr(struct spfkit__policy_request *req, const unsigned char *in
 {
 	const unsigned char *eq = memchr(in + start, '=', end - start);
 	size_t line = req->lines + 1, n, i;
-	struct spfkit__policy_attr *a;
 
 	if (eq == NULL)
 		return refuse(diag, SPFKIT__POLICY_ENO_EQUAL, start, line);
@@ -181,16 +210,61 @@ static int take_attr(struct spfkit__policy_request *req, const unsigned char *in
 	for (i = 0; i < n; i++)
 		if (!name_byte_ok[in[start + i]])
 			return refuse(diag, SPFKIT__POLICY_EBAD_NAME, start + i, line);
-	if (req->count == SPFKIT_POLICY_MAX_ATTRS)
-		return refuse(diag, SPFKIT__POLICY_ETOO_MANY, start, line);
-	if (is_duplicate(req, in, start, n))
-		return refuse(diag, SPFKIT__POLICY_EDUPLICATE, start, line);
-	a = &req->attrs[req->count++];
-	a->name_off = start;
-	a->name_len = n;
-	a->value_off = start + n + 1;
-	a->value_len = end - a->value_off;
-	return 0;
+	return add_attr(req, in, start, n, end, diag);
+}
+
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/*
+ * 1 when the word may hold a byte a value cannot hold as it is: a control
+ * byte (TAB too: the byte loop after it lets a TAB pass) or DEL. The LF
+ * that ends the line stops it as well.
+ */
+static int word_unplain(uint64_t w)
+{
+	uint64_t del = w ^ (ONES * 0x7f);
+
+	return (((w - ONES * 0x20) & ~w) | ((del - ONES) & ~del)) & HIGHS ? 1 : 0;
+}
+
+/*
+ * The usual line, "name=value" of plain bytes ended by LF or CR LF, in
+ * one pass: a name byte test each, then the value a word at a time. 1
+ * with *n (the name's length) and *eol set; 0 for anything else, which
+ * scan_line() and take_attr() then judge with their diagnostics.
+ */
+static int line_fast(const unsigned char *in, size_t len, size_t start, size_t *n, size_t *eol)
+{
+	/* every byte looked at, the LF included, is below lim */
+	size_t lim = start + SPFKIT_POLICY_MAX_LINE + 2, i = start, content;
+	uint64_t w;
+
+	if (lim > SPFKIT_POLICY_MAX_REQUEST)
+		lim = SPFKIT_POLICY_MAX_REQUEST;
+	if (lim > len)
+		lim = len;
+	while (i < lim && name_byte_ok[in[i]])
+		i++;
+	if (i == start || i >= lim || in[i] != '=')
+		return 0;
+	*n = i - start;
+	for (i++; lim - i >= 8; i += 8) {
+		memcpy(&w, in + i, 8);
+		if (word_unplain(w))
+			break;
+	}
+	while (i < lim && line_byte_plain[in[i]])
+		i++;
+	if (i + 1 < lim && in[i] == '\r' && in[i + 1] == '\n')
+		i++;
+	if (i >= lim || in[i] != '\n')
+		return 0;
+	content = in[i - 1] == '\r' ? i - 1 - start : i - start;
+	if (content > SPFKIT_POLICY_MAX_LINE)
+		return 0;
+	*eol = i;
+	return 1;
 }
 
 static void point_into(struct spfkit__policy_request *req, const char *in)
@@ -212,7 +286,18 @@ int spfkit__policy_read(const char *in, size_t len, struct spfkit__policy_reques
 
 	diag->code = SPFKIT__POLICY_OK;
 	for (;;) {
+		size_t n;
+
 		start = req->scanned;
+		if (line_fast(u, len, start, &n, &eol)) {
+			end = u[eol - 1] == '\r' ? eol - 1 : eol;
+			rc = add_attr(req, u, start, n, end, diag);
+			if (rc != 0)
+				return rc;
+			req->scanned = eol + 1;
+			req->lines++;
+			continue;
+		}
 		rc = scan_line(u, len, start, req->lines + 1, &eol, diag);
 		if (rc <= 0)
 			return rc == 0 ? SPFKIT__POLICY_NEED_MORE : rc;

@@ -22,6 +22,7 @@
 #define SPFKIT_POLICYD_PROTO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "spfkit_util.h"
 
@@ -48,6 +49,8 @@ struct spfkit__policy_request {
 	size_t count;
 	size_t scanned; /* bytes of whole lines already checked */
 	size_t lines;   /* whole lines already checked */
+	uint64_t names; /* a bit per name taken (see name_bit in proto.c): most lines need no
+			   comparison with the names before them */
 };
 
 /* Forget everything: ready for a new request. */

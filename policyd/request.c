@@ -16,7 +16,6 @@ void spfkit__policyd_job_free(struct job *j)
 {
 	spfkit__mta_job_cleanup(&j->chk);
 	spfkit__policyd_gen_put(j->gen);
-	spfkit__arena_free(&j->arena);
 	if (j->conn != NULL)
 		j->conn->job = NULL;
 	spfkit__free(NULL, j);
@@ -101,7 +100,7 @@ static void log_decision(struct job *j, const char *action)
 		return;
 	l.len = 0;
 	if (j->gen->cfg->queue_id && j->queue_id[0]) {
-		put_esc(&l, j->queue_id, strlen(j->queue_id), 100);
+		put_esc(&l, j->queue_id, j->queue_id_len, 100);
 		PUT_LIT(&l, ": ");
 	}
 	put_str(&l, j->conn->peer);
@@ -128,7 +127,8 @@ static void job_finish(struct job *j)
 	struct spfkit__mta_decision d;
 
 	spfkit__mta_decide(j->gen->cfg, &j->chk.in, &d);
-	spfkit__policyd_cache_put(c->srv, j->cache_key, &d);
+	if (j->cache_key != NULL)
+		spfkit__policyd_cache_put(c->srv, j->cache_key, j->key_len, j->key_hash, &d);
 	spfkit__policyd_send_reply(c, d.action);
 	log_decision(j, d.action);
 	spfkit__policyd_job_free(j);
@@ -195,18 +195,6 @@ static void on_check_done(struct spfkit__mta_job *chk, int rc, const char *doing
 		job_finish(j);
 }
 
-static const char *copy_attr(struct job *j, const struct spfkit__policy_request *r,
-			     const char *name, size_t *len)
-{
-	size_t n;
-	const char *v = spfkit__policy_get(r, name, &n);
-	char *s = spfkit__arena_strndup(&j->arena, v != NULL ? v : "", n);
-
-	if (len != NULL)
-		*len = s != NULL ? n : 0;
-	return s;
-}
-
 /* helo_name missing: policyd-spf takes the sender's domain, as we do. */
 static void fill_helo(struct job *j)
 {
@@ -224,48 +212,113 @@ static void fill_helo(struct job *j)
 		}
 }
 
-static int job_fill(struct job *j, const struct spfkit__policy_request *r)
-{
-	struct spfkit__mta_input *in = &j->chk.in;
-	const char *client, *recipient;
-	size_t client_len;
+/* The attributes a request's answer depends on. */
+enum { A_SENDER, A_HELO, A_CLIENT, A_QUEUE_ID, A_INSTANCE, A_COUNT };
 
-	in->sender = copy_attr(j, r, "sender", &in->sender_len);
-	in->helo = copy_attr(j, r, "helo_name", &in->helo_len);
-	client = copy_attr(j, r, "client_address", &client_len);
-	j->queue_id = copy_attr(j, r, "queue_id", NULL);
-	j->instance = copy_attr(j, r, "instance", NULL);
-	recipient = copy_attr(j, r, "recipient", NULL);
-	(void)recipient;
-	if (in->sender == NULL || in->helo == NULL || client == NULL || j->queue_id == NULL ||
-	    j->instance == NULL)
-		return SPFKIT_ENOMEM;
-	in->client_ip = client;
-	in->receiver = j->conn->srv->receiver;
-	fill_helo(j);
-	if (spfkit_ip_parse(client, client_len, &j->chk.ip) != 0)
-		return SPFKIT_EINVAL;
-	return 0;
+struct picked {
+	const char *value[A_COUNT]; /* NULL: not sent */
+	size_t len[A_COUNT];
+};
+
+static int attr_index(const char *name, size_t len)
+{
+	switch (len) {
+	case 6:
+		return memcmp(name, "sender", 6) == 0 ? A_SENDER : -1;
+	case 8:
+		if (memcmp(name, "queue_id", 8) == 0)
+			return A_QUEUE_ID;
+		return memcmp(name, "instance", 8) == 0 ? A_INSTANCE : -1;
+	case 9:
+		return memcmp(name, "helo_name", 9) == 0 ? A_HELO : -1;
+	case 14:
+		return memcmp(name, "client_address", 14) == 0 ? A_CLIENT : -1;
+	}
+	return -1;
 }
 
-/* The cache key: the message (instance) and who sent it. */
-static char *make_key(struct job *j)
+/* One pass over the request (the reader refused repeated names). */
+static void pick(const struct spfkit__policy_request *r, struct picked *p)
 {
-	struct spfkit__buf b;
-	char *key;
+	size_t i;
 
-	if (j->instance[0] == '\0')
-		return NULL; /* no instance: every request stands alone */
-	/* appends, not printf: this runs for every request */
-	spfkit__buf_init(&b, NULL, 2048);
-	spfkit__buf_puts(&b, j->instance);
-	spfkit__buf_putc(&b, '|');
-	spfkit__buf_puts(&b, j->chk.in.client_ip);
-	spfkit__buf_putc(&b, '|');
-	spfkit__buf_append(&b, j->chk.in.sender, j->chk.in.sender_len);
-	key = b.err ? NULL : spfkit__arena_strndup(&j->arena, b.data, b.len);
-	spfkit__buf_free(&b);
-	return key;
+	memset(p, 0, sizeof(*p));
+	for (i = 0; i < r->count; i++) {
+		int k = attr_index(r->attrs[i].name, r->attrs[i].name_len);
+
+		if (k >= 0) {
+			p->value[k] = r->attrs[i].value;
+			p->len[k] = r->attrs[i].value_len;
+		}
+	}
+}
+
+/* The cache key, "instance|client|sender": none without an instance, or past this. */
+#define KEY_MAX 2048
+
+static size_t key_size(const struct picked *p)
+{
+	size_t n = p->len[A_INSTANCE] + 1 + p->len[A_CLIENT] + 1 + p->len[A_SENDER];
+
+	return p->len[A_INSTANCE] == 0 || n > KEY_MAX ? 0 : n + 1;
+}
+
+/* Copy value k NUL-terminated at *at (the job's text); its copy. */
+static char *put_value(char **at, const struct picked *p, int k)
+{
+	char *s = *at;
+
+	if (p->len[k] > 0)
+		memcpy(s, p->value[k], p->len[k]);
+	s[p->len[k]] = '\0';
+	*at += p->len[k] + 1;
+	return s;
+}
+
+static void put_key_part(char **at, const char *s, size_t n, char sep)
+{
+	if (n > 0) /* s is NULL for an attribute not sent */
+		memcpy(*at, s, n);
+	(*at)[n] = sep;
+	*at += n + 1;
+}
+
+/*
+ * One allocation per request: the job, then copies of the values it
+ * uses, then its cache key (the request's bytes go once it is taken).
+ */
+static struct job *job_alloc(struct spfkit__policyd *srv, const struct picked *p)
+{
+	size_t size = sizeof(struct job) + key_size(p), k;
+	struct spfkit__mta_input *in;
+	struct job *j;
+	char *at;
+
+	for (k = 0; k < A_COUNT; k++)
+		size += p->len[k] + 1;
+	j = spfkit__alloc(NULL, size);
+	if (j == NULL)
+		return NULL;
+	memset(j, 0, sizeof(*j));
+	in = &j->chk.in;
+	at = j->text;
+	in->sender = put_value(&at, p, A_SENDER);
+	in->sender_len = p->len[A_SENDER];
+	in->helo = put_value(&at, p, A_HELO);
+	in->helo_len = p->len[A_HELO];
+	in->client_ip = put_value(&at, p, A_CLIENT);
+	j->queue_id = put_value(&at, p, A_QUEUE_ID);
+	j->queue_id_len = p->len[A_QUEUE_ID];
+	j->instance = put_value(&at, p, A_INSTANCE);
+	if (key_size(p) > 0) {
+		j->cache_key = at;
+		j->key_len = key_size(p) - 1;
+		put_key_part(&at, p->value[A_INSTANCE], p->len[A_INSTANCE], '|');
+		put_key_part(&at, p->value[A_CLIENT], p->len[A_CLIENT], '|');
+		put_key_part(&at, p->value[A_SENDER], p->len[A_SENDER], '\0');
+		j->key_hash = spfkit__policyd_cache_hash(srv, j->cache_key, j->key_len);
+	}
+	return j;
 }
 
 static void answer_now(struct conn *c, const char *action, int prio, const char *why)
@@ -283,17 +336,18 @@ static void answer_now(struct conn *c, const char *action, int prio, const char 
 struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__policy_request *r)
 {
 	struct spfkit__policyd *srv = c->srv;
-	struct job *j = spfkit__zalloc(NULL, sizeof(*j));
+	struct picked p;
+	struct job *j;
 	struct cached *hit;
 	char action[SPFKIT__MTA_TEXT_MAX];
-	int rc;
 
+	pick(r, &p);
+	j = job_alloc(srv, &p);
 	if (j == NULL) {
 		answer_now(c, "dunno", LOG_ERR, "out of memory");
 		return NULL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &j->t0);
-	spfkit__arena_init(&j->arena, NULL, 1024, 0);
 	j->conn = c;
 	j->gen = srv->gen;
 	j->gen->refs++;
@@ -302,16 +356,18 @@ struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__po
 	j->chk.ctx = j->gen->ctx;
 	j->chk.done = on_check_done;
 	j->chk.arg = j;
+	j->chk.lent_timer = c->check_timer;
+	j->chk.in.receiver = srv->receiver;
 	c->job = j;
-	rc = job_fill(j, r);
-	if (rc != 0) {
+	fill_helo(j);
+	if (spfkit_ip_parse(j->chk.in.client_ip, p.len[A_CLIENT], &j->chk.ip) != 0) {
 		spfkit__policyd_job_free(j);
-		answer_now(c, "dunno", rc == SPFKIT_EINVAL ? LOG_NOTICE : LOG_ERR,
-			   rc == SPFKIT_EINVAL ? "no usable client_address" : "out of memory");
+		answer_now(c, "dunno", LOG_NOTICE, "no usable client_address");
 		return NULL;
 	}
-	j->cache_key = make_key(j);
-	hit = j->cache_key != NULL ? spfkit__policyd_cache_find(srv, j->cache_key) : NULL;
+	hit = j->cache_key != NULL
+		      ? spfkit__policyd_cache_find(srv, j->cache_key, j->key_len, j->key_hash)
+		      : NULL;
 	if (hit == NULL)
 		return j;
 	/* a later recipient of the same message: same decision, no second header */

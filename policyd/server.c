@@ -16,8 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <event2/buffer.h>
-
 #include <spfkit/cares.h>
 
 #include "internal.h"
@@ -196,71 +194,174 @@ void spfkit__policyd_gen_put(struct gen *g)
 
 /* ---- replies and connection life ---------------------------------------- */
 
-static void conn_close(struct conn *c);
+/*
+ * The connection's own I/O: a read event and a write event on plain
+ * descriptors, not a buffer event. The buffer event's machinery (an
+ * ioctl(FIONREAD) and a chunk allocated per read, a pull-up and a drain,
+ * watermark callbacks, its timeouts re-armed through its own layers) cost
+ * several thousand instructions per request. What it did is kept here
+ * rule for rule: at most READ_MAX bytes per read, input capped at
+ * INPUT_MAX (reading suspended until requests are taken), the idle
+ * timeout on the read event between requests, the write timeout on the
+ * write event while replies wait, and the same end for EOF, errors and
+ * timeouts.
+ */
+/* bytes per read: libevent 2.1's evbuffer_read() takes at most 4096, and where a
+ * hostile client is cut off (and what its log line shows) depends on it */
+#define READ_MAX 4096u
+#define INPUT_MAX (2u * SPFKIT_POLICY_MAX_REQUEST)   /* one request beyond the one being read */
 
-static int has_partial(struct conn *c)
+static void conn_close(struct conn *c);
+static void conn_events_free(struct conn *c);
+
+static int has_partial(const struct conn *c)
 {
-	return c->req.scanned > 0 || evbuffer_get_length(bufferevent_get_input(c->in)) > 0;
+	return c->req.scanned > 0 || c->in.len > 0;
+}
+
+/*
+ * Reading on or off. The idle timeout stays on the read event all the
+ * time: it is restarted whenever the connection becomes idle again
+ * (set_timeouts) and ignored when it fires at any other time (on_read),
+ * which spares taking it off and putting it back for every request.
+ */
+static void read_update(struct conn *c)
+{
+	struct timeval idle = {c->srv->opts.idle_timeout, 0};
+
+	if (!c->read_on || c->read_full)
+		event_del(c->rd);
+	else
+		event_add(c->rd, &idle);
+}
+
+static void read_enable(struct conn *c, int on)
+{
+	c->read_on = on;
+	read_update(c);
+}
+
+static void deadline_stop(struct conn *c)
+{
+	if (c->deadline_on)
+		evtimer_del(c->deadline);
+	c->deadline_on = 0;
 }
 
 /* Idle between requests, a begun request, or waiting for our answer (no read timeout). */
 static void set_timeouts(struct conn *c)
 {
-	struct timeval idle = {c->srv->opts.idle_timeout, 0};
 	struct timeval req = {c->srv->opts.request_timeout, 0};
-	struct timeval wr = {SPFKIT_POLICYD_WRITE_TIMEOUT, 0};
 	/* blocked: what waits is complete requests, not a client still sending */
 	int reading = c->job == NULL && !c->blocked && has_partial(c);
-	const struct timeval *rd = c->job != NULL || reading ? NULL : &idle;
 
 	/*
 	 * A begun request has a deadline from its first byte: a read timeout
 	 * restarts on every byte, so one byte a second would hold the slot
 	 * for ever.
 	 */
-	if (!reading)
-		evtimer_del(c->deadline);
-	else if (!evtimer_pending(c->deadline, NULL))
+	if (!reading) {
+		deadline_stop(c);
+	} else if (!c->deadline_on) {
 		evtimer_add(c->deadline, &req);
-
-	if (c->in == c->out) {
-		bufferevent_set_timeouts(c->in, rd, &wr);
-		return;
+		c->deadline_on = 1;
 	}
-	bufferevent_set_timeouts(c->in, rd, NULL);
-	bufferevent_set_timeouts(c->out, NULL, &wr);
+	c->idle = c->job == NULL && !reading;
+	if (c->idle)
+		read_update(c); /* the idle time starts again */
+}
+
+/* Room for n more input bytes. 0, or SPFKIT_ENOMEM. */
+static int in_reserve(struct conn *c, size_t n)
+{
+	size_t cap = c->in.cap ? c->in.cap : 1024;
+	char *p;
+
+	if (c->in.len + n <= c->in.cap)
+		return 0;
+	while (cap < c->in.len + n)
+		cap *= 2;
+	p = spfkit__realloc(NULL, c->in.data, cap);
+	if (p == NULL)
+		return SPFKIT_ENOMEM;
+	c->in.data = p;
+	c->in.cap = cap;
+	return 0;
+}
+
+/* The first n input bytes were taken; an empty buffer is given back (idle connections hold none). */
+static void in_consume(struct conn *c, size_t n)
+{
+	if (n == c->in.len) {
+		spfkit__free(NULL, c->in.data);
+		c->in.data = NULL;
+		c->in.len = c->in.cap = 0;
+	} else if (n > 0) {
+		memmove(c->in.data, c->in.data + n, c->in.len - n);
+		c->in.len -= n;
+	}
+	if (c->read_full && c->in.len < INPUT_MAX) {
+		c->read_full = 0;
+		read_update(c);
+	}
+}
+
+/* The write event's timeout is the write timeout, restarted as the socket takes bytes. */
+static void out_queue(struct conn *c, const char *data, size_t len)
+{
+	struct timeval wr = {SPFKIT_POLICYD_WRITE_TIMEOUT, 0};
+	size_t cap = c->out.cap ? c->out.cap : 256;
+	char *p;
+
+	if (c->out.len + len > c->out.cap) {
+		while (cap < c->out.len + len)
+			cap *= 2;
+		p = spfkit__realloc(NULL, c->out.data, cap);
+		if (p == NULL)
+			return; /* lost, as a failed bufferevent_write() lost it: the client times out */
+		c->out.data = p;
+		c->out.cap = cap;
+	}
+	memcpy(c->out.data + c->out.len, data, len);
+	c->out.len += len;
+	if (!event_pending(c->wr, EV_WRITE, NULL))
+		event_add(c->wr, &wr);
+}
+
+/* send(): a client gone must not raise SIGPIPE; stdout in spawn mode may be a pipe. */
+static ssize_t out_write(struct conn *c, const char *data, size_t len)
+{
+	ssize_t n = -1;
+
+	if (!c->not_socket) {
+		n = send(c->out_fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == ENOTSOCK)
+			c->not_socket = 1;
+	}
+	if (c->not_socket)
+		n = write(c->out_fd, data, len);
+	return n;
 }
 
 /*
  * Write a reply now when nothing waits before it: one write() instead of
- * the buffer event's way (turn on write interest, wait for the loop, a
- * writev(), turn write interest off again: two epoll_ctl() calls more
- * per request). What the socket does not take at once, or all of it
- * when earlier replies still wait, goes through the buffer event, which
- * also reports a broken connection.
+ * turning on write interest and waiting for the loop. What the socket
+ * does not take at once, or all of it when earlier replies still wait,
+ * waits for the write event, which also finds a broken connection.
  */
 static void write_reply(struct conn *c, const char *data, size_t len)
 {
-	struct evbuffer *out = bufferevent_get_output(c->out);
-	int fd = (int)bufferevent_getfd(c->out);
-	ssize_t n = -1;
+	ssize_t n;
 
-	if (evbuffer_get_length(out) == 0 && fd >= 0) {
-		/* send(): a client gone must not raise SIGPIPE; stdout in spawn mode may be a pipe */
-		if (!c->not_socket) {
-			n = send(fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-			if (n < 0 && errno == ENOTSOCK)
-				c->not_socket = 1;
-		}
-		if (c->not_socket)
-			n = write(fd, data, len);
+	if (c->out.len == 0) {
+		n = out_write(c, data, len);
 		if (n > 0) {
 			data += n;
 			len -= (size_t)n;
 		}
 	}
 	if (len > 0)
-		bufferevent_write(c->out, data, len);
+		out_queue(c, data, len);
 }
 
 void spfkit__policyd_send_reply(struct conn *c, const char *action)
@@ -295,10 +396,11 @@ static void conn_close(struct conn *c)
 	if (c->next != NULL)
 		c->next->prev = c->prev;
 	srv->n_conns--;
-	if (c->out != c->in)
-		bufferevent_free(c->out);
-	bufferevent_free(c->in);
-	event_free(c->deadline);
+	conn_events_free(c);
+	if (c->own_fd)
+		evutil_closesocket(c->in_fd);
+	spfkit__free(NULL, c->in.data);
+	spfkit__free(NULL, c->out.data);
 	if (c->slot != NULL)
 		spfkit__policyd_pool_closed(srv, c->slot);
 	spfkit__free(NULL, c);
@@ -307,6 +409,15 @@ static void conn_close(struct conn *c)
 	if (srv->pool == NULL && srv->n_listeners == 0 && srv->conns == NULL)
 		event_base_loopexit(srv->base, NULL);
 	maybe_finish_drain(srv);
+}
+
+/* A broken connection (errno `err`): said at debugLevel 2, then closed. */
+static void conn_error(struct conn *c, int err)
+{
+	if (spfkit__policyd_debug_level(c->srv) >= 2)
+		spfkit__policyd_log(c->srv, LOG_INFO, "%s: %s", c->peer,
+				    evutil_socket_error_to_string(err));
+	conn_close(c);
 }
 
 /* Postfix SMTPD_POLICY_README: "log a warning and disconnect", no reply. */
@@ -326,6 +437,12 @@ static void conn_refuse(struct conn *c, const char *in, size_t len,
 	conn_close(c);
 }
 
+/* The bytes waiting, for a log line. */
+static const char *pending_bytes(const struct conn *c)
+{
+	return c->in.data != NULL ? c->in.data : "";
+}
+
 /*
  * After EOF (a close, or a half-close: Exim's ${readsocket} shuts down
  * its sending side before it reads), or while draining: close once
@@ -335,146 +452,272 @@ static void conn_refuse(struct conn *c, const char *in, size_t len,
  */
 static void conn_maybe_close(struct conn *c)
 {
-	struct evbuffer *in = bufferevent_get_input(c->in);
-	size_t pending = evbuffer_get_length(in);
+	size_t pending = c->in.len;
 
 	if (c->job != NULL || c->blocked || !(c->eof || c->srv->draining))
 		return;
 	if (c->eof && has_partial(c)) {
 		spfkit__policyd_log(c->srv, LOG_WARNING,
 				    "%s: connection ended inside a request (%zu bytes: \"%s\"); no reply",
-				    c->peer, pending,
-				    ESC((const char *)evbuffer_pullup(in, -1), pending));
-		evbuffer_drain(in, pending);
+				    c->peer, pending, ESC(pending_bytes(c), pending));
+		in_consume(c, pending);
 		spfkit__policy_init(&c->req);
-		evtimer_del(c->deadline);
+		deadline_stop(c);
 	}
 	if (has_partial(c))
 		return; /* draining: let the client finish its request */
-	if (evbuffer_get_length(bufferevent_get_output(c->out)) == 0)
+	if (c->out.len == 0)
 		conn_close(c);
 }
 
-/* Read and start requests while nothing is in flight and the client keeps up. */
-void spfkit__policyd_conn_process(struct conn *c)
+/*
+ * Take and start the complete requests in p[0..len) while nothing is in
+ * flight and the client keeps up. The bytes taken, or -1 when the
+ * connection was refused (c is gone).
+ */
+static long take_requests(struct conn *c, const char *p, size_t len)
 {
-	struct evbuffer *b = bufferevent_get_input(c->in);
+	size_t off = 0;
 
-	c->in_process = 1;
-	c->blocked = 0;
 	while (c->job == NULL) {
-		size_t len = evbuffer_get_length(b), look, used = 0;
+		size_t look = len - off, used = 0;
 		struct spfkit__policy_diag d;
 		struct job *j;
-		const char *p;
 		int rc;
 
-		if (evbuffer_get_length(bufferevent_get_output(c->out)) > SPFKIT_POLICYD_OUTPUT_MAX) {
-			bufferevent_disable(c->in, EV_READ); /* back on when the client reads */
+		if (c->out.len > SPFKIT_POLICYD_OUTPUT_MAX) {
+			read_enable(c, 0); /* back on when the client reads */
 			c->blocked = 1;
 			break;
 		}
-		if (len == 0)
+		if (look == 0)
 			break;
-		look = len < SPFKIT_POLICY_MAX_REQUEST + 1 ? len : SPFKIT_POLICY_MAX_REQUEST + 1;
-		p = (const char *)evbuffer_pullup(b, (ev_ssize_t)look);
-		rc = p == NULL ? SPFKIT_ENOMEM : spfkit__policy_read(p, look, &c->req, &used, &d);
+		if (look > SPFKIT_POLICY_MAX_REQUEST + 1)
+			look = SPFKIT_POLICY_MAX_REQUEST + 1;
+		rc = spfkit__policy_read(p + off, look, &c->req, &used, &d);
 		if (rc == SPFKIT__POLICY_NEED_MORE)
 			break;
 		if (rc < 0) {
-			if (p == NULL)
-				conn_close(c);
-			else
-				conn_refuse(c, p, look, &d);
-			return;
+			conn_refuse(c, p + off, look, &d);
+			return -1;
 		}
 		j = spfkit__policyd_request_take(c, &c->req);
-		evbuffer_drain(b, used);
+		off += used;
 		spfkit__policy_init(&c->req);
 		if (j != NULL)
 			spfkit__policyd_request_go(j);
 	}
+	return (long)off;
+}
+
+static void process_end(struct conn *c)
+{
 	c->in_process = 0;
 	set_timeouts(c);
 	conn_maybe_close(c);
 }
 
-/* ---- libevent callbacks ------------------------------------------------- */
-
-static void on_read(struct bufferevent *bev, void *arg)
+/* Read and start requests while nothing is in flight and the client keeps up. */
+void spfkit__policyd_conn_process(struct conn *c)
 {
-	(void)bev;
-	spfkit__policyd_conn_process(arg);
+	long taken;
+
+	c->in_process = 1;
+	c->blocked = 0;
+	taken = take_requests(c, c->in.data, c->in.len);
+	if (taken < 0)
+		return;
+	in_consume(c, (size_t)taken);
+	process_end(c);
 }
 
-static void on_write(struct bufferevent *bev, void *arg)
-{
-	struct conn *c = arg;
+/* ---- libevent callbacks ------------------------------------------------- */
 
-	(void)bev;
-	/* all written: read again if we had stopped, close if draining */
-	if (!c->eof)
-		bufferevent_enable(c->in, EV_READ);
+/* A read returned n: an end or an error closes or finishes; 1 when c goes on with bytes. */
+static int read_result(struct conn *c, ssize_t n, int err)
+{
+	if (n > 0)
+		return 1;
+	if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR))
+		return 0;
+	read_enable(c, 0);
+	if (n < 0) {
+		conn_error(c, err);
+		return 0;
+	}
+	/* the end of input: answer what was asked before it, then go */
+	c->eof = 1;
 	if (!c->in_process)
 		spfkit__policyd_conn_process(c);
+	return 0;
+}
+
+/*
+ * Bytes read with nothing waiting (the usual case) are parsed where they
+ * were read; only bytes past the requests taken (a partial or pipelined
+ * one) are kept.
+ */
+static void take_fresh(struct conn *c, const char *buf, size_t n)
+{
+	long taken;
+
+	c->in_process = 1;
+	c->blocked = 0;
+	taken = take_requests(c, buf, n);
+	if (taken < 0)
+		return;
+	if ((size_t)taken < n) {
+		if (in_reserve(c, n - (size_t)taken) != 0) {
+			conn_error(c, ENOMEM);
+			return;
+		}
+		memcpy(c->in.data, buf + taken, n - (size_t)taken);
+		c->in.len = n - (size_t)taken;
+	}
+	process_end(c);
+}
+
+/* Bytes read behind others: kept with them, up to the cap. */
+static void take_more(struct conn *c, const char *buf, size_t n)
+{
+	if (in_reserve(c, n) != 0) {
+		conn_error(c, ENOMEM);
+		return;
+	}
+	memcpy(c->in.data + c->in.len, buf, n);
+	c->in.len += n;
+	if (c->in.len >= INPUT_MAX) {
+		c->read_full = 1; /* until requests are taken */
+		read_update(c);
+	}
+	spfkit__policyd_conn_process(c);
+}
+
+static void on_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	char buf[READ_MAX];
+	size_t room = INPUT_MAX - c->in.len;
+	ssize_t n;
+
+	(void)fd;
+	if (what & EV_TIMEOUT) {
+		/* the idle timeout counts between requests only: see read_update() */
+		if (!c->idle)
+			return;
+		if (spfkit__policyd_debug_level(c->srv) >= 2)
+			spfkit__policyd_log(c->srv, LOG_INFO, "%s: idle, closing", c->peer);
+		conn_close(c);
+		return;
+	}
+	if (room == 0)
+		return; /* full: reading is suspended (read_update) */
+	n = read(c->in_fd, buf, room < sizeof(buf) ? room : sizeof(buf));
+	if (!read_result(c, n, errno))
+		return;
+	if (c->in.len == 0 && c->job == NULL)
+		take_fresh(c, buf, (size_t)n);
+	else
+		take_more(c, buf, (size_t)n);
+}
+
+/* All written: read again if we had stopped, close if draining. */
+static void on_drained(struct conn *c)
+{
+	if (!c->eof)
+		read_enable(c, 1);
+	if (!c->in_process)
+		spfkit__policyd_conn_process(c);
+}
+
+static void on_write(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	ssize_t n;
+	int err;
+
+	(void)fd;
+	if (what & EV_TIMEOUT) {
+		spfkit__policyd_log(c->srv, LOG_WARNING,
+				    "%s: client does not read its answers; disconnecting", c->peer);
+		conn_close(c);
+		return;
+	}
+	n = out_write(c, c->out.data, c->out.len);
+	err = errno;
+	if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR))
+		return;
+	if (n <= 0) {
+		event_del(c->wr);
+		if (n < 0) {
+			conn_error(c, err);
+			return;
+		}
+		/* nothing taken: the end, as for reading */
+		c->eof = 1;
+		read_enable(c, 0);
+		if (!c->in_process)
+			spfkit__policyd_conn_process(c);
+		return;
+	}
+	memmove(c->out.data, c->out.data + n, c->out.len - (size_t)n);
+	c->out.len -= (size_t)n;
+	if (c->out.len > 0)
+		return;
+	event_del(c->wr);
+	spfkit__free(NULL, c->out.data); /* an idle connection holds no buffer */
+	c->out.data = NULL;
+	c->out.cap = 0;
+	on_drained(c);
 }
 
 static void on_deadline(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
-	size_t pending = evbuffer_get_length(bufferevent_get_input(c->in));
+	size_t pending = c->in.len;
 
 	(void)fd;
 	(void)what;
+	c->deadline_on = 0;
 	spfkit__policyd_log(c->srv, LOG_WARNING,
 			    "%s: request not finished within %d s (%zu bytes: \"%s\"); "
 			    "disconnecting without reply",
 			    c->peer, c->srv->opts.request_timeout, pending,
-			    ESC((const char *)evbuffer_pullup(bufferevent_get_input(c->in), -1),
-				pending));
+			    ESC(pending_bytes(c), pending));
 	conn_close(c);
 }
 
-static void on_event(struct bufferevent *bev, short what, void *arg)
+/* Never runs: each request's check assigns the timer its own callback first. */
+static void on_lent_timer(evutil_socket_t fd, short what, void *arg)
 {
-	struct conn *c = arg;
-
-	(void)bev;
-	if (what & BEV_EVENT_TIMEOUT) {
-		/* a read timeout is only set between requests: see set_timeouts() */
-		if (what & BEV_EVENT_WRITING)
-			spfkit__policyd_log(c->srv, LOG_WARNING,
-					    "%s: client does not read its answers; disconnecting", c->peer);
-		else if (spfkit__policyd_debug_level(c->srv) >= 2)
-			spfkit__policyd_log(c->srv, LOG_INFO, "%s: idle, closing", c->peer);
-		conn_close(c);
-		return;
-	}
-	if (what & BEV_EVENT_ERROR) {
-		if (spfkit__policyd_debug_level(c->srv) >= 2)
-			spfkit__policyd_log(c->srv, LOG_INFO, "%s: %s", c->peer,
-					    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
-		conn_close(c);
-		return;
-	}
-	if (what & BEV_EVENT_EOF) {
-		/* answer what was asked before the end, then go */
-		c->eof = 1;
-		bufferevent_disable(c->in, EV_READ);
-		if (!c->in_process)
-			spfkit__policyd_conn_process(c);
-	}
+	(void)fd;
+	(void)what;
+	(void)arg;
 }
 
-static struct conn *conn_new(struct spfkit__policyd *srv, struct bufferevent *in,
-			     struct bufferevent *out, const char *peer, const struct spfkit_ip *addr)
+static void conn_events_free(struct conn *c)
+{
+	struct event *ev[] = {c->deadline, c->check_timer, c->rd, c->wr};
+	size_t i;
+
+	for (i = 0; i < sizeof(ev) / sizeof(ev[0]); i++)
+		if (ev[i] != NULL)
+			event_free(ev[i]);
+}
+
+static struct conn *conn_new(struct spfkit__policyd *srv, int in_fd, int out_fd,
+			     const char *peer, const struct spfkit_ip *addr)
 {
 	struct conn *c = spfkit__zalloc(NULL, sizeof(*c));
 
 	if (c == NULL)
 		return NULL;
 	c->deadline = evtimer_new(srv->base, on_deadline, c);
-	if (c->deadline == NULL) {
+	c->check_timer = evtimer_new(srv->base, on_lent_timer, NULL);
+	c->rd = event_new(srv->base, in_fd, EV_READ | EV_PERSIST, on_read, c);
+	c->wr = event_new(srv->base, out_fd, EV_WRITE | EV_PERSIST, on_write, c);
+	if (c->deadline == NULL || c->check_timer == NULL || c->rd == NULL || c->wr == NULL) {
+		conn_events_free(c);
 		spfkit__free(NULL, c);
 		return NULL;
 	}
@@ -483,22 +726,17 @@ static struct conn *conn_new(struct spfkit__policyd *srv, struct bufferevent *in
 		c->addr = *addr;
 	}
 	c->srv = srv;
-	c->in = in;
-	c->out = out;
+	c->in_fd = in_fd;
+	c->out_fd = out_fd;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	spfkit__policy_init(&c->req);
-	/* bounded input: at most one request beyond the one being read */
-	bufferevent_setwatermark(in, EV_READ, 0, 2 * SPFKIT_POLICY_MAX_REQUEST);
-	bufferevent_setcb(in, on_read, in == out ? on_write : NULL, on_event, c);
-	if (out != in)
-		bufferevent_setcb(out, NULL, on_write, on_event, c);
-	bufferevent_enable(in, EV_READ);
-	bufferevent_enable(out, EV_WRITE);
 	c->next = srv->conns;
 	if (c->next != NULL)
 		c->next->prev = c;
 	srv->conns = c;
 	srv->n_conns++;
+	c->read_on = 1;
+	c->idle = 1;
 	set_timeouts(c);
 	return c;
 }
@@ -576,18 +814,12 @@ static void peer_name(const struct sockaddr *sa, int fd, const char *label, char
 int spfkit__policyd_adopt(struct spfkit__policyd *srv, int fd, const char *peer,
 			  const struct spfkit_ip *addr, struct pool_slot *slot)
 {
-	struct bufferevent *bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	struct conn *c;
+	/* on failure the caller closes fd */
+	struct conn *c = conn_new(srv, fd, fd, peer, addr);
 
-	if (bev == NULL)
+	if (c == NULL)
 		return SPFKIT_ENOMEM;
-	c = conn_new(srv, bev, bev, peer, addr);
-	if (c == NULL) {
-		/* the caller closes fd: the buffer event must not */
-		bufferevent_setfd(bev, -1);
-		bufferevent_free(bev);
-		return SPFKIT_ENOMEM;
-	}
+	c->own_fd = 1;
 	c->slot = slot;
 	return 0;
 }
@@ -706,20 +938,9 @@ int spfkit__policyd_listen_fd(struct spfkit__policyd *srv, int fd, const char *l
 
 int spfkit__policyd_serve_stdio(struct spfkit__policyd *srv, int in_fd, int out_fd)
 {
-	struct bufferevent *in, *out;
-
 	evutil_make_socket_nonblocking(in_fd);
 	evutil_make_socket_nonblocking(out_fd);
-	in = bufferevent_socket_new(srv->base, in_fd, 0);
-	out = in_fd == out_fd ? in : bufferevent_socket_new(srv->base, out_fd, 0);
-	if (in == NULL || out == NULL || conn_new(srv, in, out, "stdin", NULL) == NULL) {
-		if (out != NULL && out != in)
-			bufferevent_free(out);
-		if (in != NULL)
-			bufferevent_free(in);
-		return SPFKIT_ENOMEM;
-	}
-	return 0;
+	return conn_new(srv, in_fd, out_fd, "stdin", NULL) != NULL ? 0 : SPFKIT_ENOMEM;
 }
 
 static void report_diag(void *arg, const struct spfkit__mta_diag *d)
@@ -769,8 +990,7 @@ void spfkit__policyd_drain(struct spfkit__policyd *srv)
 	accept_set(srv, 0);
 	for (c = srv->conns; c != NULL; c = next) {
 		next = c->next;
-		if (c->job == NULL && c->req.scanned == 0 &&
-		    evbuffer_get_length(bufferevent_get_output(c->out)) == 0)
+		if (c->job == NULL && c->req.scanned == 0 && c->out.len == 0)
 			conn_close(c);
 	}
 	maybe_finish_drain(srv);

@@ -297,6 +297,55 @@ def test_half_sent_request_dropped(d):
         expect(ask(good, request()), "Received-SPF: pass")
 
 
+def test_request_spanning_reads_answered(d):
+    """A valid request of about 30 kB: more than one read of the daemon's takes it in."""
+    big = dict(("x_pad_%d" % i, "v" * 3500) for i in range(8))
+    data = request(**big)
+    assert 16384 < len(data) < 32768, len(data)
+    with d.connect() as s:
+        s.sendall(data[:100])
+        time.sleep(0.1)
+        expect(ask(s, data[100:]), "prepend Received-SPF: pass")
+        expect(ask(s, request()), "prepend Received-SPF: pass")
+
+
+def test_request_too_long_disconnected(d):
+    data = b"".join(b"a%d=%s\n" % (i, b"v" * 4000) for i in range(9)) + b"\n"
+    hostile(d, data, "request too long")
+
+
+def test_refusal_judges_what_one_read_brought(d):
+    """The daemon reads 4096 bytes at a time (as libevent's buffer events did): a
+    bad byte at the end of the first read is refused with the line as far as
+    that read went."""
+    data = b"a=" + b"v" * 4088 + b"\n" + b"b=xy\x01" + b"z" * 2000 + b"\n\n"
+    assert data.index(b"\x01") == 4095
+    with d.connect(unix=True) as s:
+        s.sendall(data)
+        expect_closed_without_reply(s)
+    d.wait_log('control byte at line 2, byte 4095: "b=xy\\x01"; disconnecting without reply')
+
+
+def test_pipelined_burst_past_the_input_cap_answered_in_order(d):
+    """More than the daemon reads ahead (two requests' worth) sent at once while
+    the first waits on DNS: reading stops and resumes, every request is answered
+    in order."""
+    slow = request(helo="slow.example", sender="x@slow.example")
+    reqs = [request(sender=("alice@example.com" if i % 2 else "bob@exp.example"))
+            for i in range(400)]
+    data = slow + b"".join(reqs)
+    assert len(data) > 2 * 32768, len(data)
+    reload(d, "Lookup_Time = 1\n")
+    with d.connect() as s:
+        s.settimeout(60)
+        sender = threading.Thread(target=s.sendall, args=(data,))
+        sender.start()
+        replies = read_replies(s, 401)
+        sender.join()
+    for i, r in enumerate(replies[1:]):
+        expect(r, "Received-SPF: pass" if i % 2 else "550 5.7.23")
+
+
 def read_to_eof(s, timeout=5.0):
     """Everything the daemon sends until it closes (b"" if it closes at once)."""
     s.settimeout(timeout)
@@ -644,6 +693,32 @@ def half_close_by_a_client_that_reads_late():
 TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
 
 
+def idle_timeout_spares_requests_in_flight():
+    """--idle-timeout counts between requests only: a request whose DNS takes
+    longer is answered, then the idle connection is closed without a word."""
+    if DNSD is None:
+        print("skip idle_timeout_spares_requests_in_flight: no dnsd given")
+        return
+    dns = SlowDns()
+    d = Daemon(dns=dns.server, args=["--idle-timeout", "1"])
+    try:
+        with d.connect() as idle:
+            with d.connect() as s:
+                s.settimeout(30)
+                t0 = time.time()
+                r = ask(s, request(sender="x@late.example", helo="h.unknown.test"))
+                assert time.time() - t0 > 1.2, "answered before the slow DNS answer"
+                expect(r, "Received-SPF: pass")
+                t0 = time.time()
+                expect_closed_without_reply(s, timeout=10)
+                assert time.time() - t0 < 5, "idle connection not closed"
+            expect_closed_without_reply(idle, timeout=10)
+    finally:
+        rc = d.stop()
+        dns.stop()
+    assert rc == 0, rc
+
+
 def spawn_mode():
     """policyd-spf's way: one client on stdin/stdout; ends at EOF."""
     tmp = tempfile.mkdtemp(prefix="spfkit-policyd-spawn-")
@@ -685,6 +760,7 @@ def check_config():
 def main():
     passed = failed = 0
     for t in TESTS + [spawn_mode, check_config, privilege_drop, slow_dns_stalls_no_one,
+                      idle_timeout_spares_requests_in_flight,
                       sigterm_finishes_requests_in_flight, half_close_by_a_client_that_reads_late]:
         d = None
         try:
