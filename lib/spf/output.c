@@ -12,6 +12,7 @@
  * characters, is not excessively long").
  */
 #include <limits.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <spfkit/eval.h>
@@ -43,18 +44,30 @@ struct out {
 	size_t len;
 };
 
+/* Bytes that still fit before the NUL out_finish() writes. */
+static size_t out_room(const struct out *o)
+{
+	return o->size > 0 && o->len < o->size - 1 ? o->size - 1 - o->len : 0;
+}
+
+static void out_write(struct out *o, const char *p, size_t n)
+{
+	size_t room = out_room(o);
+
+	if (room > 0)
+		memcpy(o->buf + o->len, p, n < room ? n : room);
+	o->len += n;
+}
+
 static void out_putc(struct out *o, char c)
 {
-	if (o->size > 0 && o->len < o->size - 1)
-		o->buf[o->len] = c;
-	o->len++;
+	out_write(o, &c, 1);
 }
 
 /* For our own constant text only, never for session values. */
 static void out_puts(struct out *o, const char *s)
 {
-	while (*s != '\0')
-		out_putc(o, *s++);
+	out_write(o, s, strlen(s));
 }
 
 static int out_finish(struct out *o)
@@ -74,81 +87,111 @@ static int out_init(struct out *o, char *buf, size_t size)
 	return 0;
 }
 
-/* Does byte c need a backslash in this style? */
+/*
+ * Byte sets as four 64-bit masks, bytes 0-63, 64-127 and (always empty)
+ * the high half: a test is a load and a shift, not a search. Filled at
+ * compile time.
+ */
+struct byteset {
+	uint64_t w[4];
+};
+#define BIT(c) ((uint64_t)1 << ((unsigned)(c) & 63u))
+#define PRINTABLE_LO (~(uint64_t)0 << 32)            /* SP .. '?' */
+#define PRINTABLE_HI (~(uint64_t)0 >> 1)             /* '@' .. '~', not DEL */
+#define DIGITS_LO (((uint64_t)1 << 10) - 1) << '0'
+#define LETTERS_HI ((((uint64_t)1 << 26) - 1) << 1 | (((uint64_t)1 << 26) - 1) << 33)
+
+/* What goes out as it is in each style: printable, minus what needs a backslash. */
+static const struct byteset plain_in[] = {
+	[STYLE_COMMENT] = {{PRINTABLE_LO & ~(BIT('(') | BIT(')')), PRINTABLE_HI & ~BIT('\\')}},
+	[STYLE_QUOTED] = {{PRINTABLE_LO & ~BIT('"'), PRINTABLE_HI & ~BIT('\\')}},
+	[STYLE_PLAIN] = {{PRINTABLE_LO, PRINTABLE_HI}},
+};
+/* RFC 5322 §3.2.3 atext */
+static const struct byteset atext = {{
+	DIGITS_LO | BIT('!') | BIT('#') | BIT('$') | BIT('%') | BIT('&') | BIT('\'') | BIT('*') |
+		BIT('+') | BIT('-') | BIT('/') | BIT('=') | BIT('?'),
+	LETTERS_HI | BIT('^') | BIT('_') | BIT('`') | BIT('{') | BIT('|') | BIT('}') | BIT('~'),
+}};
+/* RFC 2045 token: VCHAR but tspecials (RFC 8601 §2.2 "value") */
+static const struct byteset token = {{
+	PRINTABLE_LO & ~(BIT(' ') | BIT('(') | BIT(')') | BIT('<') | BIT('>') | BIT(',') |
+			 BIT(';') | BIT(':') | BIT('"') | BIT('/') | BIT('=') | BIT('?')),
+	PRINTABLE_HI & ~(BIT('@') | BIT('[') | BIT(']') | BIT('\\')),
+}};
+#undef BIT
+
+static int in_set(const struct byteset *set, unsigned char c)
+{
+	return (int)(set->w[c >> 6] >> (c & 63) & 1);
+}
+
 static int needs_escape(unsigned char c, enum style st)
 {
-	if (st == STYLE_PLAIN)
-		return 0;
-	if (c == '\\')
-		return 1;
-	if (st == STYLE_COMMENT)
-		return c == '(' || c == ')';
-	return c == '"';
+	return st != STYLE_PLAIN && c >= 0x20 && c < 0x7f && !in_set(&plain_in[st], c);
 }
 
 /*
  * Write s (NUL-terminated, made by the library, contents from outside)
  * escaped for `st`, at most `cap` output bytes; a cut value ends in "...".
  * Control bytes, DEL and bytes >= 0x80 become '?': the output is 7-bit
- * printable ASCII and space, nothing else.
+ * printable ASCII and space, nothing else. Runs of plain bytes go out in
+ * one copy.
  */
 static void put_text(struct out *o, const char *s, enum style st, size_t cap)
 {
-	size_t used = 0;
+	size_t used = 0, run;
 
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-		size_t need = needs_escape(c, st) ? 2 : 1;
-
-		if (used + need > cap) {
+	for (;;) {
+		for (run = 0; run < cap - used && in_set(&plain_in[st], (unsigned char)s[run]); run++)
+			;
+		out_write(o, s, run);
+		used += run;
+		s += run;
+		if (*s == '\0')
+			return;
+		if (used + (needs_escape((unsigned char)*s, st) ? 2 : 1) > cap) {
 			out_puts(o, "...");
 			return;
 		}
-		if (need == 2)
+		if (needs_escape((unsigned char)*s, st)) {
 			out_putc(o, '\\');
-		out_putc(o, (c >= 0x20 && c < 0x7f) ? (char)c : '?');
-		used += need;
+			used++;
+		}
+		out_putc(o, (unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f ? *s : '?');
+		used++;
+		s++;
 	}
-}
-
-/* RFC 5322 §3.2.3 atext. */
-static int is_atext(unsigned char c)
-{
-	return spfkit__is_alnum(c) || (c != '\0' && strchr("!#$%&'*+-/=?^_`{|}~", c) != NULL);
 }
 
 /* A dot-atom (RFC 5322 §3.2.3) of at most cap bytes? */
 static int is_dot_atom(const char *s, size_t cap)
 {
-	size_t len = strnlen(s, cap + 1);
 	size_t i;
 
-	if (len == 0 || len > cap || s[0] == '.' || s[len - 1] == '.')
+	if (s[0] == '.')
 		return 0;
-	for (i = 0; i < len; i++) {
+	for (i = 0; s[i] != '\0'; i++) {
 		unsigned char c = (unsigned char)s[i];
 
-		if (c == '.' ? s[i + 1] == '.' : !is_atext(c))
+		if (i == cap || (c == '.' ? s[i + 1] == '.' || s[i + 1] == '\0' : !in_set(&atext, c)))
 			return 0;
 	}
-	return 1;
+	return i > 0;
 }
 
 /* An RFC 2045 token (RFC 8601 §2.2 "value") of at most cap bytes? */
 static int is_token(const char *s, size_t cap)
 {
-	size_t len = strnlen(s, cap + 1);
 	size_t i;
 
-	if (len == 0 || len > cap)
-		return 0;
-	for (i = 0; i < len; i++) {
+	for (i = 0; s[i] != '\0'; i++) {
 		unsigned char c = (unsigned char)s[i];
 
-		if (!spfkit__is_vchar(c) || strchr("()<>@,;:\\\"/[]?=", c) != NULL)
+		if (i == cap || !in_set(&token, c))
 			return 0;
 	}
-	return 1;
+	return i > 0;
 }
 
 /* A value as is when `plain` says it is safe, else as a quoted-string. */
