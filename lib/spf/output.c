@@ -164,8 +164,8 @@ static void put_text(struct out *o, const char *s, enum style st, size_t cap)
 	}
 }
 
-/* A dot-atom (RFC 5322 §3.2.3) of at most cap bytes? */
-static int is_dot_atom(const char *s, size_t cap)
+/* The length of s when it is a dot-atom (RFC 5322 §3.2.3) of at most cap bytes, else 0. */
+static size_t dot_atom_len(const char *s, size_t cap)
 {
 	size_t i;
 
@@ -177,11 +177,12 @@ static int is_dot_atom(const char *s, size_t cap)
 		if (i == cap || (c == '.' ? s[i + 1] == '.' || s[i + 1] == '\0' : !in_set(&atext, c)))
 			return 0;
 	}
-	return i > 0;
+	return i;
 }
 
-/* An RFC 2045 token (RFC 8601 §2.2 "value") of at most cap bytes? */
-static int is_token(const char *s, size_t cap)
+/* The length of s when it is an RFC 2045 token (RFC 8601 §2.2 "value")
+ * of at most cap bytes, else 0. */
+static size_t token_len(const char *s, size_t cap)
 {
 	size_t i;
 
@@ -191,14 +192,14 @@ static int is_token(const char *s, size_t cap)
 		if (i == cap || !in_set(&token, c))
 			return 0;
 	}
-	return i > 0;
+	return i;
 }
 
-/* A value as is when `plain` says it is safe, else as a quoted-string. */
-static void put_value(struct out *o, const char *s, int plain, size_t cap)
+/* A value as is when it is plain_len bytes of safe text, else as a quoted-string. */
+static void put_value(struct out *o, const char *s, size_t plain_len, size_t cap)
 {
-	if (plain) {
-		out_puts(o, s); /* checked: printable ASCII, at most cap bytes */
+	if (plain_len > 0) {
+		out_write(o, s, plain_len); /* checked: printable ASCII, at most cap bytes */
 		return;
 	}
 	out_putc(o, '"');
@@ -283,7 +284,7 @@ static void put_pair(struct out *o, int *first, const char *key, const char *val
 	*first = 0;
 	out_puts(o, key);
 	out_putc(o, '=');
-	put_value(o, value, is_dot_atom(value, HDR_VALUE_MAX), HDR_VALUE_MAX);
+	put_value(o, value, dot_atom_len(value, HDR_VALUE_MAX), HDR_VALUE_MAX);
 }
 
 /* The key-value-list of RFC 7208 §9.1, the keys that apply to this result. */
@@ -363,7 +364,7 @@ int spfkit_format_auth_results(const struct spfkit_result *res, const char *auth
 	if (with_name)
 		out_puts(&o, "Authentication-Results: ");
 	if (authserv_id != NULL) {
-		put_value(&o, authserv_id, is_token(authserv_id, AR_VALUE_MAX), AR_VALUE_MAX);
+		put_value(&o, authserv_id, token_len(authserv_id, AR_VALUE_MAX), AR_VALUE_MAX);
 		out_puts(&o, "; ");
 	}
 	out_puts(&o, "spf=");
@@ -380,7 +381,7 @@ int spfkit_format_auth_results(const struct spfkit_result *res, const char *auth
 		out_putc(&o, ' ');
 		out_puts(&o, prop);
 		out_putc(&o, '=');
-		put_value(&o, value, is_token(value, AR_VALUE_MAX), AR_VALUE_MAX);
+		put_value(&o, value, token_len(value, AR_VALUE_MAX), AR_VALUE_MAX);
 	}
 	return out_finish(&o);
 }
