@@ -229,8 +229,11 @@ struct spfkit_ctx;
 
 /* Copies what it needs from cfg (NULL: all defaults). 0, SPFKIT_ENOMEM,
  * SPFKIT_EINVAL (out NULL, cfg->size not set by spfkit_config_init(),
- * or a default explanation that is not a valid macro-string). The context is read-only after this call: threads may
- * share it. It must outlive every evaluation made from it. */
+ * or a default explanation that is not a valid macro-string). Threads
+ * may share the context: after this call only its record cache and the
+ * memory of up to four freed evaluations (some 9 KiB each, kept for the
+ * next ones until spfkit_ctx_free()) change, each safely for threads.
+ * It must outlive every evaluation made from it. */
 SPFKIT_MUSTCHECK int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out);
 /* After every evaluation of the context was freed. NULL: no-op. */
 void spfkit_ctx_free(struct spfkit_ctx *ctx);

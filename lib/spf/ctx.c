@@ -81,6 +81,18 @@ static size_t cache_entries(const struct spfkit_config *cfg)
 /* The 1.0 layout: the least a caller's size may say. */
 #define CONFIG_SIZE_1_0 SPFKIT__SIZE_UPTO(struct spfkit_config, no_record_cache)
 
+static int ctx_set_spares(struct spfkit_ctx *ctx)
+{
+	unsigned i;
+
+	ctx->spares = spfkit__arena_alloc(&ctx->arena, sizeof(*ctx->spares));
+	if (ctx->spares == NULL)
+		return SPFKIT_ENOMEM;
+	for (i = 0; i < SPFKIT__EVAL_SPARES; i++)
+		atomic_init(&ctx->spares->slot[i], NULL);
+	return 0;
+}
+
 int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out)
 {
 	struct spfkit_config own;
@@ -107,6 +119,8 @@ int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out)
 	ctx->time_budget_ms = limit_or_default(cfg->time_budget_ms, SPFKIT_TIME_BUDGET_MS);
 	rc = ctx_set_strings(ctx, cfg);
 	if (rc == 0)
+		rc = ctx_set_spares(ctx);
+	if (rc == 0)
 		rc = spfkit__rcache_new_bounded(cfg->alloc, cache_entries(cfg),
 						cfg->record_cache_bytes, &ctx->records);
 	if (rc != 0) {
@@ -121,6 +135,7 @@ void spfkit_ctx_free(struct spfkit_ctx *ctx)
 {
 	if (ctx == NULL)
 		return;
+	spfkit__eval_spares_free(ctx);
 	spfkit__rcache_free(ctx->records);
 	spfkit__arena_free(&ctx->arena);
 	spfkit__free(ctx->alloc, ctx);

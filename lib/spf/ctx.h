@@ -5,8 +5,21 @@
 #include <spfkit/eval.h>
 #include <spfkit/record.h>
 
+#include <stdatomic.h>
+
 #include "core.h"
 #include "record_cache.h"
+
+/*
+ * Blocks of finished evaluations a context keeps for the next ones
+ * (request.c): an evaluation's block is some 9 KiB, past what malloc
+ * hands out from its per-thread caches, and a policy daemon starts two
+ * per message. Lock-free slots, so any thread may take or give.
+ */
+#define SPFKIT__EVAL_SPARES 4
+struct spfkit__eval_spares {
+	_Atomic(void *) slot[SPFKIT__EVAL_SPARES];
+};
 
 struct spfkit_ctx {
 	const struct spfkit_allocator *alloc;
@@ -18,7 +31,11 @@ struct spfkit_ctx {
 	int lookahead; /* ask likely questions early (lookahead.c) */
 	struct spfkit__rcache *records; /* thread-safe; shared by evaluations */
 	unsigned time_budget_ms;        /* spfkit_check() */
+	struct spfkit__eval_spares *spares; /* in the arena; changes after setup */
 };
+
+/* request.c: give back what the spares hold, at spfkit_ctx_free(). */
+void spfkit__eval_spares_free(struct spfkit_ctx *ctx);
 
 #define SPFKIT_RECORD_CACHE_DEFAULT 4096u
 

@@ -14,6 +14,68 @@
 
 static const char postmaster[] = "postmaster";
 
+/* ---- evaluation blocks, kept by the context (ctx.h) ---------------------- */
+
+#define EVAL_BLOCK (EVAL_SIZE + EVAL_FIRST_CHUNK)
+
+/* A kept block is out of bounds to AddressSanitizer until taken again,
+ * so a use after spfkit_eval_free() is still caught. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define BLOCK_KEPT(b) ASAN_POISON_MEMORY_REGION((b), EVAL_BLOCK)
+#define BLOCK_TAKEN(b) ASAN_UNPOISON_MEMORY_REGION((b), EVAL_BLOCK)
+#else
+#define BLOCK_KEPT(b) ((void)(b))
+#define BLOCK_TAKEN(b) ((void)(b))
+#endif
+
+static void *block_take(const struct spfkit_ctx *ctx)
+{
+	void *b;
+	unsigned i;
+
+	for (i = 0; i < SPFKIT__EVAL_SPARES; i++)
+		if (atomic_load_explicit(&ctx->spares->slot[i], memory_order_relaxed) != NULL) {
+			b = atomic_exchange(&ctx->spares->slot[i], NULL);
+			if (b != NULL) {
+				BLOCK_TAKEN(b);
+				return b;
+			}
+		}
+	return spfkit__alloc(ctx->alloc, EVAL_BLOCK);
+}
+
+static void block_give(const struct spfkit_ctx *ctx, void *b)
+{
+	void *empty;
+	unsigned i;
+
+	BLOCK_KEPT(b);
+	for (i = 0; i < SPFKIT__EVAL_SPARES; i++) {
+		empty = NULL;
+		if (atomic_compare_exchange_strong(&ctx->spares->slot[i], &empty, b))
+			return;
+	}
+	BLOCK_TAKEN(b); /* the allocator's own, now */
+	spfkit__free(ctx->alloc, b);
+}
+
+void spfkit__eval_spares_free(struct spfkit_ctx *ctx)
+{
+	unsigned i;
+
+	if (ctx->spares == NULL)
+		return;
+	for (i = 0; i < SPFKIT__EVAL_SPARES; i++) {
+		void *b = atomic_exchange(&ctx->spares->slot[i], NULL);
+
+		if (b != NULL) {
+			BLOCK_TAKEN(b);
+			spfkit__free(ctx->alloc, b);
+		}
+	}
+}
+
 static const char *arena_concat(struct spfkit__arena *ar, const char *a, size_t alen,
 				const char *b, size_t blen)
 {
@@ -146,7 +208,7 @@ int spfkit_eval_new(const struct spfkit_ctx *ctx, const struct spfkit_request *c
 	    check_request(req) != 0)
 		return SPFKIT_EINVAL;
 	/* One allocation: the evaluation, then its arena's first chunk. */
-	ev = spfkit__alloc(ctx->alloc, EVAL_SIZE + EVAL_FIRST_CHUNK);
+	ev = block_take(ctx);
 	if (ev == NULL)
 		return SPFKIT_ENOMEM;
 	memset(ev, 0, EVAL_ZEROED_SIZE);
@@ -202,5 +264,5 @@ void spfkit_eval_free(struct spfkit_eval *ev)
 		spfkit__free(ev->ctx->alloc, ev->queries);
 	spfkit__buf_free(&ev->scratch);
 	spfkit__arena_free(&ev->arena);
-	spfkit__free(ev->ctx->alloc, ev);
+	block_give(ev->ctx, ev);
 }
