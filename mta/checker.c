@@ -9,6 +9,8 @@
 
 #include <event2/event.h>
 
+#include <spfkit/cache.h>
+
 #include "checker.h"
 #include "spfkit_util.h"
 
@@ -194,12 +196,41 @@ static int submit(job *j, const char *name, size_t len, uint16_t type, uint32_t 
 	return 0;
 }
 
-/* A question that cannot be sent fails as a lookup; 0, or feed()'s error. */
+/*
+ * A question that cannot be sent fails as a lookup; 0, or feed()'s
+ * error. The first one the DNS cache passes on to the network switches
+ * the evaluation's lookahead on (see feed_from()).
+ */
 static int ask(job *j, const struct spfkit_question *sq)
 {
+	struct spfkit_resolver *r = j->loop->resolver;
+	uint64_t before = 0, after = 0;
+
+	if (j->lazy_lookahead)
+		(void)spfkit_cache_forwarded(r, &before);
 	if (submit(j, sq->name, sq->name_len, sq->type, sq->id, 0) != 0)
 		return feed(j, sq->id, &timed_out);
+	if (j->lazy_lookahead && spfkit_cache_forwarded(r, &after) == 0 && after != before) {
+		j->lazy_lookahead = 0;
+		(void)spfkit_eval_set_lookahead(j->cur, 1);
+	}
 	return 0;
+}
+
+/*
+ * Make ev the evaluation fed answers. Behind a DNS cache it starts
+ * without lookahead: answers at hand all come back in one delivery, so
+ * asking ahead of them saves no round trip and costs about what an
+ * evaluation does. ask() switches it on at the first miss.
+ */
+static void feed_from(job *j, struct spfkit_eval *ev)
+{
+	uint64_t misses;
+
+	j->cur = ev;
+	j->lazy_lookahead = spfkit_cache_forwarded(j->loop->resolver, &misses) == 0;
+	if (j->lazy_lookahead)
+		(void)spfkit_eval_set_lookahead(ev, 0);
 }
 
 /* Start this phase's clock; an exhausted budget leaves it expired at once. */
@@ -253,7 +284,7 @@ static int stage_start(job *j, enum spfkit_identity id)
 	rc = spfkit_eval_new(j->ctx, &req, &j->ev[id]);
 	if (rc != 0)
 		return rc;
-	j->cur = j->ev[id];
+	feed_from(j, j->ev[id]);
 	phase_timer(j, j->cfg->lookup_time);
 	run(j);
 	return 0;
@@ -366,7 +397,7 @@ static int wl_domain(job *j, const char *domain)
 	rc = spfkit_eval_new(j->ctx, &req, &j->wl_ev);
 	if (rc != 0)
 		return rc;
-	j->cur = j->wl_ev;
+	feed_from(j, j->wl_ev);
 	phase_timer(j, j->cfg->whitelist_lookup_time);
 	run(j);
 	return 0;

@@ -90,6 +90,7 @@ struct spfkit__mta_job {
 	struct spfkit_eval *ev[2];  /* indexed by enum spfkit_identity */
 	struct spfkit_eval *wl_ev;  /* a Domain_Whitelist evaluation */
 	struct spfkit_eval *cur;    /* the evaluation being fed answers */
+	int lazy_lookahead;         /* cur's lookahead waits for a DNS cache miss */
 	int no_mail[2];
 	struct spfkit__mta_question *questions;
 	struct spfkit__mta_question slot[SPFKIT__MTA_QUESTION_SLOTS];

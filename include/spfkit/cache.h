@@ -120,6 +120,15 @@ int spfkit_cache_deliver(struct spfkit_resolver *r);
 /* Hits queued for delivery. */
 size_t spfkit_cache_queued(const struct spfkit_resolver *r);
 
+/*
+ * Questions the layer r has passed to its inner resolver so far: the
+ * misses. Compared before and after a submit, it tells a question that
+ * waits for the network from one the cache answers (see
+ * spfkit_eval_set_lookahead()). 0, or SPFKIT_EINVAL (r is not a cache
+ * layer, or out is NULL).
+ */
+int spfkit_cache_forwarded(const struct spfkit_resolver *r, uint64_t *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -343,6 +343,18 @@ SPFKIT_MUSTCHECK int spfkit_eval_step(struct spfkit_eval *ev, struct spfkit_ques
  * before anything is read, the question stays open). */
 SPFKIT_MUSTCHECK int spfkit_eval_answer(struct spfkit_eval *ev, uint32_t id,
 				       const struct spfkit_dns_answer *answer);
+/*
+ * Lookahead (struct spfkit_config) for this evaluation alone, from now
+ * on: on when `on` is non-zero. It starts as the context says. Switched
+ * on, it asks at once, at the next spfkit_eval_step(), what the records
+ * and answers held so far make likely. For callers
+ * whose answers are mostly at hand (a warm DNS cache): start with it off
+ * and switch it on at the first question that has to wait for the
+ * network, so speculation costs nothing while no round trip is saved.
+ * Results, explanation, limits and trace are the same either way.
+ * 0, or SPFKIT_EINVAL (ev NULL).
+ */
+int spfkit_eval_set_lookahead(struct spfkit_eval *ev, int on);
 /* NULL until spfkit_eval_step() has returned SPFKIT_STEP_DONE (or ev is
  * NULL). Owned by ev: valid until spfkit_eval_free(ev). */
 const struct spfkit_result *spfkit_eval_result(const struct spfkit_eval *ev);

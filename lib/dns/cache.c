@@ -193,27 +193,35 @@ static uint32_t seconds_left(uint64_t expires, uint64_t now)
 	return s > UINT32_MAX ? UINT32_MAX : (uint32_t)s;
 }
 
-/* A flat copy from `a` of e's answer, TTLs lowered to what is left. */
-static struct spfkit_dns_answer *copy_out(const struct entry *e, uint64_t now,
-					  const struct spfkit_allocator *a)
+/* A flat copy of e's answer into *buf (see spfkit__cache_get_into()),
+ * TTLs lowered to what is left. 0, or SPFKIT_ENOMEM. */
+static int copy_out(const struct entry *e, uint64_t now, const struct spfkit_allocator *a,
+		    struct spfkit_dns_answer **buf, size_t *cap)
 {
 	size_t size = flat_size(sizeof(struct spfkit_dns_answer), &e->answer, 0);
-	struct spfkit_dns_answer *out = spfkit__alloc(a, size);
 
-	if (out != NULL)
-		(void)flat_copy((unsigned char *)out, sizeof(*out), &e->answer, out,
-				seconds_left(e->expires, now));
-	return out;
+	if (size > *cap) {
+		spfkit__free(a, *buf);
+		*cap = 0;
+		*buf = spfkit__alloc(a, size);
+		if (*buf == NULL)
+			return SPFKIT_ENOMEM;
+		*cap = size;
+	}
+	(void)flat_copy((unsigned char *)*buf, sizeof(**buf), &e->answer, *buf,
+			seconds_left(e->expires, now));
+	return 0;
 }
 
-int spfkit__cache_get(struct spfkit_cache *c, const char *name, size_t len, uint16_t type,
-		      const struct spfkit_allocator *a, struct spfkit_dns_answer **out)
+int spfkit__cache_get_into(struct spfkit_cache *c, const char *name, size_t len, uint16_t type,
+			   const struct spfkit_allocator *a, struct spfkit_dns_answer **buf,
+			   size_t *cap)
 {
 	struct key k;
 	struct entry *e;
 	uint64_t now = c->clock(c->clock_arg);
+	int rc;
 
-	*out = NULL;
 	if (make_key(c, &k, name, len, type) != 0)
 		return 0;
 	pthread_mutex_lock(&c->mu);
@@ -231,9 +239,18 @@ int spfkit__cache_get(struct spfkit_cache *c, const char *name, size_t len, uint
 	c->st.hits++;
 	spfkit__list_unlink(&c->lru, &e->lru);
 	spfkit__list_push_front(&c->lru, &e->lru);
-	*out = copy_out(e, now, a);
+	rc = copy_out(e, now, a, buf, cap);
 	pthread_mutex_unlock(&c->mu);
-	return *out != NULL ? 1 : SPFKIT_ENOMEM;
+	return rc == 0 ? 1 : rc;
+}
+
+int spfkit__cache_get(struct spfkit_cache *c, const char *name, size_t len, uint16_t type,
+		      const struct spfkit_allocator *a, struct spfkit_dns_answer **out)
+{
+	size_t cap = 0;
+
+	*out = NULL;
+	return spfkit__cache_get_into(c, name, len, type, a, out, &cap);
 }
 
 /* How long `ans` may be kept, in seconds; 0: not at all. */
@@ -411,11 +428,25 @@ struct item {
 	uint64_t inner_handle;
 	spfkit_dns_cb *cb;
 	void *arg;
-	struct spfkit_dns_answer *hit; /* a hit's flat copy; NULL: forwarded */
+	/* a hit's flat copy (a forwarded item's is unused), in a block of
+	 * hit_cap bytes, kept while the item waits among the layer's spares */
+	struct spfkit_dns_answer *hit;
+	size_t hit_cap;
 	uint16_t type;
-	size_t name_len;
+	size_t name_len, name_room;
 	char name[];
 };
+
+/*
+ * Items a layer keeps for its next questions rather than freeing them:
+ * warm, an evaluation's questions are all hits, each an item and a copy
+ * of its answer, and recycling both makes a hit allocation-free. Only
+ * items of the usual size go there, with a copy of at most
+ * ITEM_HIT_KEPT bytes, so the spares stay within some 40 KiB.
+ */
+#define LAYER_SPARE_ITEMS 16
+#define ITEM_NAME_ROOM 255 /* a presentation name's longest (RFC 1035 §2.3.4), less a dot */
+#define ITEM_HIT_KEPT 2048
 
 struct layer {
 	struct spfkit_resolver pub; /* handed out; destroy() frees all of it */
@@ -424,6 +455,9 @@ struct layer {
 	const struct spfkit_allocator *alloc;
 	struct spfkit__list hits, fwd; /* of struct item, in order */
 	uint64_t next_handle;
+	uint64_t forwarded; /* misses passed to inner */
+	struct item *spare[LAYER_SPARE_ITEMS]; /* see LAYER_SPARE_ITEMS */
+	unsigned spares;
 	spfkit_cache_ready_fn *ready;
 	void *ready_arg;
 	int delivering;
@@ -456,10 +490,20 @@ static struct item *i_find(const struct spfkit__list *l, uint64_t handle)
 	return NULL;
 }
 
-static void i_free(struct layer *ly, struct item *it)
+static void i_destroy(struct layer *ly, struct item *it)
 {
 	spfkit__free(ly->alloc, it->hit);
 	spfkit__free(ly->alloc, it);
+}
+
+/* Done with it: kept among the spares if it is of the usual size. */
+static void i_free(struct layer *ly, struct item *it)
+{
+	if (ly->spares < LAYER_SPARE_ITEMS && it->name_room == ITEM_NAME_ROOM &&
+	    it->hit_cap <= ITEM_HIT_KEPT)
+		ly->spare[ly->spares++] = it;
+	else
+		i_destroy(ly, it);
 }
 
 /* inner answered a miss: keep the answer, pass it on. */
@@ -479,12 +523,19 @@ static struct item *item_new(struct layer *ly, const char *name, size_t len, uin
 			     spfkit_dns_cb *cb, void *arg)
 {
 	struct item *it;
+	size_t room = len > ITEM_NAME_ROOM ? len : ITEM_NAME_ROOM;
 
-	if (len > SIZE_MAX - sizeof(*it) - 1)
-		return NULL;
-	it = spfkit__zalloc(ly->alloc, sizeof(*it) + len + 1);
-	if (it == NULL)
-		return NULL;
+	if (len <= ITEM_NAME_ROOM && ly->spares > 0) {
+		it = ly->spare[--ly->spares];
+		it->inner_handle = 0;
+	} else {
+		if (room > SIZE_MAX - sizeof(*it) - 1)
+			return NULL;
+		it = spfkit__zalloc(ly->alloc, sizeof(*it) + room + 1);
+		if (it == NULL)
+			return NULL;
+		it->name_room = room;
+	}
 	it->owner = ly;
 	it->handle = ++ly->next_handle;
 	it->cb = cb;
@@ -492,6 +543,7 @@ static struct item *item_new(struct layer *ly, const char *name, size_t len, uin
 	it->type = type;
 	if (len > 0)
 		memcpy(it->name, name, len);
+	it->name[len] = 0;
 	it->name_len = len;
 	return it;
 }
@@ -505,7 +557,7 @@ static int layer_submit(void *impl, const char *name, size_t len, uint16_t type,
 
 	if (it == NULL)
 		return SPFKIT_ENOMEM;
-	rc = spfkit__cache_get(ly->cache, name, len, type, ly->alloc, &it->hit);
+	rc = spfkit__cache_get_into(ly->cache, name, len, type, ly->alloc, &it->hit, &it->hit_cap);
 	if (rc == 1) {
 		i_append(&ly->hits, it); /* delivered later, never here */
 		if (handle != NULL)
@@ -523,6 +575,7 @@ static int layer_submit(void *impl, const char *name, size_t len, uint16_t type,
 		i_free(ly, it);
 		return rc;
 	}
+	ly->forwarded++;
 	if (handle != NULL)
 		*handle = it->handle;
 	return 0;
@@ -582,14 +635,16 @@ static void layer_destroy(void *impl)
 	while (ly->hits.head != NULL) {
 		it = item_of(ly->hits.head);
 		i_unlink(&ly->hits, it);
-		i_free(ly, it);
+		i_destroy(ly, it);
 	}
 	while (ly->fwd.head != NULL) {
 		it = item_of(ly->fwd.head);
 		ly->inner->ops->cancel(ly->inner->impl, it->inner_handle);
 		i_unlink(&ly->fwd, it);
-		i_free(ly, it);
+		i_destroy(ly, it);
 	}
+	while (ly->spares > 0)
+		i_destroy(ly, ly->spare[--ly->spares]);
 	spfkit__free(ly->alloc, ly);
 }
 
@@ -662,4 +717,14 @@ size_t spfkit_cache_queued(const struct spfkit_resolver *r)
 	for (it = item_of(ly->hits.head); it != NULL; it = item_of(it->link.next))
 		n++;
 	return n;
+}
+
+int spfkit_cache_forwarded(const struct spfkit_resolver *r, uint64_t *out)
+{
+	const struct layer *ly = as_layer(r);
+
+	if (ly == NULL || out == NULL)
+		return SPFKIT_EINVAL;
+	*out = ly->forwarded;
+	return 0;
 }

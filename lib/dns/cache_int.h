@@ -23,6 +23,16 @@ int spfkit__cache_get(struct spfkit_cache *c, const char *name, size_t len, uint
 		      const struct spfkit_allocator *a, struct spfkit_dns_answer **out);
 
 /*
+ * The same, into a block the caller keeps for reuse: *buf of *cap bytes
+ * (NULL and 0 at first). A hit that does not fit frees *buf and puts a
+ * block from `a` there, large enough, and its size in *cap; the caller
+ * frees *buf with spfkit__free(a, *buf) when done with it.
+ */
+int spfkit__cache_get_into(struct spfkit_cache *c, const char *name, size_t len, uint16_t type,
+			   const struct spfkit_allocator *a, struct spfkit_dns_answer **buf,
+			   size_t *cap);
+
+/*
  * Keep a copy of `ans` for (name, type) when it may be kept (see
  * cache.h), replacing an older entry. Returns 1 (kept), 0 (not to be
  * kept: TEMPFAIL, TTL 0, too big, name too long), SPFKIT_ENOMEM.

@@ -486,16 +486,11 @@ static void walk_from_strict(struct walk *w)
 	}
 }
 
-int spfkit__lookahead(struct spfkit_eval *ev, struct query *q)
+/* File what strict evaluation, where it stands, will likely ask next. */
+static int look_ahead(struct spfkit_eval *ev)
 {
 	struct walk w;
 
-	if (q->ans.status != SPFKIT_DNS_OK || ev->depth == 0)
-		return 0;
-	/* only a record or an MX answer tells more of what comes next */
-	if (!(q->type == SPFKIT_RR_MX && (q->flags & QF_MX)) &&
-	    !(q->type == SPFKIT_RR_TXT && (q->flags & QF_RECORD)))
-		return 0;
 	w.ev = ev;
 	w.pos = ev->dns_terms;
 	w.limit = ev->ctx->limits.dns_terms;
@@ -504,4 +499,33 @@ int spfkit__lookahead(struct spfkit_eval *ev, struct query *q)
 	w.rc = 0;
 	walk_from_strict(&w);
 	return w.rc;
+}
+
+int spfkit__lookahead(struct spfkit_eval *ev, struct query *q)
+{
+	if (q->ans.status != SPFKIT_DNS_OK || ev->depth == 0)
+		return 0;
+	/* only a record or an MX answer tells more of what comes next */
+	if (!(q->type == SPFKIT_RR_MX && (q->flags & QF_MX)) &&
+	    !(q->type == SPFKIT_RR_TXT && (q->flags & QF_RECORD)))
+		return 0;
+	return look_ahead(ev);
+}
+
+/*
+ * Switched on late, the walk from strict's position files what the
+ * answers already in would have led lookahead to: each walk starts
+ * there, whichever answer set it off.
+ */
+int spfkit_eval_set_lookahead(struct spfkit_eval *ev, int on)
+{
+	int was;
+
+	if (ev == NULL)
+		return SPFKIT_EINVAL;
+	was = ev->lookahead;
+	ev->lookahead = on != 0;
+	if (ev->lookahead && !was && !ev->done && ev->depth > 0)
+		(void)look_ahead(ev); /* only asks early: failing to is no error */
+	return 0;
 }

@@ -614,10 +614,15 @@ static void layer_miss_then_hit(void **state)
 {
 	struct t *t = *state;
 	struct lt l;
+	uint64_t misses = 99;
 
 	layer_up(t, &l);
+	assert_int_equal(spfkit_cache_forwarded(l.r, &misses), 0);
+	assert_int_equal(misses, 0);
 	lask(&l, "example.com");
 	assert_int_equal(l.in.submits, 1);
+	assert_int_equal(spfkit_cache_forwarded(l.r, &misses), 0);
+	assert_int_equal(misses, 1);
 	assert_int_equal(spfkit_resolver_wait(l.r, 0), 1); /* inner delivers the miss */
 	assert_int_equal(l.calls, 1);
 	assert_int_equal(l.status, SPFKIT_DNS_OK);
@@ -626,6 +631,8 @@ static void layer_miss_then_hit(void **state)
 	assert_int_equal(l.in.submits, 1); /* not asked again */
 	assert_int_equal(l.calls, 1);      /* not inside submit */
 	assert_int_equal(spfkit_cache_queued(l.r), 1);
+	assert_int_equal(spfkit_cache_forwarded(l.r, &misses), 0);
+	assert_int_equal(misses, 1); /* a hit is not passed on */
 	assert_int_equal(spfkit_resolver_wait(l.r, 0), 1);
 	assert_int_equal(l.calls, 2);
 	assert_int_equal(l.inside_submit, 0);
@@ -736,10 +743,13 @@ static void layer_api_rejects_others(void **state)
 {
 	struct t *t = *state;
 	struct spfkit_resolver other = { &inner_ops, NULL }, *r = NULL;
+	uint64_t n;
 
 	assert_int_equal(spfkit_cache_set_ready(&other, note_ready, NULL), SPFKIT_EINVAL);
 	assert_int_equal(spfkit_cache_deliver(&other), SPFKIT_EINVAL);
 	assert_int_equal(spfkit_cache_queued(NULL), 0);
+	assert_int_equal(spfkit_cache_forwarded(&other, &n), SPFKIT_EINVAL);
+	assert_int_equal(spfkit_cache_forwarded(NULL, &n), SPFKIT_EINVAL);
 	assert_int_equal(spfkit_cache_resolver(t->cache, NULL, &r), SPFKIT_EINVAL);
 	assert_int_equal(spfkit_cache_resolver(NULL, &other, &r), SPFKIT_EINVAL);
 	assert_null(r);

@@ -1353,6 +1353,71 @@ static void la_depth_is_strict_chain(void **state)
 	assert_int_equal(la_depth, 3);
 }
 
+/* Step ev until it waits or is done; the questions it sent in q[], their count. */
+static unsigned la_drain(struct spfkit_eval *ev, struct spfkit_question *q, unsigned room,
+			 int *done)
+{
+	unsigned n = 0;
+	int s;
+
+	while ((s = spfkit_eval_step(ev, &q[n])) == SPFKIT_STEP_QUERY)
+		assert_true(++n < room);
+	assert_true(s == SPFKIT_STEP_WAIT || s == SPFKIT_STEP_DONE);
+	*done = s == SPFKIT_STEP_DONE;
+	return n;
+}
+
+/*
+ * spfkit_eval_set_lookahead(): off, one question at a time; switched on
+ * with three includes still ahead, the next step asks for all of them
+ * at once; the result and its counters are those of strict evaluation.
+ */
+static void la_switched_on_late(void **state)
+{
+	struct fixture *fx = *state;
+	struct spfkit_request req;
+	struct spfkit_question q[16];
+	struct spfkit_dns_answer ans;
+	struct spfkit_eval *ev;
+	const struct spfkit_result *res;
+	unsigned n, i;
+	int done;
+
+	txt(fx, "late.la.example",
+	    "v=spf1 include:l1.la.example include:l2.la.example include:l3.la.example "
+	    "include:l4.la.example -all");
+	txt(fx, "l1.la.example", "v=spf1 ip4:198.51.100.1 -all");
+	txt(fx, "l2.la.example", "v=spf1 ip4:198.51.100.2 -all");
+	txt(fx, "l3.la.example", "v=spf1 ip4:198.51.100.3 -all");
+	txt(fx, "l4.la.example", "v=spf1 ip4:192.0.2.4 -all");
+	la_request(&req, "192.0.2.4", "a@late.la.example");
+	assert_int_equal(spfkit_eval_set_lookahead(NULL, 1), SPFKIT_EINVAL);
+	assert_int_equal(spfkit_eval_new(fx->ctx, &req, &ev), 0);
+	assert_int_equal(spfkit_eval_set_lookahead(ev, 0), 0);
+	assert_int_equal(la_drain(ev, q, 16, &done), 1); /* the record */
+	assert_int_equal(spfkit_zone_lookup(fx->zone, q[0].name, q[0].name_len, q[0].type, &ans), 0);
+	assert_int_equal(spfkit_eval_answer(ev, q[0].id, &ans), 0);
+	assert_int_equal(la_drain(ev, q, 16, &done), 1); /* l1 alone: strict */
+	assert_memory_equal(q[0].name, "l1.la.example", 13);
+	assert_int_equal(spfkit_eval_set_lookahead(ev, 1), 0);
+	n = 1 + la_drain(ev, q + 1, 15, &done); /* l2, l3, l4 at once */
+	assert_int_equal(n, 4);
+	assert_false(done);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(spfkit_zone_lookup(fx->zone, q[i].name, q[i].name_len, q[i].type,
+						    &ans), 0);
+		assert_int_equal(spfkit_eval_answer(ev, q[i].id, &ans), 0);
+	}
+	assert_int_equal(la_drain(ev, q, 16, &done), 0);
+	assert_true(done);
+	res = spfkit_eval_result(ev);
+	assert_non_null(res);
+	assert_result(res->code, SPFKIT_RESULT_PASS);
+	assert_int_equal(res->queries, 5);
+	assert_int_equal(res->dns_terms, 4);
+	spfkit_eval_free(ev);
+}
+
 /* A target made of request macros (no %{p}) is asked as early as a
  * literal one (issue 11, item 4), expanded as strict evaluation will;
  * %{p} still waits for strict evaluation's PTR lookups. */
@@ -1614,6 +1679,7 @@ int main(void)
 		T(la_prefetches_exp_of_a_failing_record),
 		T(la_prefetches_macro_targets),
 		T(la_depth_is_strict_chain),
+		T(la_switched_on_late),
 		/* parsed records one evaluation holds */
 		T(held_records_are_bounded), T(held_records_redirect_and_repeat),
 	};
