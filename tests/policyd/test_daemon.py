@@ -582,17 +582,19 @@ def privilege_drop():
 
 
 class SlowDns:
-    """tests/dnsd serving ZONE, with answers for late.example held back 1.5 s."""
+    """tests/dnsd serving ZONE, with answers for late.example held back 1.5 s
+    (or what extra and delay say)."""
 
-    def __init__(self):
+    def __init__(self, extra='late.example. TXT "v=spf1 ip4:192.0.2.0/24 -all"\n',
+                 delay="late.example:1500"):
         self.dir = tempfile.mkdtemp(prefix="spfkit-policyd-dnsd-")
         zone = os.path.join(self.dir, "zone")
         port_file = os.path.join(self.dir, "port")
         with open(zone, "w") as f:
-            f.write(ZONE + 'late.example. TXT "v=spf1 ip4:192.0.2.0/24 -all"\n')
+            f.write(ZONE + extra)
         self.proc = subprocess.Popen([DNSD, "--zone", zone, "--port", "0", "--port-file", port_file,
-                                      "--delay", "late.example:1500"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                      "--delay", delay],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.time() + 5
         while time.time() < deadline and not os.path.exists(port_file):
             time.sleep(0.02)
@@ -600,9 +602,44 @@ class SlowDns:
             self.server = "127.0.0.1:%s" % f.read().strip()
 
     def stop(self):
+        """Stop it; its counters line ("queries udp=N ..."), as it printed it."""
         self.proc.terminate()
-        self.proc.wait(5)
+        err = self.proc.communicate(timeout=5)[1].decode(errors="replace")
         shutil.rmtree(self.dir, ignore_errors=True)
+        return err
+
+
+def lookahead_starts_at_the_first_miss():
+    """Behind the DNS cache an evaluation starts without lookahead and
+    switches it on at its first miss: with the answer for the first of four
+    includes held back 3 s, the other three are asked at once all the same
+    (strict evaluation would ask one, then wait)."""
+    if DNSD is None:
+        print("skip lookahead_starts_at_the_first_miss: no dnsd given")
+        return
+    extra = ('wide.example. TXT "v=spf1 include:w1.example include:w2.example '
+             'include:w3.example include:w4.example -all"\n'
+             'w1.example. TXT "v=spf1 ip4:198.51.100.1 -all"\n'
+             'w2.example. TXT "v=spf1 ip4:198.51.100.2 -all"\n'
+             'w3.example. TXT "v=spf1 ip4:198.51.100.3 -all"\n'
+             'w4.example. TXT "v=spf1 ip4:192.0.2.0/24 -all"\n')
+    dns = SlowDns(extra, "w1.example:3000")
+    d = Daemon(dns=dns.server)
+    counters = ""
+    try:
+        s = d.connect()
+        s.sendall(request(sender="x@wide.example"))
+        time.sleep(1.0)  # every answer but w1's is long in
+        counters = dns.stop()
+        s.close()
+    finally:
+        rc = d.stop()
+        if dns.proc.poll() is None:
+            dns.stop()
+    # HELO mx.example.com: TXT and A; MAIL FROM: wide.example, then w1..w4
+    asked = int(counters.split("queries udp=")[1].split()[0])
+    assert asked == 7, counters
+    assert rc == 0, rc
 
 
 def slow_dns_stalls_no_one():
@@ -760,6 +797,7 @@ def check_config():
 def main():
     passed = failed = 0
     for t in TESTS + [spawn_mode, check_config, privilege_drop, slow_dns_stalls_no_one,
+                      lookahead_starts_at_the_first_miss,
                       idle_timeout_spares_requests_in_flight,
                       sigterm_finishes_requests_in_flight, half_close_by_a_client_that_reads_late]:
         d = None
