@@ -278,8 +278,10 @@ static int stage_start(job *j, enum spfkit_identity id)
 	req.helo_len = j->in.helo_len;
 	req.identity = id;
 	req.now = (int64_t)time(NULL);
-	req.trace = on_trace;
-	req.trace_arg = j;
+	if (j->cfg->no_mail) { /* only No_Mail asks what the record was: a trace costs */
+		req.trace = on_trace;
+		req.trace_arg = j;
+	}
 	j->stage = id;
 	rc = spfkit_eval_new(j->ctx, &req, &j->ev[id]);
 	if (rc != 0)

@@ -29,6 +29,7 @@ mx.example.com.   A 192.0.2.10
 exp.example.      TXT "v=spf1 -all exp=why.exp.example"
 why.exp.example.  TXT "%{i} is not one of %{d}'s hosts"
 soft.example.     TXT "v=spf1 ~all"
+nomail.example.   TXT "v=spf1 -all "
 trusted.example.  TXT "v=spf1 ip4:198.51.100.0/28 -all"
 relay.example.    A   198.51.100.20
 9.100.51.198.in-addr.arpa.  PTR mx1.fwd.example.
@@ -485,6 +486,16 @@ def reload(d, conf):
     d.write_conf(conf)
     d.proc.send_signal(signal.SIGHUP)
     d.wait_log("reloaded")
+
+
+def test_no_mail_rejects_only_dash_all_records(d):
+    """No_Mail: a fail is refused only where the record is "v=spf1 -all"
+    (trailing spaces aside); any other failing record gets its header."""
+    reload(d, "No_Mail = True\n")
+    with d.connect() as s:
+        expect(ask(s, request(sender="bob@nomail.example", instance="n1")), "action=550 5.7.23 ")
+        expect(ask(s, request(sender="bob@exp.example", instance="n2")),
+               "action=prepend Received-SPF: fail")
 
 
 def test_domain_whitelist_skips_check(d):
