@@ -97,7 +97,10 @@ void spfkit_cache_stats(struct spfkit_cache *cache, struct spfkit_cache_stats *o
  * are cancelled in inner). The seam's contract holds: a hit is never
  * delivered inside submit() but queued, and delivered by the layer's
  * wait() or by spfkit_cache_deliver(); a miss is delivered when inner
- * delivers its answer (inner's wait() or event processing).
+ * delivers its answer (inner's wait() or event processing). A miss
+ * cancelled before its answer came still waits for it in inner (up to
+ * 256 at once per layer), to keep it, without calling back: lookahead
+ * cancels what strict evaluation did not need, and would ask it again.
  * 0, SPFKIT_EINVAL, SPFKIT_ENOMEM.
  */
 SPFKIT_MUSTCHECK int spfkit_cache_resolver(struct spfkit_cache *cache,

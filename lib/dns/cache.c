@@ -448,6 +448,14 @@ struct item {
 #define ITEM_NAME_ROOM 255 /* a presentation name's longest (RFC 1035 §2.3.4), less a dot */
 #define ITEM_HIT_KEPT 2048
 
+/*
+ * A cancelled miss keeps waiting for its answer, to keep it, without
+ * calling back: lookahead cancels what strict evaluation turned out not
+ * to need, and would otherwise ask it again at every evaluation. At most
+ * this many at once; past it, cancelled misses are cancelled in inner.
+ */
+#define LAYER_ORPHANS_MAX 256
+
 struct layer {
 	struct spfkit_resolver pub; /* handed out; destroy() frees all of it */
 	struct spfkit_cache *cache;
@@ -456,6 +464,7 @@ struct layer {
 	struct spfkit__list hits, fwd; /* of struct item, in order */
 	uint64_t next_handle;
 	uint64_t forwarded; /* misses passed to inner */
+	unsigned orphans;   /* of those, cancelled but still awaited (layer_cancel()) */
 	struct item *spare[LAYER_SPARE_ITEMS]; /* see LAYER_SPARE_ITEMS */
 	unsigned spares;
 	spfkit_cache_ready_fn *ready;
@@ -515,7 +524,10 @@ static void on_inner(void *arg, const struct spfkit_dns_answer *answer)
 	i_unlink(&ly->fwd, it);
 	/* Out of memory only means the answer is not kept. */
 	(void)spfkit__cache_put(ly->cache, it->name, it->name_len, it->type, answer);
-	it->cb(it->arg, answer);
+	if (it->cb != NULL)
+		it->cb(it->arg, answer);
+	else
+		ly->orphans--;
 	i_free(ly, it);
 }
 
@@ -592,11 +604,16 @@ static void layer_cancel(void *impl, uint64_t handle)
 		return;
 	}
 	it = i_find(&ly->fwd, handle);
-	if (it != NULL) {
-		ly->inner->ops->cancel(ly->inner->impl, it->inner_handle);
-		i_unlink(&ly->fwd, it);
-		i_free(ly, it);
+	if (it == NULL || it->cb == NULL)
+		return;
+	if (ly->orphans < LAYER_ORPHANS_MAX) { /* see LAYER_ORPHANS_MAX */
+		it->cb = NULL;
+		ly->orphans++;
+		return;
 	}
+	ly->inner->ops->cancel(ly->inner->impl, it->inner_handle);
+	i_unlink(&ly->fwd, it);
+	i_free(ly, it);
 }
 
 static int deliver_hits(struct layer *ly)

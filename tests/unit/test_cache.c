@@ -675,10 +675,82 @@ static void layer_cancel_hit_and_forwarded(void **state)
 	h2 = lask(&l, "example.com");    /* forwarded */
 	spfkit_resolver_cancel(l.r, h1);
 	spfkit_resolver_cancel(l.r, h2);
-	assert_int_equal(l.in.cancels, 1);
-	assert_int_equal(spfkit_resolver_wait(l.r, 0), 0);
+	spfkit_resolver_cancel(l.r, h2); /* twice: nothing more */
+	/* the miss still waits for its answer, to keep it, and calls no one */
+	assert_int_equal(l.in.cancels, 0);
+	assert_int_equal(spfkit_resolver_wait(l.r, 0), 1);
 	assert_int_equal(l.calls, 0);
+	lask(&l, "example.com");
+	assert_int_equal(l.in.submits, 1); /* kept: a hit now */
+	assert_int_equal(spfkit_cache_queued(l.r), 1);
+	assert_int_equal(spfkit_resolver_wait(l.r, 0), 1);
+	assert_int_equal(l.calls, 1);
 	spfkit_resolver_free(l.r);
+}
+
+/* An inner resolver that never answers: it counts. */
+struct mute {
+	unsigned submits, cancels;
+};
+
+static int mute_submit(void *impl, const char *name, size_t len, uint16_t type,
+		       spfkit_dns_cb *cb, void *arg, uint64_t *handle)
+{
+	struct mute *m = impl;
+
+	(void)name, (void)len, (void)type, (void)cb, (void)arg;
+	*handle = ++m->submits;
+	return 0;
+}
+
+static void mute_cancel(void *impl, uint64_t handle)
+{
+	struct mute *m = impl;
+
+	(void)handle;
+	m->cancels++;
+}
+
+static int mute_wait(void *impl, int timeout_ms)
+{
+	(void)impl, (void)timeout_ms;
+	return 0;
+}
+
+static void mute_destroy(void *impl) { (void)impl; }
+
+static void never_called(void *arg, const struct spfkit_dns_answer *a)
+{
+	(void)arg, (void)a;
+	fail_msg("a cancelled question was called back");
+}
+
+static const struct spfkit_resolver_ops mute_ops = {mute_submit, mute_cancel, mute_wait,
+						    mute_destroy};
+
+/* Cancelled misses awaited at once are bounded (LAYER_ORPHANS_MAX, 256):
+ * past that, a cancelled miss is cancelled in inner; freeing the layer
+ * cancels the rest. */
+static void layer_cancelled_misses_are_bounded(void **state)
+{
+	struct t *t = *state;
+	struct mute m = {0, 0};
+	struct spfkit_resolver inner = {&mute_ops, &m}, *r = NULL;
+	uint64_t h;
+	char name[32];
+	unsigned i;
+
+	assert_int_equal(spfkit_cache_resolver(t->cache, &inner, &r), 0);
+	for (i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "n%u.example.com", i);
+		assert_int_equal(spfkit_resolver_submit(r, name, strlen(name), SPFKIT_RR_TXT,
+							never_called, NULL, &h), 0);
+		spfkit_resolver_cancel(r, h);
+	}
+	assert_int_equal(m.submits, 300);
+	assert_int_equal(m.cancels, 300 - 256);
+	spfkit_resolver_free(r);
+	assert_int_equal(m.cancels, 300);
 }
 
 static void layer_destroy_with_pending(void **state)
@@ -1183,6 +1255,7 @@ int main(void)
 		T(layer_negative_kept_tempfail_not),
 		T(layer_cancel_hit_and_forwarded),
 		T(layer_destroy_with_pending),
+		T(layer_cancelled_misses_are_bounded),
 		T(layer_ready_and_deliver),
 		T(layer_inner_failure_is_returned),
 		T(layer_api_rejects_others),
