@@ -44,6 +44,7 @@ static uint64_t unplain(uint64_t w)
 	       & HIGHS;
 }
 
+#ifndef HAVE_SSE2
 /* 1 when a block of 32 bytes has one that is not plain: a loop compilers vectorise. */
 static unsigned char block_unplain(const unsigned char *p)
 {
@@ -54,6 +55,7 @@ static unsigned char block_unplain(const unsigned char *p)
 		bad |= (unsigned char)((p[i] < 0x20) | (p[i] > 0x7e) | (p[i] == '"') | (p[i] == '\\'));
 	return bad;
 }
+#endif
 
 #ifdef HAVE_SSE2
 /*
@@ -87,10 +89,11 @@ static size_t plain_words(const unsigned char *p, size_t n)
 		if (bad != 0)
 			return i + (size_t)__builtin_ctz(bad);
 	}
-#endif
+#else
 	for (; n - i >= 32; i += 32)
 		if (block_unplain(p + i))
 			break;
+#endif
 	for (; n - i >= 8; i += 8) {
 		memcpy(w, p + i, 8);
 		if (unplain(w[0]) != 0)

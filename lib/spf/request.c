@@ -20,7 +20,12 @@ static const char postmaster[] = "postmaster";
 
 /* A kept block is out of bounds to AddressSanitizer until taken again,
  * so a use after spfkit_eval_free() is still caught. */
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__has_feature) /* clang (the fuzz builds); GCC says __SANITIZE_ADDRESS__ */
+#if __has_feature(address_sanitizer)
+#define EVAL_BLOCKS_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(EVAL_BLOCKS_ASAN)
 #include <sanitizer/asan_interface.h>
 #define BLOCK_KEPT(b) ASAN_POISON_MEMORY_REGION((b), EVAL_BLOCK)
 #define BLOCK_TAKEN(b) ASAN_UNPOISON_MEMORY_REGION((b), EVAL_BLOCK)
