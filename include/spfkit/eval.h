@@ -206,6 +206,20 @@ struct spfkit_config {
 	 * evaluation, where a cache would only cost.
 	 */
 	int no_record_cache;
+	/*
+	 * 1: the record cache also remembers which record each name's TXT
+	 * answer held, until that answer's TTL has passed by the requests'
+	 * `now`, and later evaluations of the context take the record from
+	 * there instead of asking for it again (a caller's own DNS cache
+	 * would answer the same until then). Results, explanations, limits,
+	 * and the counters queries and depth are what asking gives;
+	 * memo_answers says how many of the questions were answered so.
+	 * Evaluations with a trace or with `now` 0 neither use nor fill it;
+	 * nothing is remembered without the record cache. Only for a caller
+	 * whose `now` follows the clock: a fixed `now` would keep records
+	 * past their TTL.
+	 */
+	int record_memo;
 };
 
 #define SPFKIT_TIME_BUDGET_MS 20000u
@@ -277,7 +291,7 @@ struct spfkit_result {
 	/* counters */
 	unsigned dns_terms;
 	unsigned void_lookups;
-	unsigned queries; /* DNS questions asked */
+	unsigned queries; /* DNS questions asked (memo_answers of them from the record memo) */
 	/*
 	 * The longest chain of DNS answers this result depended on, each
 	 * question needing the answer that named it, as check_host() walks
@@ -287,6 +301,9 @@ struct spfkit_result {
 	 * without, even where lookahead asked a name first by a shorter path.
 	 */
 	unsigned depth;
+	/* of queries, those answered from the context's record memo
+	 * (spfkit_config.record_memo) without being asked */
+	unsigned memo_answers;
 };
 
 enum spfkit_step {

@@ -116,6 +116,7 @@ int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out)
 				CTX_FIRST_CHUNK);
 	ctx_set_limits(ctx, &cfg->limits);
 	ctx->lookahead = !cfg->no_lookahead;
+	ctx->record_memo = cfg->record_memo && cache_entries(cfg) > 0;
 	ctx->time_budget_ms = limit_or_default(cfg->time_budget_ms, SPFKIT_TIME_BUDGET_MS);
 	rc = ctx_set_strings(ctx, cfg);
 	if (rc == 0)

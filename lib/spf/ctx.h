@@ -29,6 +29,7 @@ struct spfkit_ctx {
 	struct spfkit_macro_string default_exp; /* parsed once, SPFKIT__MACRO_EXPLAIN */
 	struct spfkit_limits limits;
 	int lookahead; /* ask likely questions early (lookahead.c) */
+	int record_memo; /* spfkit_config.record_memo, with a record cache */
 	struct spfkit__rcache *records; /* thread-safe; shared by evaluations */
 	unsigned time_budget_ms;        /* spfkit_check() */
 	struct spfkit__eval_spares *spares; /* in the arena; changes after setup */

@@ -473,6 +473,13 @@ int spfkit_eval_step(struct spfkit_eval *ev, struct spfkit_question *q)
 		if (rc != 0)
 			return rc;
 	}
+	if (ev->memo_unwalked && ev->lookahead && !ev->done) {
+		/* records from the memo came in without an answer setting the
+		 * walk off: what they make likely is asked now (only early:
+		 * failing to is no error) */
+		ev->memo_unwalked = 0;
+		(void)spfkit__lookahead_walk(ev);
+	}
 	if (ev->done)
 		return SPFKIT_STEP_DONE;
 	if (spfkit__emit(ev, q))

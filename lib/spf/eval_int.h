@@ -189,6 +189,11 @@ struct spfkit_eval {
 	 * within the context's byte budget), now and at most */
 	size_t rec_bytes, rec_peak;
 	int lookahead;
+	/* the record memo (ctx->record_memo) is used and filled: no trace, a `now` */
+	int memo;
+	/* strict evaluation took a record from the memo since lookahead last
+	 * walked: walk again before waiting (spfkit_eval_step) */
+	int memo_unwalked;
 	int done;
 	/* spfkit_eval_new_record(): the top-level record given as text, an
 	 * answered TXT question kept out of the table, so only the top
@@ -273,6 +278,8 @@ int spfkit__validate_ptr(struct spfkit_eval *ev, struct frame *f, struct validat
 
 /* lookahead.c: file the questions an answer makes likely (issue 3). */
 int spfkit__lookahead(struct spfkit_eval *ev, struct query *q);
+/* The same from where strict evaluation stands, whatever came in. */
+int spfkit__lookahead_walk(struct spfkit_eval *ev);
 
 /* explain.c */
 int spfkit__explain(struct spfkit_eval *ev, struct frame *f);

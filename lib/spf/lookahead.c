@@ -487,7 +487,7 @@ static void walk_from_strict(struct walk *w)
 }
 
 /* File what strict evaluation, where it stands, will likely ask next. */
-static int look_ahead(struct spfkit_eval *ev)
+int spfkit__lookahead_walk(struct spfkit_eval *ev)
 {
 	struct walk w;
 
@@ -509,7 +509,7 @@ int spfkit__lookahead(struct spfkit_eval *ev, struct query *q)
 	if (!(q->type == SPFKIT_RR_MX && (q->flags & QF_MX)) &&
 	    !(q->type == SPFKIT_RR_TXT && (q->flags & QF_RECORD)))
 		return 0;
-	return look_ahead(ev);
+	return spfkit__lookahead_walk(ev);
 }
 
 /*
@@ -526,6 +526,6 @@ int spfkit_eval_set_lookahead(struct spfkit_eval *ev, int on)
 	was = ev->lookahead;
 	ev->lookahead = on != 0;
 	if (ev->lookahead && !was && !ev->done && ev->depth > 0)
-		(void)look_ahead(ev); /* only asks early: failing to is no error */
+		(void)spfkit__lookahead_walk(ev); /* only asks early: failing to is no error */
 	return 0;
 }

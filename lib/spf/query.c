@@ -66,6 +66,55 @@ static struct query *query_add(struct spfkit_eval *ev, uint16_t type, const char
 	return q;
 }
 
+/*
+ * The record memo (spfkit_config.record_memo): a record question the
+ * context saw answered, within that answer's TTL, is answered as then,
+ * without being asked: the TXT records keep_record_only() kept, the SPF
+ * one from the cache. Counted as asked, so the counters are the same.
+ */
+static void memo_fill(struct spfkit_eval *ev, struct query *q)
+{
+	struct spfkit__rcache_memo m;
+	struct spfkit_dns_rr *rrs;
+	uint32_t i;
+
+	if (!spfkit__rcache_memo_get(ev->ctx->records, q->name, q->name_len, q->hash, ev->now, &m))
+		return;
+	rrs = spfkit__arena_alloc(&ev->arena, m.txt_count * sizeof(*rrs));
+	if (rrs == NULL) {
+		spfkit__rcache_release(ev->ctx->records, m.entry);
+		return; /* asked as usual */
+	}
+	memset(rrs, 0, m.txt_count * sizeof(*rrs));
+	for (i = 0; i < m.txt_count; i++) {
+		rrs[i].type = SPFKIT_RR_TXT;
+		rrs[i].ttl = m.ttl;
+		rrs[i].data = (const unsigned char *)"";
+	}
+	rrs[m.txt_at].data = (const unsigned char *)m.entry->text;
+	rrs[m.txt_at].len = m.entry->len;
+	q->ans.status = SPFKIT_DNS_OK;
+	q->ans.ttl = m.ttl;
+	q->ans.rrs = rrs;
+	q->ans.count = m.txt_count;
+	q->rce = m.entry; /* cached: held at no cost to rec_bytes */
+	q->rec_count = 1;
+	q->rec_rr = &rrs[m.txt_at];
+	q->rec_state = m.entry->rc == 0 ? REC_OK : REC_INVALID;
+	q->state = Q_DONE;
+	ev->result.queries++;
+	ev->result.memo_answers++;
+}
+
+/* Remember what a record question's answer held (memo_fill()). */
+static void memo_put(struct spfkit_eval *ev, const struct query *q)
+{
+	if (ev->memo && q->rce->cached)
+		spfkit__rcache_memo_put(ev->ctx->records, q->rce, q->name, q->name_len, q->hash,
+					ev->now, q->ans.ttl, (uint32_t)q->ans.count,
+					(uint32_t)(q->rec_rr - q->ans.rrs));
+}
+
 struct query *spfkit__file(struct spfkit_eval *ev, uint16_t type, const char *name, size_t len,
 			   unsigned flags, unsigned level)
 {
@@ -79,6 +128,11 @@ struct query *spfkit__file(struct spfkit_eval *ev, uint16_t type, const char *na
 		q = query_add(ev, type, name, len, hash);
 		if (q != NULL)
 			q->level = (uint16_t)(level > 0xffff ? 0xffff : level);
+		if (q != NULL && ev->memo && type == SPFKIT_RR_TXT && (flags & QF_RECORD)) {
+			memo_fill(ev, q);
+			/* lookahead walks into what it files; strict's finds must be walked */
+			ev->memo_unwalked |= q->state == Q_DONE && (flags & QF_STRICT);
+		}
 	}
 	if (q != NULL)
 		q->flags |= (uint8_t)flags;
@@ -452,6 +506,8 @@ int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfki
 		if (q->type != SPFKIT_RR_TXT || !(q->flags & QF_RECORD) || ev->trace != NULL ||
 		    !keep_record_only(ev, q, a))
 			rc = copy_records(ev, q, a);
+		else
+			memo_put(ev, q);
 	}
 	else if (a->status == SPFKIT_DNS_OK)
 		q->ans.status = SPFKIT_DNS_NODATA;

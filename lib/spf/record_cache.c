@@ -17,6 +17,9 @@ struct spfkit__rcache {
 	size_t bytes, peak, max_bytes; /* charged to cached entries (record_cache.h) */
 	struct spfkit__list lru;
 	size_t hits, misses;
+	/* the record memo's names (record_cache.h), made at the first bind */
+	struct spfkit__rcache_entry **names;
+	size_t nnames_buckets, nnames;
 	/* Record texts are chosen by whoever publishes them: a keyed hash of
 	 * the whole text, key drawn here and read-only after (thread-safe). */
 	struct spfkit__hash_key key;
@@ -69,6 +72,7 @@ static struct spfkit__rcache_entry *entry_of(struct spfkit__link *n)
 
 static void entry_free(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
 {
+	spfkit__free(c->alloc, e->name);
 	spfkit__free(e->under, e->hot);
 	if (e->rec == NULL || e->text != e->rec->text)
 		spfkit__free(e->under, e->text);
@@ -128,6 +132,7 @@ void spfkit__rcache_free(struct spfkit__rcache *c)
 		entry_free(c, e);
 	}
 	pthread_mutex_destroy(&c->lock);
+	spfkit__free(c->alloc, c->names);
 	spfkit__free(c->alloc, c->buckets);
 	spfkit__free(c->alloc, c);
 }
@@ -157,25 +162,63 @@ static void unhash(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
 	*pp = e->chain;
 }
 
-/* Is there room for one more entry of `need` bytes? (bytes <= max_bytes
- * always holds, so the subtraction cannot wrap.) */
-static int room_for(const struct spfkit__rcache *c, size_t need)
+static struct spfkit__rcache_entry **name_bucket_of(struct spfkit__rcache *c, uint64_t hash)
 {
-	return c->count < c->max && need <= c->max_bytes - c->bytes;
+	return &c->names[hash & (c->nnames_buckets - 1)];
 }
 
-/* Make room for `need` bytes: drop least recently used entries nobody
- * holds. An entry larger than the whole budget is never cached, so it
- * evicts nothing: a huge record must not flush the cache each time. */
-static void evict(struct spfkit__rcache *c, size_t need)
+/* What a bound name is charged. */
+static size_t name_cost(size_t len)
+{
+	return block_cost(len + 1);
+}
+
+/* Forget e's name (under the lock), and what it was charged. */
+static void unbind(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
+{
+	struct spfkit__rcache_entry **pp;
+
+	if (e->name == NULL)
+		return;
+	e->bytes -= name_cost(e->name_len);
+	c->bytes -= name_cost(e->name_len);
+	pp = name_bucket_of(c, e->name_hash);
+	while (*pp != e)
+		pp = &(*pp)->name_chain;
+	*pp = e->name_chain;
+	e->name_chain = NULL;
+	spfkit__free(c->alloc, e->name);
+	e->name = NULL;
+	c->nnames--;
+}
+
+/* Is there room for `need` more bytes, and for one more entry when
+ * `entry`? (bytes <= max_bytes always holds, so the subtraction cannot
+ * wrap.) */
+static int room(const struct spfkit__rcache *c, size_t need, int entry)
+{
+	return (!entry || c->count < c->max) && need <= c->max_bytes - c->bytes;
+}
+
+static int room_for(const struct spfkit__rcache *c, size_t need)
+{
+	return room(c, need, 1);
+}
+
+/* Make room for `need` bytes (and an entry when `entry`): drop least
+ * recently used entries nobody holds. An entry larger than the whole
+ * budget is never cached, so it evicts nothing: a huge record must not
+ * flush the cache each time. */
+static void evict(struct spfkit__rcache *c, size_t need, int entry)
 {
 	struct spfkit__rcache_entry *e = entry_of(c->lru.tail), *prev;
 
 	if (need > c->max_bytes)
 		return;
-	while (!room_for(c, need) && e != NULL) {
+	while (!room(c, need, entry) && e != NULL) {
 		prev = entry_of(e->lru.prev);
 		if (atomic_load(&e->refs) == 0) {
+			unbind(c, e);
 			unhash(c, e);
 			spfkit__list_unlink(&c->lru, &e->lru);
 			c->bytes -= e->bytes;
@@ -312,7 +355,7 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 	pthread_mutex_lock(&c->lock);
 	e = acquire(c, hash, text, len);
 	if (e == NULL) {
-		evict(c, mine->bytes);
+		evict(c, mine->bytes, 1);
 		if (room_for(c, mine->bytes)) {
 			mine->chain = *bucket_of(c, hash);
 			*bucket_of(c, hash) = mine;
@@ -332,6 +375,136 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 	}
 	*out = mine;
 	return 0;
+}
+
+/* The bound entry of a name, or NULL (under the lock). */
+static struct spfkit__rcache_entry *find_name(struct spfkit__rcache *c, const char *name,
+					      size_t len, uint64_t hash)
+{
+	struct spfkit__rcache_entry *e;
+
+	if (c->names == NULL)
+		return NULL;
+	for (e = *name_bucket_of(c, hash); e != NULL; e = e->name_chain)
+		if (e->name_hash == hash && spfkit__memcaseeq(e->name, e->name_len, name, len))
+			return e;
+	return NULL;
+}
+
+int spfkit__rcache_memo_get(struct spfkit__rcache *c, const char *name, size_t len, uint64_t hash,
+			    int64_t now, struct spfkit__rcache_memo *out)
+{
+	struct spfkit__rcache_entry *e;
+	int hit = 0;
+
+	pthread_mutex_lock(&c->lock);
+	e = find_name(c, name, len, hash);
+	if (e != NULL && (now < e->stored || now >= e->expires)) {
+		unbind(c, e); /* expired, or the caller's clock went back */
+		e = NULL;
+	}
+	if (e != NULL) {
+		atomic_fetch_add(&e->refs, 1);
+		spfkit__list_unlink(&c->lru, &e->lru);
+		spfkit__list_push_front(&c->lru, &e->lru);
+		c->hits++;
+		out->entry = e;
+		out->txt_count = e->txt_count;
+		out->txt_at = e->txt_at;
+		out->ttl = (uint32_t)(e->expires - now);
+		hit = 1;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return hit;
+}
+
+/* Room in the name table for one more name, grown like the entries'
+ * (under the lock); 0 when out of memory. */
+static int names_room(struct spfkit__rcache *c)
+{
+	size_t n, i;
+	struct spfkit__rcache_entry **b, *e, *next;
+
+	if (c->names != NULL && (c->nnames < c->nnames_buckets || c->nnames_buckets >= c->max_buckets))
+		return 1;
+	n = c->names == NULL ? RCACHE_FIRST_BUCKETS : c->nnames_buckets * 4;
+	if (n > c->max_buckets)
+		n = c->max_buckets;
+	b = spfkit__calloc(c->alloc, n, sizeof(*b));
+	if (b == NULL)
+		return c->names != NULL;
+	for (i = 0; i < c->nnames_buckets; i++) {
+		for (e = c->names[i]; e != NULL; e = next) {
+			next = e->name_chain;
+			e->name_chain = b[e->name_hash & (n - 1)];
+			b[e->name_hash & (n - 1)] = e;
+		}
+	}
+	spfkit__free(c->alloc, c->names);
+	c->names = b;
+	c->nnames_buckets = n;
+	return 1;
+}
+
+static size_t chain_length(struct spfkit__rcache *c, uint64_t hash)
+{
+	const struct spfkit__rcache_entry *e;
+	size_t n = 0;
+
+	for (e = *name_bucket_of(c, hash); e != NULL; e = e->name_chain)
+		n++;
+	return n;
+}
+
+/* Bind e to its name (under the lock; e holds no name): 1 when done. */
+static int bind_name(struct spfkit__rcache *c, struct spfkit__rcache_entry *e, char *name, size_t cost)
+{
+	struct spfkit__rcache_entry *old;
+
+	if (!names_room(c))
+		return 0;
+	old = find_name(c, name, e->name_len, e->name_hash);
+	if (old != NULL)
+		unbind(c, old); /* the name's record changed */
+	if (chain_length(c, e->name_hash) >= SPFKIT__RCACHE_MEMO_CHAIN)
+		return 0;
+	evict(c, cost, 0);
+	if (!room(c, cost, 0))
+		return 0;
+	e->name = name;
+	e->name_chain = *name_bucket_of(c, e->name_hash);
+	*name_bucket_of(c, e->name_hash) = e;
+	c->nnames++;
+	e->bytes += cost;
+	c->bytes += cost;
+	if (c->bytes > c->peak)
+		c->peak = c->bytes;
+	return 1;
+}
+
+void spfkit__rcache_memo_put(struct spfkit__rcache *c, struct spfkit__rcache_entry *e,
+			     const char *name, size_t len, uint64_t hash, int64_t now, uint32_t ttl,
+			     uint32_t txt_count, uint32_t txt_at)
+{
+	char *copy;
+	size_t cost = name_cost(len);
+
+	if (!e->cached || ttl == 0 || len > SPFKIT_DOMAIN_MAX_LEN)
+		return;
+	copy = spfkit__strndup(c->alloc, name, len);
+	if (copy == NULL)
+		return;
+	pthread_mutex_lock(&c->lock);
+	unbind(c, e); /* the record under another name before: now this one */
+	e->name_len = len;
+	e->name_hash = hash;
+	e->stored = now;
+	e->expires = now + ttl;
+	e->txt_count = txt_count;
+	e->txt_at = txt_at;
+	if (!bind_name(c, e, copy, cost))
+		spfkit__free(c->alloc, copy);
+	pthread_mutex_unlock(&c->lock);
 }
 
 void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)

@@ -5,6 +5,11 @@
  * around lookups; entries are reference-counted so an entry an
  * evaluation holds is never evicted under it. Internal API.
  *
+ * The record memo (spfkit_config.record_memo) rides on the entries: an
+ * entry may also be bound to the one name whose TXT answer held it, until
+ * that answer's TTL passes, so an evaluation can take the record by name
+ * without asking (query.c). Bound names are charged to the byte budget.
+ *
  * Bounded twice: by entries and by bytes. A parsed record can take about
  * 55 times its text (a 64 KiB record of one-letter terms parses to some
  * 3.6 MB), so a count alone would let hostile records fill gigabytes.
@@ -57,6 +62,15 @@ struct spfkit__rcache_entry {
 	struct spfkit_parse_error pe;
 	atomic_uint refs;          /* evaluations holding it */
 	int cached;                /* 0: the cache was full of held entries; freed on release */
+	/* The record memo (spfkit_config.record_memo): the one name whose
+	 * TXT answer held this record, and until when that answer holds;
+	 * all under the cache's lock. name NULL: not bound. */
+	char *name;
+	size_t name_len;
+	uint64_t name_hash;
+	int64_t stored, expires; /* seconds, the requests' `now` */
+	uint32_t txt_count, txt_at; /* the answer's TXT records; the SPF one's place */
+	struct spfkit__rcache_entry *name_chain;
 	struct spfkit__rcache_entry *chain;      /* hash bucket */
 	struct spfkit__link lru;                  /* most recent first */
 };
@@ -90,6 +104,31 @@ void spfkit__rcache_free(struct spfkit__rcache *c);
 int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 		       struct spfkit__rcache_entry **out);
 void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entry *e);
+
+/*
+ * The record memo: what the TXT answer of `name` (hash: spfkit__name_hash)
+ * held, if bound at most `now` and not expired, with a reference as
+ * spfkit__rcache_get() gives. 1 on a hit (ttl: seconds left), else 0.
+ */
+struct spfkit__rcache_memo {
+	struct spfkit__rcache_entry *entry;
+	uint32_t txt_count, txt_at, ttl;
+};
+int spfkit__rcache_memo_get(struct spfkit__rcache *c, const char *name, size_t len, uint64_t hash,
+			    int64_t now, struct spfkit__rcache_memo *out);
+/*
+ * Remember that name's TXT answer (txt_count TXT records, the SPF one at
+ * txt_at) held e's record, for ttl seconds from now. e must be held and
+ * cached. Best effort: not bound when out of memory, when the budget
+ * has no room, or when the name's bucket already holds
+ * SPFKIT__RCACHE_MEMO_CHAIN names (names are chosen by whoever publishes
+ * records, and the hash is not keyed: a bounded chain keeps every lookup
+ * short however they collide).
+ */
+void spfkit__rcache_memo_put(struct spfkit__rcache *c, struct spfkit__rcache_entry *e,
+			     const char *name, size_t len, uint64_t hash, int64_t now, uint32_t ttl,
+			     uint32_t txt_count, uint32_t txt_at);
+#define SPFKIT__RCACHE_MEMO_CHAIN 8u
 
 /* hits, misses and entries, for benchmarks and tests; a cache of 0
  * entries (no_record_cache) counts nothing */

@@ -175,6 +175,8 @@ static int eval_setup(struct spfkit_eval *ev, const struct spfkit_request *req)
 	ev->trace = req->trace;
 	ev->trace_arg = req->trace_arg;
 	ev->lookahead = ev->ctx->lookahead;
+	/* a trace shows every question asked and its answer: none skipped */
+	ev->memo = ev->ctx->record_memo && req->trace == NULL && req->now != 0;
 	ev->helo = spfkit__arena_strndup(&ev->arena, req->helo ? req->helo : "", req->helo_len);
 	if (ev->helo == NULL)
 		return SPFKIT_ENOMEM;

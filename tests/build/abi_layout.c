@@ -127,6 +127,7 @@ int main(void)
 	F(spfkit_config, time_budget_ms);
 	F(spfkit_config, record_cache_bytes);
 	F(spfkit_config, no_record_cache);
+	F(spfkit_config, record_memo);
 	S(spfkit_request);
 	F(spfkit_request, size);
 	F(spfkit_request, ip);
@@ -154,6 +155,7 @@ int main(void)
 	F(spfkit_result, void_lookups);
 	F(spfkit_result, queries);
 	F(spfkit_result, depth);
+	F(spfkit_result, memo_answers);
 	S(spfkit_question);
 	F(spfkit_question, id);
 	F(spfkit_question, type);

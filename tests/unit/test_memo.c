@@ -1,0 +1,329 @@
+/*
+ * Unit tests of the record memo (spfkit_config.record_memo, kept by
+ * lib/spf/record_cache.c): a later evaluation takes a record from the
+ * memo instead of asking, within the TTL of the answer that brought it
+ * and by the requests' `now`; the result and its counters stay those of
+ * asking; traced evaluations, `now` 0 and contexts without the memo or
+ * without a record cache ask as before; a name's bucket holds a bounded
+ * number of names, and bound names are charged to the cache's budget.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <spfkit/spfkit.h>
+
+#include "ctx.h" /* the context's record cache, for the bucket test */
+
+#define T0 1700000000
+#define TTL 300u
+
+struct outcome {
+	enum spfkit_result_code code;
+	unsigned asked; /* questions handed to the caller */
+	unsigned queries, memo_answers, depth, dns_terms;
+};
+
+static void zone_txt(struct spfkit_zone *z, const char *name, const char *text)
+{
+	assert_int_equal(spfkit_zone_add(z, name, strlen(name), SPFKIT_RR_TXT, TTL, text,
+					 strlen(text), 0), 0);
+}
+
+static struct spfkit_zone *test_zone(const char *include_target_record)
+{
+	struct spfkit_zone *z = NULL;
+
+	assert_int_equal(spfkit_zone_new(NULL, &z), 0);
+	zone_txt(z, "example.com", "v=spf1 include:_spf.example.net -all");
+	zone_txt(z, "_spf.example.net", include_target_record);
+	zone_txt(z, "two.example", "v=spf1 ip4:198.51.100.1 -all");
+	zone_txt(z, "two.example", "site-verification=1234");
+	return z;
+}
+
+static void note_trace(void *arg, const struct spfkit_trace_event *e)
+{
+	(void)e;
+	(*(unsigned *)arg)++;
+}
+
+static struct outcome run_at(const struct spfkit_ctx *ctx, const struct spfkit_zone *z,
+			     const char *ip, const char *sender, int64_t now, int traced)
+{
+	struct outcome o;
+	struct spfkit_request req;
+	struct spfkit_eval *ev = NULL;
+	struct spfkit_question q;
+	struct spfkit_dns_answer ans;
+	const struct spfkit_result *res;
+	unsigned events = 0;
+	int step;
+
+	memset(&o, 0, sizeof(o));
+	spfkit_request_init(&req);
+	assert_int_equal(spfkit_ip_parse(ip, strlen(ip), &req.ip), 0);
+	req.sender = sender;
+	req.sender_len = strlen(sender);
+	req.helo = "helo.example";
+	req.helo_len = 12;
+	req.now = now;
+	if (traced) {
+		req.trace = note_trace;
+		req.trace_arg = &events;
+	}
+	assert_int_equal(spfkit_eval_new(ctx, &req, &ev), 0);
+	while ((step = spfkit_eval_step(ev, &q)) == SPFKIT_STEP_QUERY) {
+		o.asked++;
+		assert_int_equal(spfkit_zone_lookup(z, q.name, q.name_len, q.type, &ans), 0);
+		assert_int_equal(spfkit_eval_answer(ev, q.id, &ans), 0);
+	}
+	assert_int_equal(step, SPFKIT_STEP_DONE);
+	res = spfkit_eval_result(ev);
+	o.code = res->code;
+	o.queries = res->queries;
+	o.memo_answers = res->memo_answers;
+	o.depth = res->depth;
+	o.dns_terms = res->dns_terms;
+	if (traced)
+		assert_true(events > 0);
+	spfkit_eval_free(ev);
+	return o;
+}
+
+static struct outcome run(const struct spfkit_ctx *ctx, const struct spfkit_zone *z, int64_t now)
+{
+	return run_at(ctx, z, "192.0.2.7", "a@example.com", now, 0);
+}
+
+static struct spfkit_ctx *memo_ctx(int lookahead, int no_record_cache)
+{
+	struct spfkit_config cfg;
+	struct spfkit_ctx *ctx = NULL;
+
+	spfkit_config_init(&cfg);
+	cfg.record_memo = 1;
+	cfg.no_lookahead = !lookahead;
+	cfg.no_record_cache = no_record_cache;
+	assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
+	return ctx;
+}
+
+static void assert_same_result(const struct outcome *a, const struct outcome *b)
+{
+	assert_int_equal(a->code, b->code);
+	assert_int_equal(a->queries, b->queries);
+	assert_int_equal(a->depth, b->depth);
+	assert_int_equal(a->dns_terms, b->dns_terms);
+}
+
+static void second_evaluation_asks_nothing(void **state)
+{
+	struct spfkit_zone *z = test_zone("v=spf1 ip4:192.0.2.0/24 ~all");
+	struct spfkit_ctx *ctx = memo_ctx(0, 0);
+	struct outcome first, second;
+
+	(void)state;
+	first = run(ctx, z, T0);
+	assert_int_equal(first.code, SPFKIT_RESULT_PASS);
+	assert_int_equal(first.asked, 2);
+	assert_int_equal(first.memo_answers, 0);
+	second = run(ctx, z, T0 + 10);
+	assert_int_equal(second.asked, 0);
+	assert_int_equal(second.memo_answers, 2);
+	assert_same_result(&first, &second);
+	/* a client the include does not cover: the same records, -all */
+	second = run_at(ctx, z, "203.0.113.9", "a@example.com", T0 + 20, 0);
+	assert_int_equal(second.code, SPFKIT_RESULT_FAIL);
+	assert_int_equal(second.asked, 0);
+	spfkit_ctx_free(ctx);
+	spfkit_zone_free(z);
+}
+
+static void expires_with_the_ttl(void **state)
+{
+	struct spfkit_zone *z = test_zone("v=spf1 ip4:192.0.2.0/24 ~all");
+	struct spfkit_ctx *ctx = memo_ctx(0, 0);
+
+	(void)state;
+	assert_int_equal(run(ctx, z, T0).asked, 2);
+	assert_int_equal(run(ctx, z, T0 + TTL - 1).asked, 0);
+	/* expired: asked again, and remembered from that answer on */
+	assert_int_equal(run(ctx, z, T0 + TTL).asked, 2);
+	assert_int_equal(run(ctx, z, T0 + TTL + 1).asked, 0);
+	assert_int_equal(run(ctx, z, T0 + 2 * TTL - 1).asked, 0);
+	spfkit_ctx_free(ctx);
+	spfkit_zone_free(z);
+}
+
+static void clock_going_back_asks(void **state)
+{
+	struct spfkit_zone *z = test_zone("v=spf1 ip4:192.0.2.0/24 ~all");
+	struct spfkit_ctx *ctx = memo_ctx(0, 0);
+
+	(void)state;
+	assert_int_equal(run(ctx, z, T0).asked, 2);
+	assert_int_equal(run(ctx, z, T0 - 1).asked, 2);
+	assert_int_equal(run(ctx, z, T0 - 1).asked, 0);
+	spfkit_ctx_free(ctx);
+	spfkit_zone_free(z);
+}
+
+static void trace_and_no_time_ask(void **state)
+{
+	struct spfkit_zone *z = test_zone("v=spf1 ip4:192.0.2.0/24 ~all");
+	struct spfkit_ctx *ctx = memo_ctx(0, 0);
+	struct outcome o;
+
+	(void)state;
+	/* neither fills the memo ... */
+	assert_int_equal(run_at(ctx, z, "192.0.2.7", "a@example.com", T0, 1).asked, 2);
+	assert_int_equal(run(ctx, z, 0).asked, 2);
+	assert_int_equal(run(ctx, z, T0).asked, 2);
+	/* ... nor uses it */
+	o = run_at(ctx, z, "192.0.2.7", "a@example.com", T0 + 1, 1);
+	assert_int_equal(o.asked, 2);
+	assert_int_equal(o.memo_answers, 0);
+	assert_int_equal(run(ctx, z, 0).asked, 2);
+	assert_int_equal(run(ctx, z, T0 + 1).asked, 0);
+	spfkit_ctx_free(ctx);
+	spfkit_zone_free(z);
+}
+
+static void off_unless_asked_for_and_cached(void **state)
+{
+	struct spfkit_zone *z = test_zone("v=spf1 ip4:192.0.2.0/24 ~all");
+	struct spfkit_ctx *plain = NULL, *uncached = memo_ctx(0, 1);
+
+	(void)state;
+	assert_int_equal(spfkit_ctx_new(NULL, &plain), 0);
+	assert_int_equal(run(plain, z, T0).asked, 2);
+	assert_int_equal(run(plain, z, T0 + 1).asked, 2);
+	assert_int_equal(run(uncached, z, T0).asked, 2);
+	assert_int_equal(run(uncached, z, T0 + 1).asked, 2);
+	spfkit_ctx_free(plain);
+	spfkit_ctx_free(uncached);
+	spfkit_zone_free(z);
+}
+
+static void new_record_after_expiry(void **state)
+{
+	struct spfkit_zone *old = test_zone("v=spf1 ip4:192.0.2.0/24 ~all");
+	struct spfkit_zone *changed = test_zone("v=spf1 ip4:198.51.100.0/24 ~all");
+	struct spfkit_ctx *ctx = memo_ctx(0, 0);
+
+	(void)state;
+	assert_int_equal(run(ctx, old, T0).code, SPFKIT_RESULT_PASS);
+	/* within the TTL the remembered record holds, as a DNS cache's would */
+	assert_int_equal(run(ctx, changed, T0 + 1).code, SPFKIT_RESULT_PASS);
+	/* past it, the new one; remembered in turn */
+	assert_int_equal(run(ctx, changed, T0 + TTL).code, SPFKIT_RESULT_FAIL);
+	assert_int_equal(run(ctx, old, T0 + TTL + 1).code, SPFKIT_RESULT_FAIL);
+	assert_int_equal(run(ctx, old, T0 + TTL + 1).asked, 0);
+	spfkit_ctx_free(ctx);
+	spfkit_zone_free(old);
+	spfkit_zone_free(changed);
+}
+
+static void with_lookahead_and_other_txt(void **state)
+{
+	struct spfkit_zone *z = test_zone("v=spf1 ip4:192.0.2.0/24 ~all");
+	struct spfkit_ctx *ctx = memo_ctx(1, 0);
+	struct outcome first, second;
+
+	(void)state;
+	first = run(ctx, z, T0);
+	second = run(ctx, z, T0 + 1);
+	assert_int_equal(second.asked, 0);
+	assert_same_result(&first, &second);
+	/* a name with a second TXT record: remembered with it */
+	first = run_at(ctx, z, "198.51.100.1", "a@two.example", T0, 0);
+	second = run_at(ctx, z, "198.51.100.1", "a@two.example", T0 + 1, 0);
+	assert_int_equal(first.code, SPFKIT_RESULT_PASS);
+	assert_int_equal(second.asked, 0);
+	assert_same_result(&first, &second);
+	spfkit_ctx_free(ctx);
+	spfkit_zone_free(z);
+}
+
+/* Names whose hash lands in bucket 0 of a 16-bucket table. */
+static void colliding_name(unsigned *seed, char *out, size_t size)
+{
+	for (;; (*seed)++) {
+		snprintf(out, size, "n%u.example", *seed);
+		if ((spfkit__name_hash(out, strlen(out)) & 15) == 0) {
+			(*seed)++;
+			return;
+		}
+	}
+}
+
+static void bucket_bounded_and_charged(void **state)
+{
+	struct spfkit__rcache *c = NULL;
+	struct spfkit__rcache_entry *e[SPFKIT__RCACHE_MEMO_CHAIN + 1];
+	struct spfkit__rcache_memo m;
+	char names[SPFKIT__RCACHE_MEMO_CHAIN + 1][32], text[64];
+	size_t before, after, peak, max, i;
+	unsigned seed = 0;
+
+	(void)state;
+	/* 16 entries at most: the name table never grows past 16 buckets */
+	assert_int_equal(spfkit__rcache_new(NULL, 16, &c), 0);
+	for (i = 0; i <= SPFKIT__RCACHE_MEMO_CHAIN; i++) {
+		snprintf(text, sizeof(text), "v=spf1 ip4:192.0.2.%zu -all", i);
+		assert_int_equal(spfkit__rcache_get(c, text, strlen(text), &e[i]), 0);
+		assert_true(e[i]->cached);
+		colliding_name(&seed, names[i], sizeof(names[i]));
+	}
+	spfkit__rcache_bytes(c, &before, &peak, &max);
+	for (i = 0; i <= SPFKIT__RCACHE_MEMO_CHAIN; i++)
+		spfkit__rcache_memo_put(c, e[i], names[i], strlen(names[i]),
+					spfkit__name_hash(names[i], strlen(names[i])), T0, TTL, 1, 0);
+	spfkit__rcache_bytes(c, &after, &peak, &max);
+	assert_true(after > before);
+	for (i = 0; i <= SPFKIT__RCACHE_MEMO_CHAIN; i++) {
+		int hit = spfkit__rcache_memo_get(c, names[i], strlen(names[i]),
+						  spfkit__name_hash(names[i], strlen(names[i])),
+						  T0 + 1, &m);
+
+		/* the bucket's first names are bound, the one past the bound not */
+		assert_int_equal(hit, i < SPFKIT__RCACHE_MEMO_CHAIN);
+		if (hit) {
+			assert_ptr_equal(m.entry, e[i]);
+			assert_int_equal(m.ttl, TTL - 1);
+			spfkit__rcache_release(c, m.entry);
+		}
+	}
+	/* expired lookups forget their names, and what they were charged */
+	for (i = 0; i < SPFKIT__RCACHE_MEMO_CHAIN; i++)
+		assert_false(spfkit__rcache_memo_get(c, names[i], strlen(names[i]),
+						     spfkit__name_hash(names[i], strlen(names[i])),
+						     T0 + TTL, &m));
+	spfkit__rcache_bytes(c, &after, &peak, &max);
+	assert_int_equal(after, before);
+	for (i = 0; i <= SPFKIT__RCACHE_MEMO_CHAIN; i++)
+		spfkit__rcache_release(c, e[i]);
+	spfkit__rcache_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(second_evaluation_asks_nothing),
+		cmocka_unit_test(expires_with_the_ttl),
+		cmocka_unit_test(clock_going_back_asks),
+		cmocka_unit_test(trace_and_no_time_ask),
+		cmocka_unit_test(off_unless_asked_for_and_cached),
+		cmocka_unit_test(new_record_after_expiry),
+		cmocka_unit_test(with_lookahead_and_other_txt),
+		cmocka_unit_test(bucket_bounded_and_charged),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
