@@ -202,13 +202,15 @@ static void *thread_main(void *arg)
 
 /* ---- setup ---------------------------------------------------------------- */
 
-static int make_ctx(struct spfkit__milter_worker *w)
+static int make_ctx(struct spfkit__milter_worker *w, const struct spfkit__milter_worker_opts *o)
 {
 	struct spfkit_config ec;
 
 	spfkit_config_init(&ec);
 	ec.receiver = w->receiver;
 	ec.limits.void_lookups = (unsigned)w->cfg->void_limit; /* 0: the RFC's 2 */
+	/* remembering records for their TTL is what the DNS cache does anyway */
+	ec.record_memo = o->cache != NULL;
 	return spfkit_ctx_new(&ec, &w->ctx);
 }
 
@@ -262,7 +264,7 @@ static int start_thread(struct spfkit__milter_worker *w)
 static int setup(struct spfkit__milter_worker *w, const struct spfkit__milter_worker_opts *o)
 {
 	w->base = event_base_new();
-	if (w->base == NULL || make_pipe(w) != 0 || make_ctx(w) != 0 || attach_dns(w, o) != 0)
+	if (w->base == NULL || make_pipe(w) != 0 || make_ctx(w, o) != 0 || attach_dns(w, o) != 0)
 		return SPFKIT_ENOMEM;
 	w->wake_ev = event_new(w->base, w->wake[0], EV_READ | EV_PERSIST, on_wake, w);
 	if (w->wake_ev == NULL || event_add(w->wake_ev, NULL) != 0)

@@ -112,6 +112,7 @@ struct spfkit__policyd {
 	char receiver[256];
 	struct gen *gen;
 	struct spfkit_resolver *resolver;
+	int dns_cached; /* resolver is a DNS cache layer: contexts keep the record memo */
 	struct spfkit_event *dnsloop; /* the resolver in the loop (lib/event) */
 	struct spfkit__mta_loop loop; /* base, resolver and dnsloop, for the checks */
 	struct evconnlistener *listeners[16];

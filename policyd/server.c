@@ -174,6 +174,8 @@ static struct gen *gen_new(struct spfkit__policyd *srv, struct spfkit__mta_confi
 	ec.alloc = srv->opts.alloc;
 	ec.receiver = srv->receiver;
 	ec.limits.void_lookups = (unsigned)cfg->void_limit; /* 0: the RFC's 2 */
+	/* remembering records for their TTL is what the DNS cache does anyway */
+	ec.record_memo = srv->dns_cached;
 	if (spfkit_ctx_new(&ec, &g->ctx) != 0) {
 		spfkit__free(NULL, g);
 		return NULL;
@@ -900,6 +902,7 @@ int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_op
 	else if (gethostname(srv->receiver, sizeof(srv->receiver) - 1) != 0)
 		snprintf(srv->receiver, sizeof(srv->receiver), "unknown");
 	srv->resolver = cache != NULL ? cache : r;
+	srv->dns_cached = cache != NULL;
 	srv->gen = gen_new(srv, cfg);
 	srv->accept_pause = evtimer_new(base, on_accept_pause_end, srv);
 	if (srv->gen == NULL || srv->accept_pause == NULL || dns_attach(srv, r, cache) != 0) {

@@ -974,6 +974,8 @@ int spfkit__smtpd_new(struct event_base *base, const struct spfkit__smtpd_opts *
 	spfkit_config_init(&ec);
 	ec.receiver = f->receiver;
 	ec.limits.void_lookups = (unsigned)cfg->void_limit; /* 0: the RFC's 2 (§4.6.4) */
+	/* remembering records for their TTL is what the DNS cache does anyway */
+	ec.record_memo = cache != NULL;
 	if (spfkit_ctx_new(&ec, &f->ctx) != 0 || dns_attach(f, r, cache) != 0)
 		goto fail;
 	evutil_make_socket_nonblocking(opts->in_fd);
