@@ -34,6 +34,7 @@ struct options {
 	double seconds;
 	size_t rounds, limit;
 	int mode;
+	int record_memo; /* the warm context remembers records by name (spfkit_config) */
 };
 
 struct run {
@@ -293,7 +294,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: bench_eval --zone FILE --queries FILE [--seconds S | --rounds N]\n"
 			"                  [--limit N] [--mode direct|check|both|cold|all]\n"
-			"                  [--results-out FILE] [--intent FILE]\n");
+			"                  [--results-out FILE] [--intent FILE] [--record-memo 0|1]\n");
 	return 2;
 }
 
@@ -311,6 +312,14 @@ static int parse_mode(const char *v, int *mode)
 		*mode = MODE_ALL;
 	else
 		return -1;
+	return 0;
+}
+
+static int parse_flag(const char *v, int *flag)
+{
+	if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+		return -1;
+	*flag = v[0] == '1';
 	return 0;
 }
 
@@ -335,6 +344,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->intent = v;
 		else if (strcmp(k, "--mode") == 0)
 			bad = parse_mode(v, &o->mode);
+		else if (strcmp(k, "--record-memo") == 0)
+			bad = parse_flag(v, &o->record_memo);
 		else if (strcmp(k, "--seconds") == 0)
 			bad = bench_parse_seconds(v, &o->seconds);
 		else if (strcmp(k, "--rounds") == 0)
@@ -360,12 +371,14 @@ static int load_zone(const char *path, struct spfkit_zone **zone)
 	return 0;
 }
 
-static int setup(struct run *r, struct spfkit_ctx **ctx, struct spfkit_zone *zone)
+static int setup(struct run *r, struct spfkit_ctx **ctx, struct spfkit_zone *zone,
+		 const struct options *o)
 {
 	struct spfkit_config cfg;
 	int rc;
 
 	bench_config(&cfg);
+	cfg.record_memo = o->record_memo;
 	rc = spfkit_ctx_new(&cfg, ctx);
 	if (rc == 0)
 		rc = spfkit_zone_resolver(zone, &r->resolver);
@@ -401,7 +414,7 @@ int main(int argc, char **argv)
 	}
 	n = (o.limit > 0 && o.limit < qs.count) ? o.limit : qs.count;
 	reqs = spfkit__calloc(NULL, n, sizeof(*reqs));
-	if (reqs != NULL && load_zone(o.zone, &zone) == 0 && setup(&r, &ctx, zone) == 0 &&
+	if (reqs != NULL && load_zone(o.zone, &zone) == 0 && setup(&r, &ctx, zone, &o) == 0 &&
 	    build_requests(&qs, n, reqs) == 0) {
 		r.reqs = reqs;
 		printf("spfkit %s, %zu queries\n", SPFKIT_VERSION_STRING, n);

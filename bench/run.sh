@@ -98,7 +98,7 @@ echo "== spfkit evaluation benchmark (build type: $buildtype)"
 [ "$buildtype" = release ] || echo "   note: figures are for buildtype=release; this build is $buildtype"
 
 mkdir -p "$OUT"
-rm -f "$OUT"/spfkit.*.log "$OUT"/libspf2.*.log "$OUT"/libspf2api.*.log "$OUT"/latency.log
+rm -f "$OUT"/spfkit.*.log "$OUT"/spfkit-memo.*.log "$OUT"/libspf2.*.log "$OUT"/libspf2api.*.log "$OUT"/latency.log
 python3 "$SRC/bench/gen_corpus.py" --out "$OUT" --queries "$QUERIES" >"$OUT/corpus.log"
 cat "$OUT/corpus.log"
 ZONE="$OUT/bench.zone"
@@ -110,6 +110,12 @@ echo "== spfkit ($(load_now))"
 "$BUILD/bench/bench_eval" --zone "$ZONE" --queries "$QFILE" --seconds "$SECS" --mode all \
 	--results-out "$OUT/results-spfkit.txt" --intent "$OUT/queries.intent" >"$OUT/spfkit.1.log"
 grep -v '^#BENCH' "$OUT/spfkit.1.log"
+run_memo() {
+	"$BUILD/bench/bench_eval" --zone "$ZONE" --queries "$QFILE" --seconds "$SECS" \
+		--mode direct --record-memo 1 >"$OUT/spfkit-memo.$1.log"
+	sed -n 's/^spfkit direct (eval_step + zone_lookup)/spfkit direct, record memo /p' "$OUT/spfkit-memo.$1.log"
+}
+run_memo 1
 if [ "$LIBSPF2" = 1 ]; then
 	echo
 	echo "== libspf2 (hashed in-memory DNS layer) ($(load_now))"
@@ -146,6 +152,7 @@ while [ "$i" -le "$PAIRS" ]; do
 	"$BUILD/bench/bench_eval" --zone "$ZONE" --queries "$QFILE" --seconds "$SECS" \
 		--mode direct >"$OUT/spfkit.$i.log"
 	grep '^spfkit direct' "$OUT/spfkit.$i.log"
+	run_memo "$i"
 	if [ "$LIBSPF2" = 1 ]; then
 		"$BUILD/bench/bench_libspf2" --zone "$ZONE" --queries "$QFILE" \
 			--seconds "$SECS" >"$OUT/libspf2.$i.log"
@@ -159,7 +166,7 @@ while [ "$i" -le "$PAIRS" ]; do
 	i=$((i + 1))
 done
 
-CG_SPFKIT="" CG_SPF2="" CG_COLD="" CG_API=""
+CG_SPFKIT="" CG_SPF2="" CG_COLD="" CG_API="" CG_MEMO=""
 if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
 	echo
 	echo "== instructions per evaluation (valgrind --tool=callgrind, first $CG_QUERIES queries, one pass)"
@@ -169,6 +176,13 @@ if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
 		--rounds 1 --limit "$CG_QUERIES" >/dev/null 2>"$OUT/callgrind.spfkit.log" ||
 		echo "callgrind run of bench_eval failed: see $OUT/callgrind.spfkit.log"
 	CG_SPFKIT=$(callgrind_per_eval "$OUT/callgrind.spfkit" "$CG_QUERIES")
+	# Warm with the record memo: records taken by name within their TTL.
+	valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.memo" \
+		--collect-atstart=no --toggle-collect=pass_direct \
+		"$BUILD/bench/bench_eval" --zone "$ZONE" --queries "$QFILE" --mode direct \
+		--record-memo 1 --rounds 1 --limit "$CG_QUERIES" >/dev/null 2>"$OUT/callgrind.memo.log" ||
+		echo "callgrind run of bench_eval --record-memo 1 failed: see $OUT/callgrind.memo.log"
+	CG_MEMO=$(callgrind_per_eval "$OUT/callgrind.memo" "$CG_QUERIES")
 	# Cold: a fresh context, without a record cache, per evaluation.
 	valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.cold" \
 		--collect-atstart=no --toggle-collect=pass_cold \
@@ -226,6 +240,9 @@ DN=$(bench_value spfkit_direct ns_per_eval "$OUT"/spfkit.*.log | median)
 C=$(bench_value spfkit_check evals_per_s "$OUT/spfkit.1.log")
 CN=$(bench_value spfkit_check ns_per_eval "$OUT/spfkit.1.log")
 echo "spfkit direct:   $D evaluations/s, $DN ns/eval (eval_step + zone_lookup; median of $PAIRS runs)"
+M=$(bench_value spfkit_direct evals_per_s "$OUT"/spfkit-memo.*.log | median)
+MN=$(bench_value spfkit_direct ns_per_eval "$OUT"/spfkit-memo.*.log | median)
+echo "spfkit memo:     $M evaluations/s, $MN ns/eval (direct, with the record memo; median of $PAIRS runs)"
 echo "spfkit check:    $C evaluations/s, $CN ns/eval (spfkit_check, zone resolver; one run)"
 K=$(bench_value spfkit_cold evals_per_s "$OUT/spfkit.1.log")
 KN=$(bench_value spfkit_cold ns_per_eval "$OUT/spfkit.1.log")
@@ -246,6 +263,15 @@ if [ "$LIBSPF2" = 1 ]; then
 	awk -v r="$R" -v lo="$RLO" -v hi="$RHI" -v n="$PAIRS" 'BEGIN {
 		printf "spfkit/libspf2 = %.1fx (median of %d paired runs, %.1fx to %.1fx; target >= 10x)\n", r, n, lo, hi }'
 	awk '/^agreement/ { print }' "$OUT/libspf2.1.log"
+	ratios=$(i=1; while [ "$i" -le "$PAIRS" ]; do
+		d=$(bench_value spfkit_direct ns_per_eval "$OUT/spfkit-memo.$i.log")
+		l=$(bench_value libspf2 ns_per_eval "$OUT/libspf2.$i.log")
+		awk -v d="$d" -v l="$l" 'BEGIN { if (d > 0) printf "%.2f\n", l / d }'
+		i=$((i + 1))
+	done)
+	echo "$ratios" | awk -v r="$(echo "$ratios" | median)" -v lo="$(echo "$ratios" | lowest)" \
+		-v hi="$(echo "$ratios" | highest)" -v n="$PAIRS" 'END {
+		printf "spfkit with the record memo/libspf2 = %.1fx (median of %d paired runs, %.1fx to %.1fx)\n", r, n, lo, hi }'
 fi
 if [ "$API" = 1 ]; then
 	A=$(bench_value libspf2 evals_per_s "$OUT"/libspf2api.*.log | median)
@@ -264,10 +290,13 @@ if [ "$API" = 1 ]; then
 fi
 if [ -n "$CG_SPFKIT" ]; then
 	echo "instructions/eval (callgrind): spfkit $CG_SPFKIT${CG_SPF2:+, libspf2 $CG_SPF2}"
+	[ -n "$CG_MEMO" ] && echo "instructions/eval (callgrind), warm with the record memo: spfkit $CG_MEMO (spfkit_config.record_memo, as the daemons run; target <= 5000)"
 	[ -n "$CG_COLD" ] && echo "instructions/eval (callgrind), cold: spfkit $CG_COLD (a fresh context per evaluation; target <= 25000)"
 	if [ -n "$CG_SPF2" ]; then
 		awk -v s="$CG_SPFKIT" -v l="$CG_SPF2" 'BEGIN { if (s > 0)
 			printf "libspf2/spfkit instructions = %.1fx\n", l / s }'
+		[ -n "$CG_MEMO" ] && awk -v s="$CG_MEMO" -v l="$CG_SPF2" 'BEGIN { if (s > 0)
+			printf "libspf2/spfkit instructions, spfkit with the record memo = %.1fx\n", l / s }'
 	fi
 	if [ -n "$CG_API" ] && [ -n "$CG_SPF2" ]; then
 		awk -v a="$CG_API" -v l="$CG_SPF2" 'BEGIN { if (a > 0)
