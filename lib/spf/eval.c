@@ -175,6 +175,7 @@ static int frame_record(struct spfkit_eval *ev, struct frame *f, struct query *q
 	}
 	f->rec = q->rce->rec;
 	f->hot = q->rce->hot;
+	f->ip4 = q->rce->ip4;
 	f->rec_private = !q->rce->cached; /* fixed for as long as we hold the entry */
 	f->rec_level = q->strict_level;
 	f->term_level = q->strict_level;
@@ -269,8 +270,11 @@ static void skip_settled(const struct spfkit_eval *ev, struct frame *f)
 
 	if (ev->trace != NULL)
 		return;
-	while (i < n && (h[i].is_modifier || hot_no_match(ev, &h[i])))
-		i++;
+	if (f->ip4 != NULL && ev->ip.family == 4)
+		i = spfkit__ip4_scan(f->ip4, i, n, ev->ip4);
+	else
+		while (i < n && (h[i].is_modifier || hot_no_match(ev, &h[i])))
+			i++;
 	if (i == f->term)
 		return;
 	frame_next_term(f);

@@ -18,7 +18,7 @@ struct spfkit__rcache {
 	struct spfkit__list lru;
 	size_t hits, misses;
 	/* the record memo's names (record_cache.h), made at the first bind */
-	struct spfkit__rcache_entry **names;
+	struct spfkit__rcache_name **names;
 	size_t nnames_buckets, nnames;
 	/* Record texts are chosen by whoever publishes them: a keyed hash of
 	 * the whole text, key drawn here and read-only after (thread-safe). */
@@ -26,6 +26,17 @@ struct spfkit__rcache {
 };
 
 #define RCACHE_FIRST_BUCKETS 16u
+
+struct spfkit__rcache_name {
+	struct spfkit__rcache_name *chain; /* the name table's bucket */
+	struct spfkit__rcache_name *next;  /* the entry's names */
+	struct spfkit__rcache_entry *entry;
+	uint64_t hash;          /* spfkit__name_hash */
+	int64_t stored, expires; /* seconds, the requests' `now` */
+	uint32_t txt_count, txt_at; /* the answer's TXT records; the SPF one's place */
+	size_t len;
+	char name[];
+};
 
 int spfkit__rcache_new(const struct spfkit_allocator *a, size_t max_entries,
 		       struct spfkit__rcache **out)
@@ -72,8 +83,8 @@ static struct spfkit__rcache_entry *entry_of(struct spfkit__link *n)
 
 static void entry_free(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
 {
-	spfkit__free(c->alloc, e->name);
 	spfkit__free(e->under, e->hot);
+	spfkit__free(e->under, e->ip4);
 	if (e->rec == NULL || e->text != e->rec->text)
 		spfkit__free(e->under, e->text);
 	spfkit_record_free(e->rec);
@@ -121,6 +132,8 @@ static void count_free(void *user, void *ptr)
 	spfkit__free(e->under, ptr);
 }
 
+static void unbind_all(struct spfkit__rcache *c, struct spfkit__rcache_entry *e);
+
 void spfkit__rcache_free(struct spfkit__rcache *c)
 {
 	struct spfkit__rcache_entry *e, *next;
@@ -129,6 +142,7 @@ void spfkit__rcache_free(struct spfkit__rcache *c)
 		return;
 	for (e = entry_of(c->lru.head); e != NULL; e = next) {
 		next = entry_of(e->lru.next);
+		unbind_all(c, e);
 		entry_free(c, e);
 	}
 	pthread_mutex_destroy(&c->lock);
@@ -162,7 +176,7 @@ static void unhash(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
 	*pp = e->chain;
 }
 
-static struct spfkit__rcache_entry **name_bucket_of(struct spfkit__rcache *c, uint64_t hash)
+static struct spfkit__rcache_name **name_bucket_of(struct spfkit__rcache *c, uint64_t hash)
 {
 	return &c->names[hash & (c->nnames_buckets - 1)];
 }
@@ -170,26 +184,31 @@ static struct spfkit__rcache_entry **name_bucket_of(struct spfkit__rcache *c, ui
 /* What a bound name is charged. */
 static size_t name_cost(size_t len)
 {
-	return block_cost(len + 1);
+	return block_cost(sizeof(struct spfkit__rcache_name) + len);
 }
 
-/* Forget e's name (under the lock), and what it was charged. */
-static void unbind(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
+/* Forget one name (under the lock), and what it was charged. */
+static void unbind(struct spfkit__rcache *c, struct spfkit__rcache_name *n)
 {
-	struct spfkit__rcache_entry **pp;
+	struct spfkit__rcache_name **pp;
+	struct spfkit__rcache_entry *e = n->entry;
 
-	if (e->name == NULL)
-		return;
-	e->bytes -= name_cost(e->name_len);
-	c->bytes -= name_cost(e->name_len);
-	pp = name_bucket_of(c, e->name_hash);
-	while (*pp != e)
-		pp = &(*pp)->name_chain;
-	*pp = e->name_chain;
-	e->name_chain = NULL;
-	spfkit__free(c->alloc, e->name);
-	e->name = NULL;
+	for (pp = name_bucket_of(c, n->hash); *pp != n; pp = &(*pp)->chain)
+		;
+	*pp = n->chain;
+	for (pp = &e->names; *pp != n; pp = &(*pp)->next)
+		;
+	*pp = n->next;
+	e->bytes -= name_cost(n->len);
+	c->bytes -= name_cost(n->len);
 	c->nnames--;
+	spfkit__free(c->alloc, n);
+}
+
+static void unbind_all(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
+{
+	while (e->names != NULL)
+		unbind(c, e->names);
 }
 
 /* Is there room for `need` more bytes, and for one more entry when
@@ -218,7 +237,7 @@ static void evict(struct spfkit__rcache *c, size_t need, int entry)
 	while (!room(c, need, entry) && e != NULL) {
 		prev = entry_of(e->lru.prev);
 		if (atomic_load(&e->refs) == 0) {
-			unbind(c, e);
+			unbind_all(c, e);
 			unhash(c, e);
 			spfkit__list_unlink(&c->lru, &e->lru);
 			c->bytes -= e->bytes;
@@ -291,6 +310,10 @@ static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64
 		entry_free(c, e);
 		return NULL;
 	}
+	/* only a cache makes them pay; without them the term loop goes one
+	 * by one, so running out of memory here changes nothing else */
+	if (e->rc == 0 && c->max > 0)
+		e->ip4 = spfkit__ip4_scan_build(e->rec, &e->counting);
 	atomic_init(&e->refs, 1);
 	return e;
 }
@@ -377,67 +400,70 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 	return 0;
 }
 
-/* The bound entry of a name, or NULL (under the lock). */
-static struct spfkit__rcache_entry *find_name(struct spfkit__rcache *c, const char *name,
-					      size_t len, uint64_t hash)
+/* A name's binding, or NULL (under the lock). */
+static struct spfkit__rcache_name *find_name(struct spfkit__rcache *c, const char *name,
+					     size_t len, uint64_t hash)
 {
-	struct spfkit__rcache_entry *e;
+	struct spfkit__rcache_name *n;
 
 	if (c->names == NULL)
 		return NULL;
-	for (e = *name_bucket_of(c, hash); e != NULL; e = e->name_chain)
-		if (e->name_hash == hash && spfkit__memcaseeq(e->name, e->name_len, name, len))
-			return e;
+	for (n = *name_bucket_of(c, hash); n != NULL; n = n->chain)
+		if (n->hash == hash && spfkit__memcaseeq(n->name, n->len, name, len))
+			return n;
 	return NULL;
 }
 
 int spfkit__rcache_memo_get(struct spfkit__rcache *c, const char *name, size_t len, uint64_t hash,
 			    int64_t now, struct spfkit__rcache_memo *out)
 {
+	struct spfkit__rcache_name *n;
 	struct spfkit__rcache_entry *e;
 	int hit = 0;
 
 	pthread_mutex_lock(&c->lock);
-	e = find_name(c, name, len, hash);
-	if (e != NULL && (now < e->stored || now >= e->expires)) {
-		unbind(c, e); /* expired, or the caller's clock went back */
-		e = NULL;
+	n = find_name(c, name, len, hash);
+	if (n != NULL && (now < n->stored || now >= n->expires)) {
+		unbind(c, n); /* expired, or the caller's clock went back */
+		n = NULL;
 	}
-	if (e != NULL) {
+	if (n != NULL) {
+		e = n->entry;
 		atomic_fetch_add(&e->refs, 1);
 		spfkit__list_unlink(&c->lru, &e->lru);
 		spfkit__list_push_front(&c->lru, &e->lru);
 		c->hits++;
 		out->entry = e;
-		out->txt_count = e->txt_count;
-		out->txt_at = e->txt_at;
-		out->ttl = (uint32_t)(e->expires - now);
+		out->txt_count = n->txt_count;
+		out->txt_at = n->txt_at;
+		out->ttl = (uint32_t)(n->expires - now);
 		hit = 1;
 	}
 	pthread_mutex_unlock(&c->lock);
 	return hit;
 }
 
-/* Room in the name table for one more name, grown like the entries'
- * (under the lock); 0 when out of memory. */
+/* Room in the name table for one more name (under the lock): it grows
+ * like the entries' table, to four names per entry the cache may hold.
+ * 0 when out of memory. */
 static int names_room(struct spfkit__rcache *c)
 {
-	size_t n, i;
-	struct spfkit__rcache_entry **b, *e, *next;
+	size_t n, i, most = c->max_buckets * 4;
+	struct spfkit__rcache_name **b, *p, *next;
 
-	if (c->names != NULL && (c->nnames < c->nnames_buckets || c->nnames_buckets >= c->max_buckets))
+	if (c->names != NULL && (c->nnames < c->nnames_buckets || c->nnames_buckets >= most))
 		return 1;
 	n = c->names == NULL ? RCACHE_FIRST_BUCKETS : c->nnames_buckets * 4;
-	if (n > c->max_buckets)
-		n = c->max_buckets;
+	if (n > most)
+		n = most;
 	b = spfkit__calloc(c->alloc, n, sizeof(*b));
 	if (b == NULL)
 		return c->names != NULL;
 	for (i = 0; i < c->nnames_buckets; i++) {
-		for (e = c->names[i]; e != NULL; e = next) {
-			next = e->name_chain;
-			e->name_chain = b[e->name_hash & (n - 1)];
-			b[e->name_hash & (n - 1)] = e;
+		for (p = c->names[i]; p != NULL; p = next) {
+			next = p->chain;
+			p->chain = b[p->hash & (n - 1)];
+			b[p->hash & (n - 1)] = p;
 		}
 	}
 	spfkit__free(c->alloc, c->names);
@@ -448,32 +474,30 @@ static int names_room(struct spfkit__rcache *c)
 
 static size_t chain_length(struct spfkit__rcache *c, uint64_t hash)
 {
-	const struct spfkit__rcache_entry *e;
-	size_t n = 0;
+	const struct spfkit__rcache_name *n;
+	size_t len = 0;
 
-	for (e = *name_bucket_of(c, hash); e != NULL; e = e->name_chain)
-		n++;
-	return n;
+	for (n = *name_bucket_of(c, hash); n != NULL; n = n->chain)
+		len++;
+	return len;
 }
 
-/* Bind e to its name (under the lock; e holds no name): 1 when done. */
-static int bind_name(struct spfkit__rcache *c, struct spfkit__rcache_entry *e, char *name, size_t cost)
+/* Bind n to e (under the lock; n's name is unbound): 1 when done. */
+static int bind_name(struct spfkit__rcache *c, struct spfkit__rcache_entry *e,
+		     struct spfkit__rcache_name *n)
 {
-	struct spfkit__rcache_entry *old;
+	size_t cost = name_cost(n->len);
 
-	if (!names_room(c))
-		return 0;
-	old = find_name(c, name, e->name_len, e->name_hash);
-	if (old != NULL)
-		unbind(c, old); /* the name's record changed */
-	if (chain_length(c, e->name_hash) >= SPFKIT__RCACHE_MEMO_CHAIN)
+	if (!names_room(c) || chain_length(c, n->hash) >= SPFKIT__RCACHE_MEMO_CHAIN)
 		return 0;
 	evict(c, cost, 0);
 	if (!room(c, cost, 0))
 		return 0;
-	e->name = name;
-	e->name_chain = *name_bucket_of(c, e->name_hash);
-	*name_bucket_of(c, e->name_hash) = e;
+	n->entry = e;
+	n->chain = *name_bucket_of(c, n->hash);
+	*name_bucket_of(c, n->hash) = n;
+	n->next = e->names;
+	e->names = n;
 	c->nnames++;
 	e->bytes += cost;
 	c->bytes += cost;
@@ -486,24 +510,27 @@ void spfkit__rcache_memo_put(struct spfkit__rcache *c, struct spfkit__rcache_ent
 			     const char *name, size_t len, uint64_t hash, int64_t now, uint32_t ttl,
 			     uint32_t txt_count, uint32_t txt_at)
 {
-	char *copy;
-	size_t cost = name_cost(len);
+	struct spfkit__rcache_name *n, *old;
 
 	if (!e->cached || ttl == 0 || len > SPFKIT_DOMAIN_MAX_LEN)
 		return;
-	copy = spfkit__strndup(c->alloc, name, len);
-	if (copy == NULL)
+	n = spfkit__alloc(c->alloc, sizeof(*n) + len);
+	if (n == NULL)
 		return;
+	memset(n, 0, sizeof(*n));
+	memcpy(n->name, name, len);
+	n->len = len;
+	n->hash = hash;
+	n->stored = now;
+	n->expires = now + ttl;
+	n->txt_count = txt_count;
+	n->txt_at = txt_at;
 	pthread_mutex_lock(&c->lock);
-	unbind(c, e); /* the record under another name before: now this one */
-	e->name_len = len;
-	e->name_hash = hash;
-	e->stored = now;
-	e->expires = now + ttl;
-	e->txt_count = txt_count;
-	e->txt_at = txt_at;
-	if (!bind_name(c, e, copy, cost))
-		spfkit__free(c->alloc, copy);
+	old = find_name(c, name, len, hash);
+	if (old != NULL)
+		unbind(c, old); /* what the name held before */
+	if (!bind_name(c, e, n))
+		spfkit__free(c->alloc, n);
 	pthread_mutex_unlock(&c->lock);
 }
 

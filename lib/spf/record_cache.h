@@ -6,9 +6,10 @@
  * evaluation holds is never evicted under it. Internal API.
  *
  * The record memo (spfkit_config.record_memo) rides on the entries: an
- * entry may also be bound to the one name whose TXT answer held it, until
- * that answer's TTL passes, so an evaluation can take the record by name
- * without asking (query.c). Bound names are charged to the byte budget.
+ * entry may also be bound to the names whose TXT answers held it, each
+ * until its answer's TTL passes, so an evaluation can take the record by
+ * name without asking (query.c). Names are charged to their entry, so
+ * to the byte budget, and go with it.
  *
  * Bounded twice: by entries and by bytes. A parsed record can take about
  * 55 times its text (a 64 KiB record of one-letter terms parses to some
@@ -26,6 +27,7 @@
 #include <spfkit/record.h>
 
 #include "core.h"
+#include "ip4_scan.h"
 #include "list.h"
 
 /*
@@ -58,22 +60,24 @@ struct spfkit__rcache_entry {
 	size_t len;
 	struct spfkit_record *rec; /* NULL when the parse failed */
 	struct spfkit__hot_term *hot; /* rec->count of them, with rec */
+	/* rec's terms for IPv4 clients, four at a time (ip4_scan.h); only
+	 * for cached entries (a record parsed for one evaluation is walked
+	 * once: building them would cost more than they save) */
+	struct spfkit__ip4_group *ip4;
 	int rc;                    /* the parse's return code */
 	struct spfkit_parse_error pe;
 	atomic_uint refs;          /* evaluations holding it */
 	int cached;                /* 0: the cache was full of held entries; freed on release */
-	/* The record memo (spfkit_config.record_memo): the one name whose
-	 * TXT answer held this record, and until when that answer holds;
-	 * all under the cache's lock. name NULL: not bound. */
-	char *name;
-	size_t name_len;
-	uint64_t name_hash;
-	int64_t stored, expires; /* seconds, the requests' `now` */
-	uint32_t txt_count, txt_at; /* the answer's TXT records; the SPF one's place */
-	struct spfkit__rcache_entry *name_chain;
+	/* The record memo (spfkit_config.record_memo): the names whose TXT
+	 * answers held this record (many domains publish the same text),
+	 * under the cache's lock */
+	struct spfkit__rcache_name *names;
 	struct spfkit__rcache_entry *chain;      /* hash bucket */
 	struct spfkit__link lru;                  /* most recent first */
 };
+
+/* A name bound to an entry (record_cache.c). */
+struct spfkit__rcache_name;
 
 struct spfkit__rcache;
 
@@ -118,8 +122,8 @@ int spfkit__rcache_memo_get(struct spfkit__rcache *c, const char *name, size_t l
 			    int64_t now, struct spfkit__rcache_memo *out);
 /*
  * Remember that name's TXT answer (txt_count TXT records, the SPF one at
- * txt_at) held e's record, for ttl seconds from now. e must be held and
- * cached. Best effort: not bound when out of memory, when the budget
+ * txt_at) held e's record, for ttl seconds from now, in place of what the
+ * name held before. e must be held. Best effort: not bound when out of memory, when the budget
  * has no room, or when the name's bucket already holds
  * SPFKIT__RCACHE_MEMO_CHAIN names (names are chosen by whoever publishes
  * records, and the hash is not keyed: a bounded chain keeps every lookup

@@ -3,7 +3,7 @@
  * lib/spf/record_cache.c): a later evaluation takes a record from the
  * memo instead of asking, within the TTL of the answer that brought it
  * and by the requests' `now`; the result and its counters stay those of
- * asking; traced evaluations, `now` 0 and contexts without the memo or
+ * asking, for every name that publishes the same record; traced evaluations, `now` 0 and contexts without the memo or
  * without a record cache ask as before; a name's bucket holds a bounded
  * number of names, and bound names are charged to the cache's budget.
  */
@@ -44,6 +44,9 @@ static struct spfkit_zone *test_zone(const char *include_target_record)
 	zone_txt(z, "_spf.example.net", include_target_record);
 	zone_txt(z, "two.example", "v=spf1 ip4:198.51.100.1 -all");
 	zone_txt(z, "two.example", "site-verification=1234");
+	/* customers of one provider publish the same text */
+	zone_txt(z, "c1.example", "v=spf1 include:_spf.example.net -all");
+	zone_txt(z, "c2.example", "v=spf1 include:_spf.example.net -all");
 	return z;
 }
 
@@ -251,6 +254,24 @@ static void with_lookahead_and_other_txt(void **state)
 	spfkit_zone_free(z);
 }
 
+static void one_record_many_names(void **state)
+{
+	struct spfkit_zone *z = test_zone("v=spf1 ip4:192.0.2.0/24 ~all");
+	struct spfkit_ctx *ctx = memo_ctx(0, 0);
+	const char *const senders[] = {"a@example.com", "a@c1.example", "a@c2.example"};
+	unsigned round, i;
+
+	(void)state;
+	assert_int_equal(run(ctx, z, T0).asked, 2);
+	assert_int_equal(run_at(ctx, z, "192.0.2.7", senders[1], T0, 0).asked, 1);
+	assert_int_equal(run_at(ctx, z, "192.0.2.7", senders[2], T0, 0).asked, 1);
+	for (round = 0; round < 2; round++)
+		for (i = 0; i < 3; i++)
+			assert_int_equal(run_at(ctx, z, "192.0.2.7", senders[i], T0 + 1, 0).asked, 0);
+	spfkit_ctx_free(ctx);
+	spfkit_zone_free(z);
+}
+
 /* Names whose hash lands in bucket 0 of a 16-bucket table. */
 static void colliding_name(unsigned *seed, char *out, size_t size)
 {
@@ -322,6 +343,7 @@ int main(void)
 		cmocka_unit_test(off_unless_asked_for_and_cached),
 		cmocka_unit_test(new_record_after_expiry),
 		cmocka_unit_test(with_lookahead_and_other_txt),
+		cmocka_unit_test(one_record_many_names),
 		cmocka_unit_test(bucket_bounded_and_charged),
 	};
 
