@@ -207,17 +207,19 @@ struct spfkit_config {
 	 */
 	int no_record_cache;
 	/*
-	 * 1: the record cache also remembers which record each name's TXT
-	 * answer held, until that answer's TTL has passed by the requests'
-	 * `now`, and later evaluations of the context take the record from
-	 * there instead of asking for it again (a caller's own DNS cache
-	 * would answer the same until then). Results, explanations, limits,
-	 * and the counters queries and depth are what asking gives;
-	 * memo_answers says how many of the questions were answered so.
-	 * Evaluations with a trace or with `now` 0 neither use nor fill it;
-	 * nothing is remembered without the record cache. Only for a caller
-	 * whose `now` follows the clock: a fixed `now` would keep records
-	 * past their TTL.
+	 * 1: the record cache also remembers what the answers to the
+	 * context's questions held (an SPF record by its cached parse, any
+	 * other answer of up to 1 KiB as a copy), each until its TTL has
+	 * passed by the requests' `now`, and later evaluations of the
+	 * context take it from there instead of asking again (a caller's own
+	 * DNS cache would answer the same until then). Results,
+	 * explanations, limits, and the counters queries and depth are what
+	 * asking gives; memo_answers says how many of the questions were
+	 * answered so. Temporary failures are not remembered. Evaluations
+	 * with a trace or with `now` 0 neither use nor fill it; nothing is
+	 * remembered without the record cache, whose byte budget and entry
+	 * count bound it too. Only for a caller whose `now` follows the
+	 * clock: a fixed `now` would keep answers past their TTL.
 	 */
 	int record_memo;
 };

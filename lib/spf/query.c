@@ -66,53 +66,77 @@ static struct query *query_add(struct spfkit_eval *ev, uint16_t type, const char
 	return q;
 }
 
+/* A record from the memo: the TXT records keep_record_only() kept, the
+ * SPF one from the cache (held at no cost to rec_bytes: it is cached). */
+static int memo_record(struct spfkit_eval *ev, struct query *q, const struct spfkit__rcache_memo *m)
+{
+	struct spfkit_dns_rr *rrs;
+	uint32_t i;
+
+	rrs = spfkit__arena_alloc(&ev->arena, m->txt_count * sizeof(*rrs));
+	if (rrs == NULL) {
+		spfkit__rcache_release(ev->ctx->records, m->entry);
+		return 0; /* asked as usual */
+	}
+	memset(rrs, 0, m->txt_count * sizeof(*rrs));
+	for (i = 0; i < m->txt_count; i++) {
+		rrs[i].type = SPFKIT_RR_TXT;
+		rrs[i].ttl = m->ttl;
+		rrs[i].data = (const unsigned char *)"";
+	}
+	rrs[m->txt_at].data = (const unsigned char *)m->entry->text;
+	rrs[m->txt_at].len = m->entry->len;
+	q->ans.rrs = rrs;
+	q->ans.count = m->txt_count;
+	q->rce = m->entry;
+	q->rec_count = 1;
+	q->rec_rr = &rrs[m->txt_at];
+	q->rec_state = m->entry->rc == 0 ? REC_OK : REC_INVALID;
+	return 1;
+}
+
 /*
- * The record memo (spfkit_config.record_memo): a record question the
- * context saw answered, within that answer's TTL, is answered as then,
- * without being asked: the TXT records keep_record_only() kept, the SPF
- * one from the cache. Counted as asked, so the counters are the same.
+ * The record memo (spfkit_config.record_memo): a question the context saw
+ * answered, within that answer's TTL, is answered as then, without being
+ * asked. Counted as asked, so the counters are the same.
  */
 static void memo_fill(struct spfkit_eval *ev, struct query *q)
 {
 	struct spfkit__rcache_memo m;
-	struct spfkit_dns_rr *rrs;
-	uint32_t i;
 
-	if (!spfkit__rcache_memo_get(ev->ctx->records, q->name, q->name_len, q->hash, ev->now, &m))
+	if (!spfkit__rcache_memo_get(ev->ctx->records, q->type, q->name, q->name_len, q->hash,
+				     ev->now, &ev->arena, &m))
 		return;
-	rrs = spfkit__arena_alloc(&ev->arena, m.txt_count * sizeof(*rrs));
-	if (rrs == NULL) {
-		spfkit__rcache_release(ev->ctx->records, m.entry);
-		return; /* asked as usual */
+	if (m.entry != NULL) {
+		if (!memo_record(ev, q, &m))
+			return;
+		q->ans.status = SPFKIT_DNS_OK;
+	} else {
+		q->ans.status = m.status;
+		q->ans.rrs = m.rrs;
+		q->ans.count = m.count;
 	}
-	memset(rrs, 0, m.txt_count * sizeof(*rrs));
-	for (i = 0; i < m.txt_count; i++) {
-		rrs[i].type = SPFKIT_RR_TXT;
-		rrs[i].ttl = m.ttl;
-		rrs[i].data = (const unsigned char *)"";
-	}
-	rrs[m.txt_at].data = (const unsigned char *)m.entry->text;
-	rrs[m.txt_at].len = m.entry->len;
-	q->ans.status = SPFKIT_DNS_OK;
 	q->ans.ttl = m.ttl;
-	q->ans.rrs = rrs;
-	q->ans.count = m.txt_count;
-	q->rce = m.entry; /* cached: held at no cost to rec_bytes */
-	q->rec_count = 1;
-	q->rec_rr = &rrs[m.txt_at];
-	q->rec_state = m.entry->rc == 0 ? REC_OK : REC_INVALID;
 	q->state = Q_DONE;
 	ev->result.queries++;
 	ev->result.memo_answers++;
 }
 
-/* Remember what a record question's answer held (memo_fill()). */
-static void memo_put(struct spfkit_eval *ev, const struct query *q)
+/*
+ * Remember what an answer held (memo_fill()): the record keep_record_only()
+ * kept, by the cache entry (a record parsed for this evaluation alone is
+ * not remembered: the answer now lacks its other strings), or the answer
+ * as kept (a temporary failure is not remembered).
+ */
+static void memo_put(struct spfkit_eval *ev, const struct query *q, int record_kept)
 {
-	if (ev->memo && q->rce->cached)
+	if (record_kept && q->rce->cached)
 		spfkit__rcache_memo_put(ev->ctx->records, q->rce, q->name, q->name_len, q->hash,
 					ev->now, q->ans.ttl, (uint32_t)q->ans.count,
 					(uint32_t)(q->rec_rr - q->ans.rrs));
+	else if (!record_kept)
+		spfkit__rcache_memo_put_answer(ev->ctx->records, q->type, q->name, q->name_len,
+					       q->hash, ev->now, &q->ans);
 }
 
 struct query *spfkit__file(struct spfkit_eval *ev, uint16_t type, const char *name, size_t len,
@@ -128,7 +152,7 @@ struct query *spfkit__file(struct spfkit_eval *ev, uint16_t type, const char *na
 		q = query_add(ev, type, name, len, hash);
 		if (q != NULL)
 			q->level = (uint16_t)(level > 0xffff ? 0xffff : level);
-		if (q != NULL && ev->memo && type == SPFKIT_RR_TXT && (flags & QF_RECORD)) {
+		if (q != NULL && ev->memo) {
 			memo_fill(ev, q);
 			/* lookahead walks into what it files; strict's finds must be walked */
 			ev->memo_unwalked |= q->state == Q_DONE && (flags & QF_STRICT);
@@ -491,7 +515,7 @@ static int answer_usable(const struct spfkit_dns_answer *a)
 int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfkit_dns_answer *a)
 {
 	struct query *q;
-	int rc = 0;
+	int rc = 0, record_kept = 0;
 
 	if (id == 0 || id > ev->nqueries || ev->queries[id - 1]->state != Q_SENT)
 		return SPFKIT_ENOTFOUND;
@@ -507,7 +531,7 @@ int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfki
 		    !keep_record_only(ev, q, a))
 			rc = copy_records(ev, q, a);
 		else
-			memo_put(ev, q);
+			record_kept = 1;
 	}
 	else if (a->status == SPFKIT_DNS_OK)
 		q->ans.status = SPFKIT_DNS_NODATA;
@@ -531,6 +555,8 @@ int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfki
 	}
 	q->state = Q_DONE;
 	ev->progress = 1;
+	if (ev->memo)
+		memo_put(ev, q, record_kept);
 	if (ev->trace != NULL)
 		trace_answer(ev, id, q);
 	/*

@@ -6,37 +6,7 @@
 #include "domain.h"
 #include "macro.h"
 #include "record_cache.h"
-
-struct spfkit__rcache {
-	const struct spfkit_allocator *alloc;
-	pthread_mutex_t lock;
-	struct spfkit__rcache_entry **buckets;
-	size_t nbuckets;     /* a power of two; grows with the entries ... */
-	size_t max_buckets;  /* ... up to this, fixed by max_entries */
-	size_t count, max;
-	size_t bytes, peak, max_bytes; /* charged to cached entries (record_cache.h) */
-	struct spfkit__list lru;
-	size_t hits, misses;
-	/* the record memo's names (record_cache.h), made at the first bind */
-	struct spfkit__rcache_name **names;
-	size_t nnames_buckets, nnames;
-	/* Record texts are chosen by whoever publishes them: a keyed hash of
-	 * the whole text, key drawn here and read-only after (thread-safe). */
-	struct spfkit__hash_key key;
-};
-
-#define RCACHE_FIRST_BUCKETS 16u
-
-struct spfkit__rcache_name {
-	struct spfkit__rcache_name *chain; /* the name table's bucket */
-	struct spfkit__rcache_name *next;  /* the entry's names */
-	struct spfkit__rcache_entry *entry;
-	uint64_t hash;          /* spfkit__name_hash */
-	int64_t stored, expires; /* seconds, the requests' `now` */
-	uint32_t txt_count, txt_at; /* the answer's TXT records; the SPF one's place */
-	size_t len;
-	char name[];
-};
+#include "record_cache_int.h"
 
 int spfkit__rcache_new(const struct spfkit_allocator *a, size_t max_entries,
 		       struct spfkit__rcache **out)
@@ -93,7 +63,7 @@ static void entry_free(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
 
 /* What a block of `size` bytes really costs: rounded up to 16 like the
  * allocator does, plus its header. */
-static size_t block_cost(size_t size)
+size_t spfkit__rcache_block_cost(size_t size)
 {
 	return ((size + 15) & ~(size_t)15) + SPFKIT__RCACHE_BLOCK_OVERHEAD;
 }
@@ -109,7 +79,7 @@ static void *count_alloc(void *user, size_t size)
 	void *p = spfkit__alloc(e->under, size);
 
 	if (p != NULL)
-		e->bytes += block_cost(size);
+		e->bytes += spfkit__rcache_block_cost(size);
 	return p;
 }
 
@@ -121,7 +91,7 @@ static void *count_realloc(void *user, void *ptr, size_t size)
 	/* the old block is not subtracted (its size is unknown): counting
 	 * high is safe, and the parser's arena never reallocates */
 	if (p != NULL)
-		e->bytes += block_cost(size);
+		e->bytes += spfkit__rcache_block_cost(size);
 	return p;
 }
 
@@ -132,8 +102,6 @@ static void count_free(void *user, void *ptr)
 	spfkit__free(e->under, ptr);
 }
 
-static void unbind_all(struct spfkit__rcache *c, struct spfkit__rcache_entry *e);
-
 void spfkit__rcache_free(struct spfkit__rcache *c)
 {
 	struct spfkit__rcache_entry *e, *next;
@@ -142,11 +110,11 @@ void spfkit__rcache_free(struct spfkit__rcache *c)
 		return;
 	for (e = entry_of(c->lru.head); e != NULL; e = next) {
 		next = entry_of(e->lru.next);
-		unbind_all(c, e);
+		spfkit__memo_unbind_all(c, e);
 		entry_free(c, e);
 	}
+	spfkit__memo_free(c);
 	pthread_mutex_destroy(&c->lock);
-	spfkit__free(c->alloc, c->names);
 	spfkit__free(c->alloc, c->buckets);
 	spfkit__free(c->alloc, c);
 }
@@ -176,68 +144,34 @@ static void unhash(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
 	*pp = e->chain;
 }
 
-static struct spfkit__rcache_name **name_bucket_of(struct spfkit__rcache *c, uint64_t hash)
-{
-	return &c->names[hash & (c->nnames_buckets - 1)];
-}
-
-/* What a bound name is charged. */
-static size_t name_cost(size_t len)
-{
-	return block_cost(sizeof(struct spfkit__rcache_name) + len);
-}
-
-/* Forget one name (under the lock), and what it was charged. */
-static void unbind(struct spfkit__rcache *c, struct spfkit__rcache_name *n)
-{
-	struct spfkit__rcache_name **pp;
-	struct spfkit__rcache_entry *e = n->entry;
-
-	for (pp = name_bucket_of(c, n->hash); *pp != n; pp = &(*pp)->chain)
-		;
-	*pp = n->chain;
-	for (pp = &e->names; *pp != n; pp = &(*pp)->next)
-		;
-	*pp = n->next;
-	e->bytes -= name_cost(n->len);
-	c->bytes -= name_cost(n->len);
-	c->nnames--;
-	spfkit__free(c->alloc, n);
-}
-
-static void unbind_all(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
-{
-	while (e->names != NULL)
-		unbind(c, e->names);
-}
-
 /* Is there room for `need` more bytes, and for one more entry when
  * `entry`? (bytes <= max_bytes always holds, so the subtraction cannot
  * wrap.) */
-static int room(const struct spfkit__rcache *c, size_t need, int entry)
+int spfkit__rcache_room(const struct spfkit__rcache *c, size_t need, int entry)
 {
 	return (!entry || c->count < c->max) && need <= c->max_bytes - c->bytes;
 }
 
 static int room_for(const struct spfkit__rcache *c, size_t need)
 {
-	return room(c, need, 1);
+	return spfkit__rcache_room(c, need, 1);
 }
 
-/* Make room for `need` bytes (and an entry when `entry`): drop least
- * recently used entries nobody holds. An entry larger than the whole
- * budget is never cached, so it evicts nothing: a huge record must not
- * flush the cache each time. */
-static void evict(struct spfkit__rcache *c, size_t need, int entry)
+/* Make room for `need` bytes (and an entry when `entry`): drop the memo's
+ * least recently used answers, then least recently used entries nobody
+ * holds (records cost a parse to get back). An entry larger than the
+ * whole budget is never cached, so it evicts nothing: a huge record must
+ * not flush the cache each time. */
+void spfkit__rcache_evict(struct spfkit__rcache *c, size_t need, int entry)
 {
 	struct spfkit__rcache_entry *e = entry_of(c->lru.tail), *prev;
 
-	if (need > c->max_bytes)
+	if (need > c->max_bytes || (spfkit__memo_evict_answers(c, need) && !entry))
 		return;
-	while (!room(c, need, entry) && e != NULL) {
+	while (!spfkit__rcache_room(c, need, entry) && e != NULL) {
 		prev = entry_of(e->lru.prev);
 		if (atomic_load(&e->refs) == 0) {
-			unbind_all(c, e);
+			spfkit__memo_unbind_all(c, e);
 			unhash(c, e);
 			spfkit__list_unlink(&c->lru, &e->lru);
 			c->bytes -= e->bytes;
@@ -299,7 +233,7 @@ static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64
 		return NULL;
 	e->under = c->alloc;
 	e->counting = (struct spfkit_allocator){count_alloc, count_realloc, count_free, e};
-	e->bytes = block_cost(sizeof(*e));
+	e->bytes = spfkit__rcache_block_cost(sizeof(*e));
 	e->hash = hash;
 	e->len = len;
 	e->rc = spfkit_record_parse(text, len, &e->counting, &e->rec, &e->pe);
@@ -378,7 +312,7 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 	pthread_mutex_lock(&c->lock);
 	e = acquire(c, hash, text, len);
 	if (e == NULL) {
-		evict(c, mine->bytes, 1);
+		spfkit__rcache_evict(c, mine->bytes, 1);
 		if (room_for(c, mine->bytes)) {
 			mine->chain = *bucket_of(c, hash);
 			*bucket_of(c, hash) = mine;
@@ -398,140 +332,6 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 	}
 	*out = mine;
 	return 0;
-}
-
-/* A name's binding, or NULL (under the lock). */
-static struct spfkit__rcache_name *find_name(struct spfkit__rcache *c, const char *name,
-					     size_t len, uint64_t hash)
-{
-	struct spfkit__rcache_name *n;
-
-	if (c->names == NULL)
-		return NULL;
-	for (n = *name_bucket_of(c, hash); n != NULL; n = n->chain)
-		if (n->hash == hash && spfkit__memcaseeq(n->name, n->len, name, len))
-			return n;
-	return NULL;
-}
-
-int spfkit__rcache_memo_get(struct spfkit__rcache *c, const char *name, size_t len, uint64_t hash,
-			    int64_t now, struct spfkit__rcache_memo *out)
-{
-	struct spfkit__rcache_name *n;
-	struct spfkit__rcache_entry *e;
-	int hit = 0;
-
-	pthread_mutex_lock(&c->lock);
-	n = find_name(c, name, len, hash);
-	if (n != NULL && (now < n->stored || now >= n->expires)) {
-		unbind(c, n); /* expired, or the caller's clock went back */
-		n = NULL;
-	}
-	if (n != NULL) {
-		e = n->entry;
-		atomic_fetch_add(&e->refs, 1);
-		spfkit__list_unlink(&c->lru, &e->lru);
-		spfkit__list_push_front(&c->lru, &e->lru);
-		c->hits++;
-		out->entry = e;
-		out->txt_count = n->txt_count;
-		out->txt_at = n->txt_at;
-		out->ttl = (uint32_t)(n->expires - now);
-		hit = 1;
-	}
-	pthread_mutex_unlock(&c->lock);
-	return hit;
-}
-
-/* Room in the name table for one more name (under the lock): it grows
- * like the entries' table, to four names per entry the cache may hold.
- * 0 when out of memory. */
-static int names_room(struct spfkit__rcache *c)
-{
-	size_t n, i, most = c->max_buckets * 4;
-	struct spfkit__rcache_name **b, *p, *next;
-
-	if (c->names != NULL && (c->nnames < c->nnames_buckets || c->nnames_buckets >= most))
-		return 1;
-	n = c->names == NULL ? RCACHE_FIRST_BUCKETS : c->nnames_buckets * 4;
-	if (n > most)
-		n = most;
-	b = spfkit__calloc(c->alloc, n, sizeof(*b));
-	if (b == NULL)
-		return c->names != NULL;
-	for (i = 0; i < c->nnames_buckets; i++) {
-		for (p = c->names[i]; p != NULL; p = next) {
-			next = p->chain;
-			p->chain = b[p->hash & (n - 1)];
-			b[p->hash & (n - 1)] = p;
-		}
-	}
-	spfkit__free(c->alloc, c->names);
-	c->names = b;
-	c->nnames_buckets = n;
-	return 1;
-}
-
-static size_t chain_length(struct spfkit__rcache *c, uint64_t hash)
-{
-	const struct spfkit__rcache_name *n;
-	size_t len = 0;
-
-	for (n = *name_bucket_of(c, hash); n != NULL; n = n->chain)
-		len++;
-	return len;
-}
-
-/* Bind n to e (under the lock; n's name is unbound): 1 when done. */
-static int bind_name(struct spfkit__rcache *c, struct spfkit__rcache_entry *e,
-		     struct spfkit__rcache_name *n)
-{
-	size_t cost = name_cost(n->len);
-
-	if (!names_room(c) || chain_length(c, n->hash) >= SPFKIT__RCACHE_MEMO_CHAIN)
-		return 0;
-	evict(c, cost, 0);
-	if (!room(c, cost, 0))
-		return 0;
-	n->entry = e;
-	n->chain = *name_bucket_of(c, n->hash);
-	*name_bucket_of(c, n->hash) = n;
-	n->next = e->names;
-	e->names = n;
-	c->nnames++;
-	e->bytes += cost;
-	c->bytes += cost;
-	if (c->bytes > c->peak)
-		c->peak = c->bytes;
-	return 1;
-}
-
-void spfkit__rcache_memo_put(struct spfkit__rcache *c, struct spfkit__rcache_entry *e,
-			     const char *name, size_t len, uint64_t hash, int64_t now, uint32_t ttl,
-			     uint32_t txt_count, uint32_t txt_at)
-{
-	struct spfkit__rcache_name *n, *old;
-
-	if (!e->cached || ttl == 0 || len > SPFKIT_DOMAIN_MAX_LEN)
-		return;
-	n = spfkit__alloc(c->alloc, sizeof(*n) + len);
-	if (n == NULL)
-		return;
-	memset(n, 0, sizeof(*n));
-	memcpy(n->name, name, len);
-	n->len = len;
-	n->hash = hash;
-	n->stored = now;
-	n->expires = now + ttl;
-	n->txt_count = txt_count;
-	n->txt_at = txt_at;
-	pthread_mutex_lock(&c->lock);
-	old = find_name(c, name, len, hash);
-	if (old != NULL)
-		unbind(c, old); /* what the name held before */
-	if (!bind_name(c, e, n))
-		spfkit__free(c->alloc, n);
-	pthread_mutex_unlock(&c->lock);
 }
 
 void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)

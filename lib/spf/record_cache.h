@@ -25,6 +25,7 @@
 #include <stddef.h>
 
 #include <spfkit/record.h>
+#include <spfkit/resolver.h>
 
 #include "core.h"
 #include "ip4_scan.h"
@@ -110,28 +111,47 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entry *e);
 
 /*
- * The record memo: what the TXT answer of `name` (hash: spfkit__name_hash)
- * held, if bound at most `now` and not expired, with a reference as
- * spfkit__rcache_get() gives. 1 on a hit (ttl: seconds left), else 0.
+ * The record memo (record_memo.c): what the answer to the question
+ * (type, name) held (hash: spfkit__name_hash), if it came in at most
+ * `now` and its TTL has not passed. 1 on a hit: either out->entry, a TXT
+ * answer's SPF record, with a reference as spfkit__rcache_get() gives
+ * and where its TXT records were (txt_count, txt_at); or entry NULL and
+ * a copy of the answer (status, rrs, count) made in `to`. ttl: seconds
+ * left. 0 on a miss (or when `to` is out of memory).
  */
 struct spfkit__rcache_memo {
 	struct spfkit__rcache_entry *entry;
 	uint32_t txt_count, txt_at, ttl;
+	enum spfkit_dns_status status;
+	struct spfkit_dns_rr *rrs;
+	size_t count;
 };
-int spfkit__rcache_memo_get(struct spfkit__rcache *c, const char *name, size_t len, uint64_t hash,
-			    int64_t now, struct spfkit__rcache_memo *out);
+int spfkit__rcache_memo_get(struct spfkit__rcache *c, uint16_t type, const char *name, size_t len,
+			    uint64_t hash, int64_t now, struct spfkit__arena *to,
+			    struct spfkit__rcache_memo *out);
 /*
  * Remember that name's TXT answer (txt_count TXT records, the SPF one at
  * txt_at) held e's record, for ttl seconds from now, in place of what the
- * name held before. e must be held. Best effort: not bound when out of memory, when the budget
- * has no room, or when the name's bucket already holds
- * SPFKIT__RCACHE_MEMO_CHAIN names (names are chosen by whoever publishes
- * records, and the hash is not keyed: a bounded chain keeps every lookup
- * short however they collide).
+ * name held before. e must be held. Best effort: not kept when out of
+ * memory, when the budget has no room, or when the name's bucket already
+ * holds SPFKIT__RCACHE_MEMO_CHAIN names (names are chosen by whoever
+ * publishes records, and the hash is not keyed: a bounded chain keeps
+ * every lookup short however they collide).
  */
 void spfkit__rcache_memo_put(struct spfkit__rcache *c, struct spfkit__rcache_entry *e,
 			     const char *name, size_t len, uint64_t hash, int64_t now, uint32_t ttl,
 			     uint32_t txt_count, uint32_t txt_at);
+/*
+ * Remember any other answer (OK, NODATA or NXDOMAIN; a's records are
+ * those of the type asked, as the evaluation keeps them) for a->ttl
+ * seconds, the same best effort; not when its records take more than
+ * SPFKIT__RCACHE_MEMO_ANSWER_MAX bytes. The memo keeps at most as many
+ * answers as the cache keeps records, least recently used first out.
+ */
+void spfkit__rcache_memo_put_answer(struct spfkit__rcache *c, uint16_t type, const char *name,
+				    size_t len, uint64_t hash, int64_t now,
+				    const struct spfkit_dns_answer *a);
+#define SPFKIT__RCACHE_MEMO_ANSWER_MAX 1024u
 #define SPFKIT__RCACHE_MEMO_CHAIN 8u
 
 /* hits, misses and entries, for benchmarks and tests; a cache of 0

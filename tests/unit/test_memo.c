@@ -1,24 +1,27 @@
 /*
  * Unit tests of the record memo (spfkit_config.record_memo, kept by
- * lib/spf/record_cache.c): a later evaluation takes a record from the
- * memo instead of asking, within the TTL of the answer that brought it
+ * lib/spf/record_memo.c): a later evaluation takes a record, or any other
+ * answer, from the memo instead of asking, within the TTL of the answer that brought it
  * and by the requests' `now`; the result and its counters stay those of
  * asking, for every name that publishes the same record; traced evaluations, `now` 0 and contexts without the memo or
  * without a record cache ask as before; a name's bucket holds a bounded
  * number of names, and bound names are charged to the cache's budget.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include <spfkit/spfkit.h>
 
-#include "ctx.h" /* the context's record cache, for the bucket test */
+#include "ctx.h"              /* the context's record cache ... */
+#include "record_cache_int.h" /* ... and its memo's counts */
 
 #define T0 1700000000
 #define TTL 300u
@@ -272,6 +275,165 @@ static void one_record_many_names(void **state)
 	spfkit_zone_free(z);
 }
 
+static struct spfkit_zone *zone_of(const char *text)
+{
+	struct spfkit_zone *z = NULL;
+	char err[256];
+
+	assert_int_equal(spfkit_zone_new(NULL, &z), 0);
+	if (spfkit_zone_load_text(z, text, strlen(text), "test", NULL, err, sizeof(err)) != 0)
+		fail_msg("zone: %s", err);
+	return z;
+}
+
+/* Addresses, MX hosts, no such name, no data: each answer is kept too. */
+static void other_answers_remembered(void **state)
+{
+	struct spfkit_zone *z = zone_of(
+		"amx.example. 300 IN TXT \"v=spf1 a:host.example mx:mail.example -all\"\n"
+		"host.example. 300 IN A 192.0.2.1\n"
+		"mail.example. 300 IN MX 10 mx1.example.\n"
+		"mx1.example. 300 IN A 192.0.2.2\n"
+		"void.example. 300 IN TXT \"v=spf1 a:nothere.example a:host.example -all\"\n"
+		"nodata.example. 300 IN A 192.0.2.9\n");
+	struct spfkit_ctx *ctx = memo_ctx(0, 0);
+	struct outcome first, second;
+	unsigned i;
+
+	(void)state;
+	first = run_at(ctx, z, "203.0.113.1", "a@amx.example", T0, 0);
+	assert_int_equal(first.code, SPFKIT_RESULT_FAIL);
+	assert_int_equal(first.asked, 4); /* TXT, A, MX, A */
+	second = run_at(ctx, z, "192.0.2.2", "a@amx.example", T0 + 1, 0);
+	assert_int_equal(second.code, SPFKIT_RESULT_PASS);
+	assert_int_equal(second.asked, 0);
+	assert_int_equal(second.memo_answers, 4);
+	/* a void lookup (RFC 7208 section 4.6.4) from the memo still counts */
+	first = run_at(ctx, z, "192.0.2.1", "a@void.example", T0, 0);
+	second = run_at(ctx, z, "192.0.2.1", "a@void.example", T0 + 1, 0);
+	assert_int_equal(first.code, SPFKIT_RESULT_PASS);
+	assert_int_equal(second.asked, 0);
+	assert_same_result(&first, &second);
+	/* no SPF record: the TXT question's NODATA is remembered */
+	for (i = 0; i < 2; i++) {
+		first = run_at(ctx, z, "192.0.2.1", "a@nodata.example", T0 + i, 0);
+		assert_int_equal(first.code, SPFKIT_RESULT_NONE);
+		assert_int_equal(first.asked, i == 0 ? 1 : 0);
+	}
+	spfkit_ctx_free(ctx);
+	spfkit_zone_free(z);
+}
+
+/* An answer larger than SPFKIT__RCACHE_MEMO_ANSWER_MAX is asked each time. */
+static void large_answer_asked(void **state)
+{
+	struct spfkit_zone *z = NULL;
+	struct spfkit_ctx *ctx = memo_ctx(0, 0);
+	char big[SPFKIT__RCACHE_MEMO_ANSWER_MAX + 16];
+	unsigned i;
+
+	(void)state;
+	memset(big, 'x', sizeof(big));
+	assert_int_equal(spfkit_zone_new(NULL, &z), 0);
+	assert_int_equal(spfkit_zone_add(z, "big.example", 11, SPFKIT_RR_TXT, TTL, big,
+					 sizeof(big), 0), 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(run_at(ctx, z, "192.0.2.1", "a@big.example", T0 + i, 0).asked, 1);
+	spfkit_ctx_free(ctx);
+	spfkit_zone_free(z);
+}
+
+/* The memo keeps at most as many answers as the cache keeps records. */
+static void answers_bounded(void **state)
+{
+	struct spfkit_zone *z = test_zone("v=spf1 ip4:192.0.2.0/24 ~all");
+	struct spfkit_config cfg;
+	struct spfkit_ctx *ctx = NULL;
+	char sender[64];
+	size_t before, after, peak, max;
+	unsigned i;
+
+	(void)state;
+	spfkit_config_init(&cfg);
+	cfg.record_memo = 1;
+	cfg.no_lookahead = 1;
+	cfg.record_cache_size = 16;
+	assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
+	spfkit__rcache_bytes(ctx->records, &before, &peak, &max);
+	for (i = 0; i < 40; i++) {
+		snprintf(sender, sizeof(sender), "a@missing%u.example", i);
+		assert_int_equal(run_at(ctx, z, "192.0.2.1", sender, T0, 0).code, SPFKIT_RESULT_NONE);
+	}
+	assert_int_equal(ctx->records->nanswers, 16);
+	spfkit__rcache_bytes(ctx->records, &after, &peak, &max);
+	assert_true(after > before);
+	/* the most recent are kept, the oldest went */
+	assert_int_equal(run_at(ctx, z, "192.0.2.1", "a@missing39.example", T0 + 1, 0).asked, 0);
+	assert_int_equal(run_at(ctx, z, "192.0.2.1", "a@missing0.example", T0 + 1, 0).asked, 1);
+	spfkit_ctx_free(ctx);
+	spfkit_zone_free(z);
+}
+
+struct worker {
+	const struct spfkit_ctx *ctx;
+	const struct spfkit_zone *z;
+	unsigned seed;
+	int bad;
+};
+
+/* Evaluations on one context from several threads, across expiries, with
+ * a byte budget small enough that records and answers are evicted. */
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	char sender[64];
+	unsigned i;
+
+	for (i = 0; i < 3000; i++) {
+		unsigned r = (unsigned)rand_r(&w->seed);
+		int64_t now = T0 + (int64_t)(i / 100) * TTL / 2;
+
+		snprintf(sender, sizeof(sender), "a@%s", r % 3 == 0 ? "example.com" :
+			 r % 3 == 1 ? "c1.example" : "two.example");
+		if (run_at(w->ctx, w->z, r % 2 ? "192.0.2.7" : "198.51.100.1", sender, now, 0).code ==
+		    SPFKIT_RESULT_NONE)
+			w->bad = 1;
+		snprintf(sender, sizeof(sender), "a@gone%u.example", r % 50);
+		if (run_at(w->ctx, w->z, "192.0.2.7", sender, now, 0).code != SPFKIT_RESULT_NONE)
+			w->bad = 1;
+	}
+	return NULL;
+}
+
+static void threads_share_the_memo(void **state)
+{
+	struct spfkit_zone *z = test_zone("v=spf1 ip4:192.0.2.0/24 ~all");
+	struct spfkit_config cfg;
+	struct spfkit_ctx *ctx = NULL;
+	struct worker w[4];
+	pthread_t th[4];
+	unsigned i;
+
+	(void)state;
+	spfkit_config_init(&cfg);
+	cfg.record_memo = 1;
+	cfg.no_lookahead = 1;
+	cfg.record_cache_size = 8;
+	cfg.record_cache_bytes = 16384;
+	assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
+	for (i = 0; i < 4; i++) {
+		w[i] = (struct worker){ctx, z, i + 1, 0};
+		assert_int_equal(pthread_create(&th[i], NULL, work, &w[i]), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		assert_false(w[i].bad);
+	}
+	assert_true(ctx->records->nanswers <= 8);
+	spfkit_ctx_free(ctx);
+	spfkit_zone_free(z);
+}
+
 /* Names whose hash lands in bucket 0 of a 16-bucket table. */
 static void colliding_name(unsigned *seed, char *out, size_t size)
 {
@@ -289,12 +451,14 @@ static void bucket_bounded_and_charged(void **state)
 	struct spfkit__rcache *c = NULL;
 	struct spfkit__rcache_entry *e[SPFKIT__RCACHE_MEMO_CHAIN + 1];
 	struct spfkit__rcache_memo m;
+	struct spfkit__arena arena;
 	char names[SPFKIT__RCACHE_MEMO_CHAIN + 1][32], text[64];
 	size_t before, after, peak, max, i;
 	unsigned seed = 0;
 
 	(void)state;
-	/* 16 entries at most: the name table never grows past 16 buckets */
+	spfkit__arena_init(&arena, NULL, 1024, 0);
+	/* 16 entries at most: the name table stays at 16 buckets for 9 names */
 	assert_int_equal(spfkit__rcache_new(NULL, 16, &c), 0);
 	for (i = 0; i <= SPFKIT__RCACHE_MEMO_CHAIN; i++) {
 		snprintf(text, sizeof(text), "v=spf1 ip4:192.0.2.%zu -all", i);
@@ -309,9 +473,9 @@ static void bucket_bounded_and_charged(void **state)
 	spfkit__rcache_bytes(c, &after, &peak, &max);
 	assert_true(after > before);
 	for (i = 0; i <= SPFKIT__RCACHE_MEMO_CHAIN; i++) {
-		int hit = spfkit__rcache_memo_get(c, names[i], strlen(names[i]),
+		int hit = spfkit__rcache_memo_get(c, SPFKIT_RR_TXT, names[i], strlen(names[i]),
 						  spfkit__name_hash(names[i], strlen(names[i])),
-						  T0 + 1, &m);
+						  T0 + 1, &arena, &m);
 
 		/* the bucket's first names are bound, the one past the bound not */
 		assert_int_equal(hit, i < SPFKIT__RCACHE_MEMO_CHAIN);
@@ -323,14 +487,15 @@ static void bucket_bounded_and_charged(void **state)
 	}
 	/* expired lookups forget their names, and what they were charged */
 	for (i = 0; i < SPFKIT__RCACHE_MEMO_CHAIN; i++)
-		assert_false(spfkit__rcache_memo_get(c, names[i], strlen(names[i]),
+		assert_false(spfkit__rcache_memo_get(c, SPFKIT_RR_TXT, names[i], strlen(names[i]),
 						     spfkit__name_hash(names[i], strlen(names[i])),
-						     T0 + TTL, &m));
+						     T0 + TTL, &arena, &m));
 	spfkit__rcache_bytes(c, &after, &peak, &max);
 	assert_int_equal(after, before);
 	for (i = 0; i <= SPFKIT__RCACHE_MEMO_CHAIN; i++)
 		spfkit__rcache_release(c, e[i]);
 	spfkit__rcache_free(c);
+	spfkit__arena_free(&arena);
 }
 
 int main(void)
@@ -344,6 +509,10 @@ int main(void)
 		cmocka_unit_test(new_record_after_expiry),
 		cmocka_unit_test(with_lookahead_and_other_txt),
 		cmocka_unit_test(one_record_many_names),
+		cmocka_unit_test(other_answers_remembered),
+		cmocka_unit_test(large_answer_asked),
+		cmocka_unit_test(answers_bounded),
+		cmocka_unit_test(threads_share_the_memo),
 		cmocka_unit_test(bucket_bounded_and_charged),
 	};
 
