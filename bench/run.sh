@@ -65,6 +65,17 @@ bench_value() {
 load_now() { awk '{ printf "load %s, %s running", $1, $4 }' /proc/loadavg 2>/dev/null; }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+# libspf2's ns/eval over ours, one line per paired round: $1 the key, $2
+# the log name of ours ("spfkit" for spfkit.N.log)
+paired_ratios() {
+	i=1
+	while [ "$i" -le "$PAIRS" ]; do
+		d=$(bench_value "$1" ns_per_eval "$OUT/$2.$i.log")
+		l=$(bench_value libspf2 ns_per_eval "$OUT/libspf2.$i.log")
+		awk -v d="$d" -v l="$l" 'BEGIN { if (d > 0) printf "%.2f\n", l / d }'
+		i=$((i + 1))
+	done
+}
 lowest() { sort -g | head -n 1; }
 highest() { sort -g | tail -n 1; }
 
@@ -251,24 +262,14 @@ if [ "$LIBSPF2" = 1 ]; then
 	L=$(bench_value libspf2 evals_per_s "$OUT"/libspf2.*.log | median)
 	LN=$(bench_value libspf2 ns_per_eval "$OUT"/libspf2.*.log | median)
 	echo "libspf2:         $L evaluations/s, $LN ns/eval (median of $PAIRS runs)"
-	ratios=$(i=1; while [ "$i" -le "$PAIRS" ]; do
-		d=$(bench_value spfkit_direct ns_per_eval "$OUT/spfkit.$i.log")
-		l=$(bench_value libspf2 ns_per_eval "$OUT/libspf2.$i.log")
-		awk -v d="$d" -v l="$l" 'BEGIN { if (d > 0) printf "%.2f\n", l / d }'
-		i=$((i + 1))
-	done)
+	ratios=$(paired_ratios spfkit_direct spfkit)
 	R=$(echo "$ratios" | median)
 	RLO=$(echo "$ratios" | lowest)
 	RHI=$(echo "$ratios" | highest)
 	awk -v r="$R" -v lo="$RLO" -v hi="$RHI" -v n="$PAIRS" 'BEGIN {
 		printf "spfkit/libspf2 = %.1fx (median of %d paired runs, %.1fx to %.1fx; target >= 10x)\n", r, n, lo, hi }'
 	awk '/^agreement/ { print }' "$OUT/libspf2.1.log"
-	ratios=$(i=1; while [ "$i" -le "$PAIRS" ]; do
-		d=$(bench_value spfkit_direct ns_per_eval "$OUT/spfkit-memo.$i.log")
-		l=$(bench_value libspf2 ns_per_eval "$OUT/libspf2.$i.log")
-		awk -v d="$d" -v l="$l" 'BEGIN { if (d > 0) printf "%.2f\n", l / d }'
-		i=$((i + 1))
-	done)
+	ratios=$(paired_ratios spfkit_direct spfkit-memo)
 	echo "$ratios" | awk -v r="$(echo "$ratios" | median)" -v lo="$(echo "$ratios" | lowest)" \
 		-v hi="$(echo "$ratios" | highest)" -v n="$PAIRS" 'END {
 		printf "spfkit with the record memo/libspf2 = %.1fx (median of %d paired runs, %.1fx to %.1fx)\n", r, n, lo, hi }'
@@ -276,12 +277,7 @@ fi
 if [ "$API" = 1 ]; then
 	A=$(bench_value libspf2 evals_per_s "$OUT"/libspf2api.*.log | median)
 	AN=$(bench_value libspf2 ns_per_eval "$OUT"/libspf2api.*.log | median)
-	ratios=$(i=1; while [ "$i" -le "$PAIRS" ]; do
-		a=$(bench_value libspf2 ns_per_eval "$OUT/libspf2api.$i.log")
-		l=$(bench_value libspf2 ns_per_eval "$OUT/libspf2.$i.log")
-		awk -v a="$a" -v l="$l" 'BEGIN { if (a > 0) printf "%.2f\n", l / a }'
-		i=$((i + 1))
-	done)
+	ratios=$(paired_ratios libspf2 libspf2api)
 	awk -v a="$A" -v an="$AN" -v l="$L" -v r="$(echo "$ratios" | median)" \
 		-v lo="$(echo "$ratios" | lowest)" -v hi="$(echo "$ratios" | highest)" -v n="$PAIRS" 'BEGIN {
 		printf "libspf2 API on spfkit: %s evaluations/s vs libspf2 %s: %.1fx (%s ns/eval; median of %d paired runs, %.1fx to %.1fx; the same bench_libspf2 on our libspf2.so.2)\n",
