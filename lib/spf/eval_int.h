@@ -130,6 +130,7 @@ struct frame {
 	uint16_t term_level; /* the deepest answer the current term has used */
 	const char *target;     /* the current term's expanded target, once known */
 	size_t target_len;
+	unsigned target_uses;   /* answers the expansion used (%{p}): replays skip them */
 	uint8_t target_valid;   /* spfkit__domain_valid(target), worked out with it */
 	enum spfkit_result_code result;
 	const struct spfkit_term *decided; /* the mechanism that gave the result */

@@ -108,16 +108,23 @@ static int term_target(struct spfkit_eval *ev, struct frame *f, const struct spf
 	int literal = f->hot != NULL ? f->hot[t - f->rec->terms].literal : HOT_NOT_LITERAL;
 	int failed, rc;
 
-	if (f->target != NULL)
+	if (f->target != NULL) {
+		/* a replay: the answers the expansion used are counted as used
+		 * again, so the lookups after it are counted (§4.6.4 void
+		 * lookups) exactly once, as when every answer was at hand */
+		f->uses = f->target_uses;
 		return STEP_DONE;
+	}
 	if (!t->has_domain) {
 		f->target = f->domain;
 		f->target_len = f->domain_len;
+		f->target_uses = f->uses;
 		f->target_valid = 1; /* checked when the frame started */
 		return STEP_DONE;
 	}
 	rc = spfkit__expand_target(ev, f, &t->domain, SPFKIT__MACRO_DOMAIN, &f->target,
 				   &f->target_len, &failed);
+	f->target_uses = f->uses;
 	if (rc == STEP_DONE && !failed)
 		f->target_valid = literal != HOT_NOT_LITERAL
 					  ? literal == HOT_LITERAL_VALID

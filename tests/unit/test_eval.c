@@ -584,6 +584,25 @@ static void void_lookup_limit(void **state)
 	assert_problem_has(fx, "void");
 }
 
+/*
+ * A target with %{p} needs the PTR answer (§5.5) before its own lookup;
+ * when answers come one round at a time the term runs again with its
+ * target already expanded, and its own lookup must still count as a
+ * void lookup (§4.6.4) exactly once.
+ */
+static void void_lookups_after_ptr_macro(void **state)
+{
+	struct fixture *fx = *state;
+
+	txt(fx, "p2.example", "v=spf1 exists:%{p}.one.example exists:%{p}.two.example ?all");
+	txt(fx, "p3.example", "v=spf1 exists:%{p}.one.example exists:%{p}.two.example "
+			      "exists:%{p}.three.example ?all");
+	assert_result(check(fx, "192.0.2.1", "a@p2.example"), SPFKIT_RESULT_NEUTRAL);
+	assert_int_equal(fx->res->void_lookups, 2);
+	assert_result(check(fx, "192.0.2.1", "a@p3.example"), SPFKIT_RESULT_PERMERROR);
+	assert_problem_has(fx, "void");
+}
+
 static void mx_name_limit(void **state)
 {
 	struct fixture *fx = *state;
@@ -1671,7 +1690,7 @@ int main(void)
 		T(all_and_qualifiers), T(ip4_ip6_cidr), T(a_with_dual_cidr), T(mx_hosts),
 		T(ptr_validated_names), T(exists_and_macros), T(include_results_map),
 		T(redirect_and_exp), T(identities), T(dns_term_limit), T(redirect_counts_as_term),
-		T(void_lookup_limit), T(mx_name_limit), T(ptr_name_limit), T(question_table_growth), T(permerror_reasons),
+		T(void_lookup_limit), T(void_lookups_after_ptr_macro), T(mx_name_limit), T(ptr_name_limit), T(question_table_growth), T(permerror_reasons),
 		T(temperror_on_dns_failure), T(huge_and_binary_records), T(expansion_is_bounded), T(non_ascii_input), T(answer_of_64k),
 		T(threads_share_a_context), T(time_budget_gives_temperror), T(step_and_answer_contract), T(bad_requests), T(ip_text_forms), T(allocation_failures),
 		/* lookahead's speculative traffic (issue 7, item 4) */
