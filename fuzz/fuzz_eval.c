@@ -1,8 +1,10 @@
 /*
  * The whole evaluator, differentially: the input is one query line
  * "ip sender helo" and then a zone file. The zone is loaded, the query
- * evaluated strict and with lookahead, and the two results must be
- * identical; anything else aborts. Under ASan/UBSan this also finds
+ * evaluated strict, with lookahead, and twice on a context with the
+ * record memo (the second run takes its answers from the memo); all must
+ * give identical results, the memo runs the strict question count too;
+ * anything else aborts. Under ASan/UBSan this also finds
  * crashes, leaks and undefined behaviour anywhere on the way.
  */
 #include <stdint.h>
@@ -24,6 +26,8 @@ static void must_match(const struct spfkit_result *a, const struct spfkit_result
 	    a->depth != b->depth)
 		abort();
 }
+
+enum { STRICT = 0, LOOKAHEAD, MEMO, NCTX };
 
 /* Split the first line into three words; 0 when it is not such a line. */
 static int parse_query(const char *p, size_t len, const char *w[3], size_t wl[3], size_t *rest)
@@ -47,27 +51,34 @@ static int parse_query(const char *p, size_t len, const char *w[3], size_t wl[3]
 static void evaluate(struct spfkit_zone *zone, const struct spfkit_request *req)
 {
 	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .default_explanation = "%{i} %{s} %{h}"};
-	struct spfkit_ctx *ctx[2] = {NULL, NULL};
-	struct spfkit_eval *ev[2] = {NULL, NULL};
+	struct spfkit_ctx *ctx[NCTX] = {NULL, NULL, NULL};
+	struct spfkit_eval *ev[NCTX + 1] = {NULL, NULL, NULL, NULL};
 	struct spfkit_resolver *r = NULL;
 	int i, ok = 1;
 
-	for (i = 0; i < 2; i++) {
-		cfg.no_lookahead = i == 0;
+	for (i = 0; i < NCTX; i++) {
+		cfg.no_lookahead = i != LOOKAHEAD;
+		cfg.record_memo = i == MEMO;
 		if (spfkit_ctx_new(&cfg, &ctx[i]) != 0)
 			ok = 0;
 	}
 	if (ok && spfkit_zone_resolver(zone, &r) == 0) {
-		for (i = 0; i < 2 && ok; i++)
-			ok = spfkit_check(ctx[i], r, req, &ev[i]) == 0;
-		if (ok)
-			must_match(spfkit_eval_result(ev[0]), spfkit_eval_result(ev[1]));
+		for (i = 0; i < NCTX + 1 && ok; i++)
+			ok = spfkit_check(ctx[i < NCTX ? i : MEMO], r, req, &ev[i]) == 0;
+		for (i = 1; i < NCTX + 1 && ok; i++) {
+			const struct spfkit_result *a = spfkit_eval_result(ev[STRICT]);
+			const struct spfkit_result *b = spfkit_eval_result(ev[i]);
+
+			must_match(a, b);
+			if (i != LOOKAHEAD && a->queries != b->queries)
+				abort();
+		}
 	}
-	spfkit_eval_free(ev[0]);
-	spfkit_eval_free(ev[1]);
+	for (i = 0; i < NCTX + 1; i++)
+		spfkit_eval_free(ev[i]);
 	spfkit_resolver_free(r);
-	spfkit_ctx_free(ctx[0]);
-	spfkit_ctx_free(ctx[1]);
+	for (i = 0; i < NCTX; i++)
+		spfkit_ctx_free(ctx[i]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
