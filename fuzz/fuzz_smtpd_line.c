@@ -2,7 +2,8 @@
  * Fuzz spfkit-smtpd-filter (smtpd/filter.c) as smtpd drives it: the input
  * is what smtpd would write to the filter's stdin (configuration, report
  * events, filter requests, data lines, garbage), read from a file by the
- * real filter on its own libevent loop, with DNS from a small zone. The
+ * real filter on its own libevent loop, with DNS from a small zone behind
+ * the DNS cache the filter runs by default (so its record memo is on). The
  * output goes to /dev/null; the loop must end by itself at end of input
  * (checks in flight cancelled), with no crash, leak or sanitizer report.
  */
@@ -15,6 +16,7 @@
 
 #include <event2/event.h>
 
+#include <spfkit/cache.h>
 #include <spfkit/spfkit.h>
 #include <spfkit/zone.h>
 
@@ -62,7 +64,8 @@ static int input_file(const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct spfkit_zone *zone = NULL;
-	struct spfkit_resolver *r = NULL;
+	struct spfkit_resolver *r = NULL, *layer = NULL;
+	struct spfkit_cache *cache = NULL;
 	struct spfkit__mta_config *cfg = NULL;
 	struct event_config *ec = NULL;
 	struct event_base *base = NULL;
@@ -76,7 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (spfkit_zone_new(NULL, &zone) != 0 ||
 	    spfkit_zone_load_text(zone, zone_text, sizeof(zone_text) - 1, "fuzz", NULL, err,
 				  sizeof(err)) != 0 ||
-	    spfkit_zone_resolver(zone, &r) != 0 ||
+	    spfkit_zone_resolver(zone, &r) != 0 || spfkit_cache_new(NULL, NULL, &cache) != 0 ||
+	    spfkit_cache_resolver(cache, r, &layer) != 0 ||
 	    spfkit__mta_config_parse(conf_text, sizeof(conf_text) - 1, "fuzz", NULL, NULL, NULL,
 				     &cfg) != 0)
 		abort();
@@ -90,12 +94,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.log_stderr = 1;
 	o.in_fd = in;
 	o.out_fd = out;
-	if (base == NULL || spfkit__smtpd_new(base, &o, cfg, r, NULL, &f) != 0)
+	if (base == NULL || spfkit__smtpd_new(base, &o, cfg, r, layer, &f) != 0)
 		abort();
 	event_base_dispatch(base); /* ends at end of input */
 	spfkit__smtpd_free(f);
 	event_base_free(base);
+	spfkit_resolver_free(layer);
 	spfkit_resolver_free(r);
+	spfkit_cache_free(cache);
 	spfkit_zone_free(zone);
 	close(in);
 	close(out);
