@@ -213,9 +213,11 @@ struct spfkit_config {
 	 * passed by the requests' `now`, and later evaluations of the
 	 * context take it from there instead of asking again (a caller's own
 	 * DNS cache would answer the same until then). Results,
-	 * explanations, limits, and the counters queries and depth are what
-	 * asking gives; memo_answers says how many of the questions were
-	 * answered so. Temporary failures are not remembered. Evaluations
+	 * explanations, limits, and the counters are what asking gives
+	 * (with lookahead, queries may also count questions it filed that
+	 * the memo answered at once, where asking would have stopped
+	 * before sending them); memo_answers says how many of the
+	 * questions were answered so. Temporary failures are not remembered. Evaluations
 	 * with a trace or with `now` 0 neither use nor fill it; nothing is
 	 * remembered without the record cache, whose byte budget and entry
 	 * count bound it too. Only for a caller whose `now` follows the
