@@ -7,6 +7,10 @@
  * Everything is charged to the record cache's byte budget and kept under
  * its lock.
  *
+ * TTLs are capped as the DNS cache caps them (cache.h): a day for an
+ * answer, an hour for no data or no such name (RFC 2308 §5), so a
+ * hostile TTL cannot keep an answer for ever.
+ *
  * The name table is keyed by an unkeyed hash (spfkit__name_hash, which
  * the evaluation has worked out anyway): a bucket takes at most
  * SPFKIT__RCACHE_MEMO_CHAIN names, so colliding names chosen by a
@@ -14,6 +18,8 @@
  * there were no memo.
  */
 #include <string.h>
+
+#include <spfkit/cache.h>
 
 #include "macro.h"
 #include "record_cache_int.h"
@@ -275,7 +281,8 @@ void spfkit__rcache_memo_put(struct spfkit__rcache *c, struct spfkit__rcache_ent
 
 	if (!e->cached)
 		return;
-	n = node_new(c, SPFKIT_RR_TXT, name, len, hash, now, ttl, 0);
+	n = node_new(c, SPFKIT_RR_TXT, name, len, hash, now,
+		     ttl < SPFKIT_CACHE_MAX_TTL ? ttl : SPFKIT_CACHE_MAX_TTL, 0);
 	if (n == NULL)
 		return;
 	n->txt_count = txt_count;
@@ -300,6 +307,7 @@ void spfkit__rcache_memo_put_answer(struct spfkit__rcache *c, uint16_t type, con
 	size_t bytes, i;
 	unsigned char *data;
 	struct spfkit__rcache_name *n;
+	uint32_t cap = a->status == SPFKIT_DNS_OK ? SPFKIT_CACHE_MAX_TTL : SPFKIT_CACHE_MAX_NEG_TTL;
 
 	if (a->status != SPFKIT_DNS_OK && a->status != SPFKIT_DNS_NODATA &&
 	    a->status != SPFKIT_DNS_NXDOMAIN)
@@ -307,7 +315,7 @@ void spfkit__rcache_memo_put_answer(struct spfkit__rcache *c, uint16_t type, con
 	bytes = answer_bytes(a);
 	if (bytes > SPFKIT__RCACHE_MEMO_ANSWER_MAX)
 		return;
-	n = node_new(c, type, name, len, hash, now, a->ttl, bytes);
+	n = node_new(c, type, name, len, hash, now, a->ttl < cap ? a->ttl : cap, bytes);
 	if (n == NULL)
 		return;
 	n->status = (uint8_t)a->status;

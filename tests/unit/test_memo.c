@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include <spfkit/cache.h>
 #include <spfkit/spfkit.h>
 
 #include "ctx.h"              /* the context's record cache ... */
@@ -59,6 +60,9 @@ static void note_trace(void *arg, const struct spfkit_trace_event *e)
 	(*(unsigned *)arg)++;
 }
 
+/* Answers given this TTL instead of the zone's, when not 0 (hostile TTLs). */
+static uint32_t ttl_override;
+
 static struct outcome run_at(const struct spfkit_ctx *ctx, const struct spfkit_zone *z,
 			     const char *ip, const char *sender, int64_t now, int traced)
 {
@@ -87,6 +91,8 @@ static struct outcome run_at(const struct spfkit_ctx *ctx, const struct spfkit_z
 	while ((step = spfkit_eval_step(ev, &q)) == SPFKIT_STEP_QUERY) {
 		o.asked++;
 		assert_int_equal(spfkit_zone_lookup(z, q.name, q.name_len, q.type, &ans), 0);
+		if (ttl_override != 0)
+			ans.ttl = ttl_override;
 		assert_int_equal(spfkit_eval_answer(ev, q.id, &ans), 0);
 	}
 	assert_int_equal(step, SPFKIT_STEP_DONE);
@@ -434,6 +440,30 @@ static void threads_share_the_memo(void **state)
 	spfkit_zone_free(z);
 }
 
+/* A hostile TTL is capped as the DNS cache caps it: a day for an answer,
+ * an hour for no such name. */
+static void ttls_capped(void **state)
+{
+	struct spfkit_zone *z = test_zone("v=spf1 ip4:192.0.2.0/24 ~all");
+	struct spfkit_ctx *ctx = memo_ctx(0, 0);
+
+	(void)state;
+	ttl_override = 0x7fffffffu;
+	assert_int_equal(run(ctx, z, T0).asked, 2);
+	assert_int_equal(run(ctx, z, T0 + SPFKIT_CACHE_MAX_TTL - 1).asked, 0);
+	assert_int_equal(run(ctx, z, T0 + SPFKIT_CACHE_MAX_TTL).asked, 2);
+	assert_int_equal(run_at(ctx, z, "192.0.2.7", "a@nowhere.example", T0, 0).asked, 1);
+	assert_int_equal(
+		run_at(ctx, z, "192.0.2.7", "a@nowhere.example", T0 + SPFKIT_CACHE_MAX_NEG_TTL - 1, 0)
+			.asked, 0);
+	assert_int_equal(
+		run_at(ctx, z, "192.0.2.7", "a@nowhere.example", T0 + SPFKIT_CACHE_MAX_NEG_TTL, 0)
+			.asked, 1);
+	ttl_override = 0;
+	spfkit_ctx_free(ctx);
+	spfkit_zone_free(z);
+}
+
 /* Names whose hash lands in bucket 0 of a 16-bucket table. */
 static void colliding_name(unsigned *seed, char *out, size_t size)
 {
@@ -512,6 +542,7 @@ int main(void)
 		cmocka_unit_test(other_answers_remembered),
 		cmocka_unit_test(large_answer_asked),
 		cmocka_unit_test(answers_bounded),
+		cmocka_unit_test(ttls_capped),
 		cmocka_unit_test(threads_share_the_memo),
 		cmocka_unit_test(bucket_bounded_and_charged),
 	};
