@@ -210,18 +210,20 @@ struct spfkit_config {
 	 * 1: the record cache also remembers what the answers to the
 	 * context's questions held (an SPF record by its cached parse, any
 	 * other answer of up to 1 KiB as a copy), each until its TTL has
-	 * passed by the requests' `now`, and later evaluations of the
-	 * context take it from there instead of asking again (a caller's own
-	 * DNS cache would answer the same until then). Results,
-	 * explanations, limits, and the counters are what asking gives
-	 * (with lookahead, queries may also count questions it filed that
-	 * the memo answered at once, where asking would have stopped
-	 * before sending them); memo_answers says how many of the
-	 * questions were answered so. Temporary failures are not remembered. Evaluations
-	 * with a trace or with `now` 0 neither use nor fill it; nothing is
-	 * remembered without the record cache, whose byte budget and entry
-	 * count bound it too. Only for a caller whose `now` follows the
-	 * clock: a fixed `now` would keep answers past their TTL.
+	 * passed by the requests' `now` (at most SPFKIT_CACHE_MAX_TTL, and
+	 * SPFKIT_CACHE_MAX_NEG_TTL for no data and no such name), and later
+	 * evaluations of the context take it from there instead of asking
+	 * again (a caller's own DNS cache would answer the same until then).
+	 * Results, explanations, limits and the counters are what asking
+	 * gives (with lookahead, queries may also count questions it filed
+	 * that the memo answered at once, where asking would have stopped
+	 * before sending them); memo_answers says how many of the questions
+	 * were answered so. Temporary failures are not remembered.
+	 * Evaluations with a trace or with `now` 0 neither use nor fill it;
+	 * nothing is remembered without the record cache, whose byte budget
+	 * and entry count bound it too. Only for a caller whose `now`
+	 * follows the clock: a fixed `now` would keep answers past their
+	 * TTL.
 	 */
 	int record_memo;
 };
