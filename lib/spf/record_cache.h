@@ -5,11 +5,12 @@
  * around lookups; entries are reference-counted so an entry an
  * evaluation holds is never evicted under it. Internal API.
  *
- * The record memo (spfkit_config.record_memo) rides on the entries: an
- * entry may also be bound to the names whose TXT answers held it, each
- * until its answer's TTL passes, so an evaluation can take the record by
- * name without asking (query.c). Names are charged to their entry, so
- * to the byte budget, and go with it.
+ * The record memo (spfkit_config.record_memo, record_memo.c) rides on the
+ * cache: an entry may also be bound to the names whose TXT answers held
+ * it, each until its answer's TTL passes, so an evaluation can take the
+ * record by name without asking (query.c); other answers are kept as
+ * small copies. Both are charged to the byte budget; bound names go with
+ * their entry.
  *
  * Bounded twice: by entries and by bytes. A parsed record can take about
  * 55 times its text (a 64 KiB record of one-letter terms parses to some
@@ -77,7 +78,7 @@ struct spfkit__rcache_entry {
 	struct spfkit__link lru;                  /* most recent first */
 };
 
-/* A name bound to an entry (record_cache.c). */
+/* A name the record memo knows (record_cache_int.h, record_memo.c). */
 struct spfkit__rcache_name;
 
 struct spfkit__rcache;

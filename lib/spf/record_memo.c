@@ -159,10 +159,8 @@ int spfkit__rcache_memo_get(struct spfkit__rcache *c, uint16_t type, const char 
 		unbind(c, n); /* expired, or the caller's clock went back */
 		n = NULL;
 	}
-	if (n != NULL) {
-		hit = take(c, n, now, to, out);
-		c->hits += (size_t)hit;
-	}
+	if (n != NULL)
+		hit = take(c, n, now, to, out); /* not a parse-cache hit: stats stay the parser's */
 	pthread_mutex_unlock(&c->lock);
 	return hit;
 }
