@@ -7,6 +7,7 @@
 #include "macro.h"
 #include "record_cache.h"
 #include "record_cache_int.h"
+#include "record_room.h"
 
 int spfkit__rcache_new(const struct spfkit_allocator *a, size_t max_entries,
 		       struct spfkit__rcache **out)
@@ -53,12 +54,14 @@ static struct spfkit__rcache_entry *entry_of(struct spfkit__link *n)
 
 static void entry_free(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
 {
-	spfkit__free(e->under, e->hot);
 	spfkit__free(e->under, e->ip4);
-	if (e->rec == NULL || e->text != e->rec->text)
+	if (e->rec == NULL) { /* the parse failed: the entry is a block of its own */
 		spfkit__free(e->under, e->text);
+		spfkit__free(c->alloc, e);
+		return;
+	}
+	/* the entry and its compact terms are in the record's block: last */
 	spfkit_record_free(e->rec);
-	spfkit__free(c->alloc, e);
 }
 
 /* What a block of `size` bytes really costs: rounded up to 16 like the
@@ -197,13 +200,12 @@ static struct spfkit__rcache_entry *acquire(struct spfkit__rcache *c, uint64_t h
 	return e;
 }
 
-static int make_hot(struct spfkit__rcache_entry *e)
+/* The compact terms (record_cache.h), in the room after the entry. */
+static void make_hot(struct spfkit__rcache_entry *e)
 {
 	size_t i;
 
-	e->hot = spfkit__calloc(&e->counting, e->rec->count, sizeof(*e->hot));
-	if (e->hot == NULL && e->rec->count > 0)
-		return SPFKIT_ENOMEM;
+	memset(e->hot, 0, e->rec->count * sizeof(*e->hot));
 	for (i = 0; i < e->rec->count; i++) {
 		const struct spfkit_term *t = &e->rec->terms[i];
 		struct spfkit__hot_term *h = &e->hot[i];
@@ -221,32 +223,92 @@ static int make_hot(struct spfkit__rcache_entry *e)
 		memcpy(&h->ip4, t->ip, 4);
 		h->mask4 = t->cidr4 == 0 ? 0 : htonl(0xffffffffu << (32 - t->cidr4));
 	}
-	return 0;
 }
 
+/* What the parse allocated, counted while it ran (parse_entry()). */
+struct parse_count {
+	const struct spfkit_allocator *under;
+	size_t bytes;
+};
+
+static void *parse_count_alloc(void *user, size_t size)
+{
+	struct parse_count *pc = user;
+	void *p = spfkit__alloc(pc->under, size);
+
+	if (p != NULL)
+		pc->bytes += spfkit__rcache_block_cost(size);
+	return p;
+}
+
+static void *parse_count_realloc(void *user, void *ptr, size_t size)
+{
+	struct parse_count *pc = user;
+	void *p = spfkit__realloc(pc->under, ptr, size);
+
+	if (p != NULL) /* counting high, as count_realloc() */
+		pc->bytes += spfkit__rcache_block_cost(size);
+	return p;
+}
+
+static void parse_count_free(void *user, void *ptr)
+{
+	struct parse_count *pc = user;
+
+	spfkit__free(pc->under, ptr);
+}
+
+#define ENTRY_ROOM SPFKIT__ALIGN_UP(sizeof(struct spfkit__rcache_entry))
+
+/*
+ * A parsed record is one block holding the record, the entry and its
+ * compact terms: the parse counts what it allocates through a counter on
+ * the stack, then the record frees through the cache's allocator (the
+ * counter only forwarded to it). A failed parse has an entry of its own.
+ */
 static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64_t hash,
 						const char *text, size_t len)
 {
-	struct spfkit__rcache_entry *e = spfkit__zalloc(c->alloc, sizeof(*e));
+	struct parse_count pc = {c->alloc, 0};
+	const struct spfkit_allocator counter = {parse_count_alloc, parse_count_realloc,
+						 parse_count_free, &pc};
+	struct spfkit__rcache_entry *e;
+	struct spfkit_record *rec;
+	struct spfkit_parse_error pe;
+	void *room;
+	int rc = spfkit__record_parse_room(text, len, &counter, ENTRY_ROOM,
+					   sizeof(struct spfkit__hot_term), &rec, &pe, &room);
 
-	if (e == NULL)
+	if (rc == SPFKIT_ENOMEM)
 		return NULL;
+	if (rc == 0) {
+		spfkit__record_rebind(rec, c->alloc);
+		e = room;
+		memset(e, 0, sizeof(*e));
+		e->rec = rec;
+		e->text = (char *)(uintptr_t)rec->text; /* NUL-terminated: the key */
+		e->hot = (struct spfkit__hot_term *)(void *)((unsigned char *)room + ENTRY_ROOM);
+		make_hot(e);
+	} else {
+		e = spfkit__zalloc(c->alloc, sizeof(*e));
+		if (e == NULL)
+			return NULL;
+		pc.bytes += spfkit__rcache_block_cost(sizeof(*e));
+	}
 	e->under = c->alloc;
 	e->counting = (struct spfkit_allocator){count_alloc, count_realloc, count_free, e};
-	e->bytes = spfkit__rcache_block_cost(sizeof(*e));
+	e->bytes = pc.bytes;
 	e->hash = hash;
 	e->len = len;
-	e->rc = spfkit_record_parse(text, len, &e->counting, &e->rec, &e->pe);
-	/* a parsed record holds a NUL-terminated copy of its text: the key */
-	e->text = e->rc == 0 ? (char *)(uintptr_t)e->rec->text
-			     : spfkit__strndup(&e->counting, text, len);
-	if (e->rc == SPFKIT_ENOMEM || e->text == NULL || (e->rc == 0 && make_hot(e) != 0)) {
+	e->rc = rc;
+	e->pe = pe;
+	if (rc != 0 && (e->text = spfkit__strndup(&e->counting, text, len)) == NULL) {
 		entry_free(c, e);
 		return NULL;
 	}
 	/* only a cache makes them pay; without them the term loop goes one
 	 * by one, so running out of memory here changes nothing else */
-	if (e->rc == 0 && c->max > 0)
+	if (rc == 0 && c->max > 0)
 		e->ip4 = spfkit__ip4_scan_build(e->rec, &e->counting);
 	atomic_init(&e->refs, 1);
 	return e;

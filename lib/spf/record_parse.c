@@ -22,6 +22,7 @@
 
 #include "core.h"
 #include "macro.h"
+#include "record_room.h"
 
 /* The record and everything it points to live in `ar`, this struct too. */
 struct record_impl {
@@ -1129,7 +1130,8 @@ static size_t version_error_offset(const char *txt, size_t len)
 }
 
 static struct record_impl *record_new(const struct spfkit_allocator *alloc, const char *txt,
-				      size_t len, size_t nterms, size_t named, size_t npct)
+				      size_t len, size_t nterms, size_t named, size_t npct,
+				      size_t room)
 {
 	struct spfkit__arena ar;
 	struct record_impl *r;
@@ -1144,7 +1146,7 @@ static struct record_impl *record_new(const struct spfkit_allocator *alloc, cons
 	 */
 	size_t size = sizeof(*r) + len + 1 + nterms * sizeof(struct spfkit_term) +
 		      named * (sizeof(struct spfkit_macro_piece) + 16) +
-		      2 * npct * sizeof(struct spfkit_macro_piece) + 64;
+		      2 * npct * sizeof(struct spfkit_macro_piece) + 64 + room;
 
 	spfkit__arena_init(&ar, alloc, size, 0);
 	r = spfkit__arena_alloc(&ar, sizeof(*r));
@@ -1173,11 +1175,30 @@ static struct record_impl *record_new(const struct spfkit_allocator *alloc, cons
 int spfkit_record_parse(const char *txt, size_t len, const struct spfkit_allocator *alloc,
 			struct spfkit_record **out, struct spfkit_parse_error *err)
 {
+	void *room;
+
+	return spfkit__record_parse_room(txt, len, alloc, 0, 0, out, err, &room);
+}
+
+/* The room's bytes for n terms, or SIZE_MAX when they cannot be counted. */
+static size_t room_size(size_t fixed, size_t per_term, size_t n)
+{
+	if (per_term != 0 && n > (SIZE_MAX / 2 - fixed) / per_term)
+		return SIZE_MAX;
+	return SPFKIT__ALIGN_UP(fixed + per_term * n);
+}
+
+int spfkit__record_parse_room(const char *txt, size_t len, const struct spfkit_allocator *alloc,
+			      size_t fixed, size_t per_term, struct spfkit_record **out,
+			      struct spfkit_parse_error *err, void **room)
+{
 	struct tparse tp;
 	struct record_impl *r;
 	struct term_map map;
+	size_t extra;
 
 	set_error(err, 0, NULL, NULL);
+	*room = NULL;
 	if (out == NULL || (txt == NULL && len > 0))
 		return SPFKIT_EINVAL;
 	*out = NULL;
@@ -1195,7 +1216,10 @@ int spfkit_record_parse(const char *txt, size_t len, const struct spfkit_allocat
 		set_error(err, 0, "more terms than SPFKIT_RECORD_MAX_TERMS", "3.4");
 		return SPFKIT_E2BIG;
 	}
-	r = record_new(alloc, txt, len, map.terms, map.named, map.pct);
+	extra = room_size(fixed, per_term, map.terms);
+	if (extra == SIZE_MAX)
+		return SPFKIT_ENOMEM;
+	r = record_new(alloc, txt, len, map.terms, map.named, map.pct, extra);
 	if (r == NULL)
 		return SPFKIT_ENOMEM;
 	memset(&tp, 0, sizeof(tp));
@@ -1211,8 +1235,18 @@ int spfkit_record_parse(const char *txt, size_t len, const struct spfkit_allocat
 		spfkit_record_free(&r->rec);
 		return tp.c.err;
 	}
+	/* taken last, so the terms' arrays sized above stay in the block */
+	if (extra > 0 && (*room = spfkit__arena_alloc(&r->ar, extra)) == NULL) {
+		spfkit_record_free(&r->rec);
+		return SPFKIT_ENOMEM;
+	}
 	*out = &r->rec;
 	return 0;
+}
+
+void spfkit__record_rebind(struct spfkit_record *rec, const struct spfkit_allocator *alloc)
+{
+	((struct record_impl *)rec)->ar.alloc = alloc;
 }
 
 void spfkit_record_free(struct spfkit_record *rec)
