@@ -54,8 +54,10 @@ struct spfkit__hot_term {
 struct spfkit__rcache_entry {
 	uint64_t hash;
 	size_t bytes; /* memory charged to the cache while it is cached */
-	/* The parser allocates through this, so its blocks are counted into
-	 * `bytes`; it forwards to the cache's allocator. */
+	/* What the entry allocates after the parse (the IPv4 groups, the
+	 * text of a record that failed) goes through this, counted into
+	 * `bytes`; it forwards to the cache's allocator. A parsed record's
+	 * block holds the entry and `hot` too (record_room.h). */
 	struct spfkit_allocator counting;
 	const struct spfkit_allocator *under;
 	char *text; /* the key, NUL-terminated: rec->text, or a copy when the parse failed */
