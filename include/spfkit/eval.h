@@ -310,6 +310,10 @@ struct spfkit_result {
 	/* of queries, those answered from the context's record memo
 	 * (spfkit_config.record_memo) without being asked */
 	unsigned memo_answers;
+	/* 1 when the context's address plan of the domain gave this result
+	 * (spfkit_config.record_memo, strict evaluation): one pass over its
+	 * tree compiled from the memo, every field as evaluation gives it */
+	unsigned planned;
 };
 
 enum spfkit_step {

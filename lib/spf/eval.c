@@ -10,21 +10,12 @@
 #include "domain.h"
 #include "eval_int.h"
 #include "record_cache.h"
+#include "record_plan.h"
 
 void spfkit__trace(struct spfkit_eval *ev, const struct spfkit_trace_event *e)
 {
 	if (ev->trace != NULL)
 		ev->trace(ev->trace_arg, e);
-}
-
-static enum spfkit_result_code qualifier_result(const struct spfkit_term *t)
-{
-	switch (t->qualifier) {
-	case '-': return SPFKIT_RESULT_FAIL;
-	case '~': return SPFKIT_RESULT_SOFTFAIL;
-	case '?': return SPFKIT_RESULT_NEUTRAL;
-	default: return SPFKIT_RESULT_PASS;
-	}
 }
 
 static void trace_frame_event(struct spfkit_eval *ev, const struct frame *f,
@@ -41,7 +32,7 @@ static void trace_frame_event(struct spfkit_eval *ev, const struct frame *f,
 	e.matched = matched;
 	e.result = f->result;
 	if (kind == SPFKIT_TRACE_TERM && matched && f->rec != NULL && f->term < f->rec->count)
-		e.result = qualifier_result(&f->rec->terms[f->term]);
+		e.result = spfkit__qualifier_result(&f->rec->terms[f->term]);
 	e.dns_terms = ev->dns_terms;
 	e.void_lookups = ev->void_lookups;
 	ev->trace(ev->trace_arg, &e);
@@ -205,6 +196,46 @@ static int frame_given(struct spfkit_eval *ev, struct frame *f)
 	return rc;
 }
 
+/*
+ * Through the record memo, the domain's address plan (record_plan.h) may
+ * already say what the whole check_host() comes to for this client, as
+ * strict evaluation of its records would: without a question (with
+ * lookahead too: nothing is left to ask early), the questions counted
+ * as strict evaluation asks them. 1 when it did, 0 when the records must
+ * be walked, SPFKIT_ENOMEM.
+ */
+static int frame_plan(struct spfkit_eval *ev, struct frame *f)
+{
+	struct spfkit__plan_result pr;
+	int rc = spfkit__rcache_plan_run(ev->ctx->records, f->domain, f->domain_len,
+					 spfkit__name_hash(f->domain, f->domain_len), ev->now,
+					 &ev->ip, &ev->ctx->limits, &ev->arena, &pr);
+
+	if (rc != 1) {
+		ev->plan_learn = rc == SPFKIT__PLAN_LEARN;
+		return rc == SPFKIT_ENOMEM ? rc : 0;
+	}
+	ev->dns_terms = pr.dns_terms;
+	ev->void_lookups = pr.void_lookups;
+	ev->result.queries += pr.queries;
+	ev->result.memo_answers += pr.queries;
+	ev->result.planned = 1;
+	if (pr.depth > ev->result.depth)
+		ev->result.depth = pr.depth;
+	ev->result.mechanism = pr.mechanism;
+	if (pr.domain != NULL) { /* a redirect decided (§6.1) */
+		f->domain = pr.domain;
+		f->domain_len = pr.domain_len;
+		f->redirected = 1;
+	}
+	/* no record held: the explanation of a fail is the default (a plan
+	 * has no "exp" at the top), and the mechanism is set above */
+	f->rec = NULL;
+	f->rec_level = f->term_level = (uint16_t)pr.rec_level;
+	frame_finish(ev, f, pr.code);
+	return 1;
+}
+
 /* §4.3, §4.4, §4.5: check the domain, fetch and choose its record. */
 static int frame_start(struct spfkit_eval *ev, struct frame *f)
 {
@@ -229,6 +260,12 @@ static int frame_start(struct spfkit_eval *ev, struct frame *f)
 	f->term_level = f->base_level;
 	if (f == ev->frames && !f->redirected && ev->given != NULL)
 		return frame_given(ev, f);
+	if (f == ev->frames && !f->redirected && ev->memo && ev->nqueries == 0) {
+		int rc = frame_plan(ev, f);
+
+		if (rc != 0)
+			return rc == 1 ? STEP_DONE : STEP_NOMEM;
+	}
 	q = spfkit__need(ev, f, SPFKIT_RR_TXT, f->domain, f->domain_len, QF_RECORD, &fresh, &nomem);
 	if (q == NULL)
 		return nomem ? STEP_NOMEM : STEP_PENDING;
@@ -306,7 +343,7 @@ static int frame_terms(struct spfkit_eval *ev, struct frame *f)
 			trace_term(ev, f, out == MECH_MATCH);
 		if (out == MECH_MATCH) {
 			f->decided = t;
-			frame_finish(ev, f, qualifier_result(t));
+			frame_finish(ev, f, spfkit__qualifier_result(t));
 			return STEP_DONE;
 		}
 	}
@@ -390,6 +427,12 @@ static void fill_result(struct spfkit_eval *ev, const struct frame *f)
 	if (r->code != SPFKIT_RESULT_FAIL)
 		r->explanation = NULL;
 	ev->done = 1;
+	if (ev->plan_learn) /* the memo has what this evaluation used */
+		spfkit__rcache_plan_learn(ev->ctx->records, r->identity_domain,
+					  strlen(r->identity_domain),
+					  spfkit__name_hash(r->identity_domain,
+							    strlen(r->identity_domain)),
+					  ev->now, &ev->ctx->limits, ev->ip.family);
 }
 
 /* §5.2: what an included check_host() result means to the includer. */
@@ -401,7 +444,7 @@ static void include_returned(struct spfkit_eval *ev, struct frame *parent, const
 	case SPFKIT_RESULT_PASS:
 		trace_frame(ev, parent, SPFKIT_TRACE_TERM, parent->rec->text + t->offset, t->len, 1);
 		parent->decided = t;
-		frame_finish(ev, parent, qualifier_result(t));
+		frame_finish(ev, parent, spfkit__qualifier_result(t));
 		return;
 	case SPFKIT_RESULT_FAIL:
 	case SPFKIT_RESULT_SOFTFAIL:

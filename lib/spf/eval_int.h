@@ -196,6 +196,9 @@ struct spfkit_eval {
 	/* strict evaluation took a record from the memo since lookahead last
 	 * walked: walk again before waiting (spfkit_eval_step) */
 	int memo_unwalked;
+	/* the address plan of the top domain (record_plan.h) asks to be
+	 * built from what this evaluation leaves in the memo */
+	int plan_learn;
 	int done;
 	/* spfkit_eval_new_record(): the top-level record given as text, an
 	 * answered TXT question kept out of the table, so only the top
@@ -268,6 +271,17 @@ static inline int spfkit__ip4_in(uint32_t client, const struct spfkit_term *t)
 	memcpy(&net, t->ip, 4);
 	mask = t->cidr4 == 0 ? 0 : htonl(0xffffffffu << (32 - t->cidr4));
 	return ((client ^ net) & mask) == 0;
+}
+
+/* What a matching mechanism gives (§4.6.2). */
+static inline enum spfkit_result_code spfkit__qualifier_result(const struct spfkit_term *t)
+{
+	switch (t->qualifier) {
+	case '-': return SPFKIT_RESULT_FAIL;
+	case '~': return SPFKIT_RESULT_SOFTFAIL;
+	case '?': return SPFKIT_RESULT_NEUTRAL;
+	default: return SPFKIT_RESULT_PASS;
+	}
 }
 
 /* mech.c */

@@ -117,6 +117,7 @@ void spfkit__rcache_free(struct spfkit__rcache *c)
 		entry_free(c, e);
 	}
 	spfkit__memo_free(c);
+	spfkit__plan_walk_free(c);
 	pthread_mutex_destroy(&c->lock);
 	spfkit__free(c->alloc, c->buckets);
 	spfkit__free(c->alloc, c);

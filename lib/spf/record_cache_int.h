@@ -26,6 +26,8 @@ struct spfkit__rcache {
 	/* the memo's answers (names bound to no entry), most recent first */
 	struct spfkit__list answers;
 	size_t nanswers;
+	/* room for building address plans (record_plan.c), made at the first */
+	void *plan_walk;
 	/* Record texts are chosen by whoever publishes them: a keyed hash of
 	 * the whole text, key drawn here and read-only after (thread-safe). */
 	struct spfkit__hash_key key;
@@ -52,6 +54,9 @@ struct spfkit__rcache_name {
 	uint32_t txt_count, txt_at; /* records: the answer's TXT records; the SPF one's place */
 	size_t count;               /* answers: records */
 	struct spfkit_dns_rr *rrs;  /* answers: in the node's block */
+	/* records: the address plans of the name's SPF tree (record_plan.c)
+	 * for IPv4 and IPv6 clients, each one block charged to `cost`, or NULL */
+	struct spfkit__rcache_plan *plan[2];
 	size_t len;
 	char name[];
 };
@@ -70,5 +75,12 @@ void spfkit__memo_unbind_all(struct spfkit__rcache *c, struct spfkit__rcache_ent
 int spfkit__memo_evict_answers(struct spfkit__rcache *c, size_t need);
 /* At spfkit__rcache_free(): every answer and the name table. */
 void spfkit__memo_free(struct spfkit__rcache *c);
+/* record_plan.c: at spfkit__rcache_free(), the room for building plans;
+ * when a name goes, its plans (their charge goes with the node's cost). */
+void spfkit__plan_walk_free(struct spfkit__rcache *c);
+void spfkit__plan_free(struct spfkit__rcache *c, struct spfkit__rcache_name *n);
+/* The node of (type, name), valid or not, or NULL. */
+struct spfkit__rcache_name *spfkit__memo_find(struct spfkit__rcache *c, uint16_t type,
+					      const char *name, size_t len, uint64_t hash);
 
 #endif

@@ -51,8 +51,9 @@ static void unbind(struct spfkit__rcache *c, struct spfkit__rcache_name *n)
 		spfkit__list_unlink(&c->answers, &n->lru);
 		c->nanswers--;
 	}
-	c->bytes -= n->cost;
+	c->bytes -= n->cost; /* the plan's bytes with it */
 	c->nnames--;
+	spfkit__plan_free(c, n);
 	spfkit__free(c->alloc, n);
 }
 
@@ -81,8 +82,8 @@ void spfkit__memo_free(struct spfkit__rcache *c)
 	c->names = NULL;
 }
 
-static struct spfkit__rcache_name *find_name(struct spfkit__rcache *c, uint16_t type,
-					     const char *name, size_t len, uint64_t hash)
+struct spfkit__rcache_name *spfkit__memo_find(struct spfkit__rcache *c, uint16_t type,
+					      const char *name, size_t len, uint64_t hash)
 {
 	struct spfkit__rcache_name *n;
 
@@ -154,7 +155,7 @@ int spfkit__rcache_memo_get(struct spfkit__rcache *c, uint16_t type, const char 
 	int hit = 0;
 
 	pthread_mutex_lock(&c->lock);
-	n = find_name(c, type, name, len, hash);
+	n = spfkit__memo_find(c, type, name, len, hash);
 	if (n != NULL && (now < n->stored || now >= n->expires)) {
 		unbind(c, n); /* expired, or the caller's clock went back */
 		n = NULL;
@@ -263,7 +264,7 @@ static void put(struct spfkit__rcache *c, struct spfkit__rcache_entry *e,
 	struct spfkit__rcache_name *old;
 
 	pthread_mutex_lock(&c->lock);
-	old = find_name(c, n->type, n->name, n->len, n->hash);
+	old = spfkit__memo_find(c, n->type, n->name, n->len, n->hash);
 	if (old != NULL)
 		unbind(c, old);
 	if (!bind_name(c, e, n))

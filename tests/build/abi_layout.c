@@ -156,6 +156,7 @@ int main(void)
 	F(spfkit_result, queries);
 	F(spfkit_result, depth);
 	F(spfkit_result, memo_answers);
+	F(spfkit_result, planned);
 	S(spfkit_question);
 	F(spfkit_question, id);
 	F(spfkit_question, type);
