@@ -4,8 +4,12 @@
  * evaluated strict, with lookahead, and twice on a context with the
  * record memo (the second run takes its answers from the memo); all must
  * give identical results, the memo runs the strict question count too;
- * anything else aborts. Under ASan/UBSan this also finds
- * crashes, leaks and undefined behaviour anywhere on the way.
+ * anything else aborts. Then clients near the first (its address with
+ * low bits changed) are evaluated strict and twice through the memo, so
+ * that the address plans the memo runs built (record_plan.h) are taken
+ * down other paths than the one they were built on. Under ASan/UBSan
+ * this also finds crashes, leaks and undefined behaviour anywhere on
+ * the way.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -48,6 +52,34 @@ static int parse_query(const char *p, size_t len, const char *w[3], size_t wl[3]
 	return wl[0] > 0;
 }
 
+/* Low bits of the client's address changed, in the last and in a middle byte. */
+#define NEIGHBOURS 4
+static const struct {
+	unsigned char at4, at6, xor;
+} near[NEIGHBOURS] = {{3, 15, 0x01}, {3, 15, 0x80}, {2, 7, 0x10}, {1, 5, 0xff}};
+
+/* A neighbour of the client, strict and twice through the memo: the same
+ * result and question count. 0 when an evaluation could not run. */
+static int neighbour(const struct spfkit_ctx *strict, const struct spfkit_ctx *memo,
+		     struct spfkit_resolver *r, const struct spfkit_request *req, int k)
+{
+	struct spfkit_request nreq = *req;
+	struct spfkit_eval *ev[3] = {NULL, NULL, NULL};
+	int i, ok = 1;
+
+	nreq.ip.addr[nreq.ip.family == 4 ? near[k].at4 : near[k].at6] ^= near[k].xor;
+	for (i = 0; i < 3 && ok; i++)
+		ok = spfkit_check(i == 0 ? strict : memo, r, &nreq, &ev[i]) == 0;
+	for (i = 1; i < 3 && ok; i++) {
+		must_match(spfkit_eval_result(ev[0]), spfkit_eval_result(ev[i]));
+		if (spfkit_eval_result(ev[0])->queries != spfkit_eval_result(ev[i])->queries)
+			abort();
+	}
+	for (i = 0; i < 3; i++)
+		spfkit_eval_free(ev[i]);
+	return ok;
+}
+
 static void evaluate(struct spfkit_zone *zone, const struct spfkit_request *req)
 {
 	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .default_explanation = "%{i} %{s} %{h}"};
@@ -73,6 +105,8 @@ static void evaluate(struct spfkit_zone *zone, const struct spfkit_request *req)
 			if (i != LOOKAHEAD && a->queries != b->queries)
 				abort();
 		}
+		for (i = 0; i < NEIGHBOURS && ok; i++)
+			ok = neighbour(ctx[STRICT], ctx[MEMO], r, req, i);
 	}
 	for (i = 0; i < NCTX + 1; i++)
 		spfkit_eval_free(ev[i]);
