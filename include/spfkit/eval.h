@@ -219,6 +219,11 @@ struct spfkit_config {
 	 * that the memo answered at once, where asking would have stopped
 	 * before sending them); memo_answers says how many of the questions
 	 * were answered so. Temporary failures are not remembered.
+	 * After an evaluation, the domain's tree is also compiled from the
+	 * memo into an address plan, as far as its result depends on the
+	 * client address alone: later clients take one pass over it, with
+	 * every result field as evaluation gives it and the questions
+	 * counted as strict evaluation asks them (`planned` in the result).
 	 * Evaluations with a trace or with `now` 0 neither use nor fill it;
 	 * nothing is remembered without the record cache, whose byte budget
 	 * and entry count bound it too. Only for a caller whose `now`

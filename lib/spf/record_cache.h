@@ -120,7 +120,8 @@ void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entr
  * answer's SPF record, with a reference as spfkit__rcache_get() gives
  * and where its TXT records were (txt_count, txt_at); or entry NULL and
  * a copy of the answer (status, rrs, count) made in `to`. ttl: seconds
- * left. 0 on a miss (or when `to` is out of memory).
+ * left. 0 on a miss (or when `to` is out of memory). The memo's node of a
+ * record also holds that domain's address plans (record_plan.h).
  */
 struct spfkit__rcache_memo {
 	struct spfkit__rcache_entry *entry;
