@@ -72,37 +72,38 @@ size_t spfkit__rcache_block_cost(size_t size)
 }
 
 /*
- * The entry's allocator: every block for the entry (text, parsed record,
- * compact terms) is charged to it. Only the thread that parses the entry
+ * A counting allocator: it forwards to `under` and adds what each block
+ * costs to *bytes. The parse counts into a counter of its own; an entry's
+ * (e->counting) into e->bytes. Only the thread that parses the entry
  * allocates, before the entry is shared; frees need no count.
  */
 static void *count_alloc(void *user, size_t size)
 {
-	struct spfkit__rcache_entry *e = user;
-	void *p = spfkit__alloc(e->under, size);
+	struct spfkit__byte_count *bc = user;
+	void *p = spfkit__alloc(bc->under, size);
 
 	if (p != NULL)
-		e->bytes += spfkit__rcache_block_cost(size);
+		*bc->bytes += spfkit__rcache_block_cost(size);
 	return p;
 }
 
 static void *count_realloc(void *user, void *ptr, size_t size)
 {
-	struct spfkit__rcache_entry *e = user;
-	void *p = spfkit__realloc(e->under, ptr, size);
+	struct spfkit__byte_count *bc = user;
+	void *p = spfkit__realloc(bc->under, ptr, size);
 
 	/* the old block is not subtracted (its size is unknown): counting
 	 * high is safe, and the parser's arena never reallocates */
 	if (p != NULL)
-		e->bytes += spfkit__rcache_block_cost(size);
+		*bc->bytes += spfkit__rcache_block_cost(size);
 	return p;
 }
 
 static void count_free(void *user, void *ptr)
 {
-	struct spfkit__rcache_entry *e = user;
+	struct spfkit__byte_count *bc = user;
 
-	spfkit__free(e->under, ptr);
+	spfkit__free(bc->under, ptr);
 }
 
 void spfkit__rcache_free(struct spfkit__rcache *c)
@@ -226,39 +227,6 @@ static void make_hot(struct spfkit__rcache_entry *e)
 	}
 }
 
-/* What the parse allocated, counted while it ran (parse_entry()). */
-struct parse_count {
-	const struct spfkit_allocator *under;
-	size_t bytes;
-};
-
-static void *parse_count_alloc(void *user, size_t size)
-{
-	struct parse_count *pc = user;
-	void *p = spfkit__alloc(pc->under, size);
-
-	if (p != NULL)
-		pc->bytes += spfkit__rcache_block_cost(size);
-	return p;
-}
-
-static void *parse_count_realloc(void *user, void *ptr, size_t size)
-{
-	struct parse_count *pc = user;
-	void *p = spfkit__realloc(pc->under, ptr, size);
-
-	if (p != NULL) /* counting high, as count_realloc() */
-		pc->bytes += spfkit__rcache_block_cost(size);
-	return p;
-}
-
-static void parse_count_free(void *user, void *ptr)
-{
-	struct parse_count *pc = user;
-
-	spfkit__free(pc->under, ptr);
-}
-
 #define ENTRY_ROOM SPFKIT__ALIGN_UP(sizeof(struct spfkit__rcache_entry))
 
 /*
@@ -270,9 +238,9 @@ static void parse_count_free(void *user, void *ptr)
 static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64_t hash,
 						const char *text, size_t len)
 {
-	struct parse_count pc = {c->alloc, 0};
-	const struct spfkit_allocator counter = {parse_count_alloc, parse_count_realloc,
-						 parse_count_free, &pc};
+	size_t parsed = 0;
+	struct spfkit__byte_count pc = {c->alloc, &parsed};
+	const struct spfkit_allocator counter = {count_alloc, count_realloc, count_free, &pc};
 	struct spfkit__rcache_entry *e;
 	struct spfkit_record *rec;
 	struct spfkit_parse_error pe;
@@ -294,11 +262,12 @@ static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64
 		e = spfkit__zalloc(c->alloc, sizeof(*e));
 		if (e == NULL)
 			return NULL;
-		pc.bytes += spfkit__rcache_block_cost(sizeof(*e));
+		parsed += spfkit__rcache_block_cost(sizeof(*e));
 	}
 	e->under = c->alloc;
-	e->counting = (struct spfkit_allocator){count_alloc, count_realloc, count_free, e};
-	e->bytes = pc.bytes;
+	e->count = (struct spfkit__byte_count){c->alloc, &e->bytes};
+	e->counting = (struct spfkit_allocator){count_alloc, count_realloc, count_free, &e->count};
+	e->bytes = parsed;
 	e->hash = hash;
 	e->len = len;
 	e->rc = rc;

@@ -51,6 +51,13 @@ struct spfkit__hot_term {
 	uint32_t mask4;      /* ip4 terms: the CIDR mask, network order */
 };
 
+/* A counting allocator's state (record_cache.c): it forwards to `under`
+ * and adds what each block costs to *bytes. */
+struct spfkit__byte_count {
+	const struct spfkit_allocator *under;
+	size_t *bytes;
+};
+
 struct spfkit__rcache_entry {
 	uint64_t hash;
 	size_t bytes; /* memory charged to the cache while it is cached */
@@ -59,6 +66,7 @@ struct spfkit__rcache_entry {
 	 * `bytes`; it forwards to the cache's allocator. A parsed record's
 	 * block holds the entry and `hot` too (record_room.h). */
 	struct spfkit_allocator counting;
+	struct spfkit__byte_count count; /* counting's state */
 	const struct spfkit_allocator *under;
 	char *text; /* the key, NUL-terminated: rec->text, or a copy when the parse failed */
 	size_t len;
