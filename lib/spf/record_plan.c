@@ -42,7 +42,8 @@
 /* a step's counters are 16 bits wide */
 #define PLAN_MAX_LIMIT 1000u
 
-#define JUMP_END 0xffffffffu     /* a match decides: code, mechanism, hop */
+/* A test's jump: the next step, or one of these with an index */
+#define JUMP_END 0x40000000u     /* | k: a match decides, as ends[k] says */
 #define JUMP_PENDING 0x80000000u /* | level: past the include of that level (while building) */
 
 enum { PS_IP4 = 0, PS_IP6, PS_ALL, PS_MARK };
@@ -52,15 +53,26 @@ enum { STOP_NONE = 0, STOP_SHAPE, STOP_MISSING };
 #define MARK_DNS_TERM 0x01u
 #define MARK_VOID 0x02u
 
+/* 16 bytes: the run reads them one after the other (a plan of a big
+ * provider tree has hundreds); what only a match reads is aside. */
 struct plan_step {
-	uint32_t net4, mask4; /* PS_IP4: network order */
-	uint32_t jump;        /* tests: on a match, the next step, or JUMP_END */
-	uint32_t mech_off;    /* JUMP_END: the deciding term's text in the pool */
+	uint32_t a, b;   /* PS_IP4: network and mask (network order); PS_IP6: a indexes net6 */
+	uint32_t jump;   /* tests: on a match (JUMP_*) */
+	uint8_t kind;
+	uint8_t counts;  /* PS_MARK: MARK_* */
+	uint16_t level;  /* PS_MARK: the question's level */
+};
+
+/* What a deciding match gives. */
+struct plan_end {
+	uint32_t mech_off; /* the deciding term's text in the pool */
 	uint16_t mech_len;
-	uint16_t level;       /* PS_MARK: the question's level */
-	uint8_t kind, code, hop;
-	uint8_t counts;       /* PS_MARK: MARK_* */
-	uint64_t net6[2], mask6[2]; /* PS_IP6: two 64-bit halves, host order */
+	uint8_t code, hop;
+};
+
+/* An IPv6 network: two 64-bit halves, host order. */
+struct plan_net6 {
+	uint64_t net[2], mask[2];
 };
 
 /* The domain whose record decides: the checked one, then each redirect
@@ -74,7 +86,7 @@ struct spfkit__rcache_plan {
 	int64_t stored, expires;
 	struct spfkit_limits limits; /* those it was built for */
 	size_t cost;                 /* charged to the memo node, its entry and the cache */
-	uint32_t nsteps;
+	uint32_t nsteps, nends, nnet6;
 	uint8_t stop;                /* why the steps end: STOP_NONE is the neutral default */
 	uint8_t nhops;
 	/* STOP_MISSING: the question the memo lacked (its name in the pool) */
@@ -83,6 +95,8 @@ struct spfkit__rcache_plan {
 	uint64_t missing_hash;
 	struct plan_hop hops[PLAN_MAX_HOPS];
 	struct plan_step *steps;
+	struct plan_end *ends;
+	struct plan_net6 *net6;
 	char *pool;
 };
 
@@ -104,6 +118,10 @@ struct walk {
 	struct question missing; /* STOP_MISSING */
 	struct plan_step steps[PLAN_MAX_STEPS];
 	size_t nsteps;
+	struct plan_end ends[PLAN_MAX_STEPS];
+	size_t nends;
+	struct plan_net6 net6[PLAN_MAX_STEPS];
+	size_t nnet6;
 	char pool[PLAN_MAX_POOL];
 	size_t pool_len;
 	struct plan_hop hops[PLAN_MAX_HOPS];
@@ -140,7 +158,6 @@ static struct plan_step *emit(struct walk *w, uint8_t kind)
 	s = &w->steps[w->nsteps++];
 	memset(s, 0, sizeof(*s));
 	s->kind = kind;
-	s->hop = (uint8_t)(w->nhops - 1);
 	return s;
 }
 
@@ -162,6 +179,7 @@ static void resolve(struct walk *w, struct plan_step *s, unsigned d,
 		    const struct spfkit_record *rec, const struct spfkit_term *t)
 {
 	enum spfkit_result_code code = spfkit__qualifier_result(t);
+	struct plan_end *e;
 
 	while (d > 0) {
 		/* §5.2: only a pass of the included check_host() is a match */
@@ -174,10 +192,12 @@ static void resolve(struct walk *w, struct plan_step *s, unsigned d,
 		t = w->incl[d].t;
 		code = spfkit__qualifier_result(t);
 	}
-	if (pool_add(w, rec->text + t->offset, t->len, &s->mech_off)) {
-		s->jump = JUMP_END;
-		s->code = (uint8_t)code;
-		s->mech_len = (uint16_t)t->len;
+	e = &w->ends[w->nends]; /* as many as steps: never full */
+	if (pool_add(w, rec->text + t->offset, t->len, &e->mech_off)) {
+		e->mech_len = (uint16_t)t->len;
+		e->code = (uint8_t)code;
+		e->hop = (uint8_t)(w->nhops - 1);
+		s->jump = JUMP_END | (uint32_t)w->nends++;
 	}
 }
 
@@ -191,14 +211,17 @@ static void emit_test(struct walk *w, unsigned d, const struct spfkit_record *re
 	if (s == NULL)
 		return;
 	if (family == 4) {
-		memcpy(&s->net4, addr, 4);
-		s->mask4 = prefix == 0 ? 0 : htonl(0xffffffffu << (32 - prefix));
-	} else if (family == 6) {
-		halves(addr, s->net6);
-		s->mask6[0] = prefix == 0 ? 0 : ~(uint64_t)0 << (prefix >= 64 ? 0 : 64 - prefix);
-		s->mask6[1] = prefix <= 64 ? 0 : ~(uint64_t)0 << (128 - prefix);
-		s->net6[0] &= s->mask6[0];
-		s->net6[1] &= s->mask6[1];
+		memcpy(&s->a, addr, 4);
+		s->b = prefix == 0 ? 0 : htonl(0xffffffffu << (32 - prefix));
+	} else if (family == 6) { /* as many as steps: never full */
+		struct plan_net6 *n = &w->net6[w->nnet6];
+
+		halves(addr, n->net);
+		n->mask[0] = prefix == 0 ? 0 : ~(uint64_t)0 << (prefix >= 64 ? 0 : 64 - prefix);
+		n->mask[1] = prefix <= 64 ? 0 : ~(uint64_t)0 << (128 - prefix);
+		n->net[0] &= n->mask[0];
+		n->net[1] &= n->mask[1];
+		s->a = (uint32_t)w->nnet6++;
 	}
 	resolve(w, s, d, rec, t);
 }
@@ -451,7 +474,7 @@ static void walk_start(struct walk *w, struct spfkit__rcache *c,
 	w->dns_terms = w->voids = 0;
 	w->stop = STOP_NONE;
 	memset(&w->missing, 0, sizeof(w->missing));
-	w->nsteps = w->pool_len = 0;
+	w->nsteps = w->nends = w->nnet6 = w->pool_len = 0;
 	w->seen[0] = (struct question){n->name, n->len, n->hash, SPFKIT_RR_TXT};
 	w->nseen = 1;
 	w->hops[0].name_off = 0;
@@ -465,14 +488,16 @@ static struct spfkit__rcache_plan *plan_of(struct walk *w, size_t *cost)
 {
 	struct spfkit__rcache *c = w->c;
 	struct spfkit__rcache_plan *p;
-	size_t steps_bytes, size;
+	size_t steps_bytes, ends_bytes, net6_bytes, size;
 	uint32_t missing_off = 0;
 
 	if (w->stop == STOP_MISSING &&
 	    !pool_add(w, w->missing.name, w->missing.len, &missing_off))
 		w->stop = STOP_SHAPE;
+	net6_bytes = w->nnet6 * sizeof(struct plan_net6);
 	steps_bytes = w->nsteps * sizeof(struct plan_step);
-	size = SPFKIT__ALIGN_UP(sizeof(*p)) + steps_bytes + w->pool_len;
+	ends_bytes = w->nends * sizeof(struct plan_end);
+	size = SPFKIT__ALIGN_UP(sizeof(*p)) + net6_bytes + steps_bytes + ends_bytes + w->pool_len;
 	*cost = spfkit__rcache_block_cost(size);
 	if (!spfkit__rcache_room(c, *cost, 0) || (p = spfkit__alloc(c->alloc, size)) == NULL)
 		return NULL;
@@ -482,6 +507,8 @@ static struct spfkit__rcache_plan *plan_of(struct walk *w, size_t *cost)
 	p->limits = w->limits;
 	p->cost = *cost;
 	p->nsteps = (uint32_t)w->nsteps;
+	p->nends = (uint32_t)w->nends;
+	p->nnet6 = (uint32_t)w->nnet6;
 	p->stop = (uint8_t)w->stop;
 	p->missing_type = w->missing.type;
 	p->missing_len = (uint16_t)w->missing.len;
@@ -489,9 +516,14 @@ static struct spfkit__rcache_plan *plan_of(struct walk *w, size_t *cost)
 	p->missing_hash = w->missing.hash;
 	p->nhops = (uint8_t)w->nhops;
 	memcpy(p->hops, w->hops, sizeof(p->hops));
-	p->steps = (struct plan_step *)(void *)((char *)p + SPFKIT__ALIGN_UP(sizeof(*p)));
+	/* by alignment: 8-byte halves, then 4-byte steps and ends, then text */
+	p->net6 = (struct plan_net6 *)(void *)((char *)p + SPFKIT__ALIGN_UP(sizeof(*p)));
+	memcpy(p->net6, w->net6, net6_bytes);
+	p->steps = (struct plan_step *)(void *)((char *)p->net6 + net6_bytes);
 	memcpy(p->steps, w->steps, steps_bytes);
-	p->pool = (char *)p->steps + steps_bytes;
+	p->ends = (struct plan_end *)(void *)((char *)p->steps + steps_bytes);
+	memcpy(p->ends, w->ends, ends_bytes);
+	p->pool = (char *)p->ends + ends_bytes;
 	memcpy(p->pool, w->pool, w->pool_len);
 	return p;
 }
@@ -529,7 +561,7 @@ static void build(struct spfkit__rcache *c, struct spfkit__rcache_name *n, int64
 	walk_record(w, n->entry, n->name, n->len, 0, 1);
 	/* what is left pending ends past the steps */
 	for (size_t i = 0; i < w->nsteps; i++)
-		if ((w->steps[i].jump & JUMP_PENDING) && w->steps[i].jump != JUMP_END)
+		if (w->steps[i].jump & JUMP_PENDING)
 			w->steps[i].jump = (uint32_t)w->nsteps;
 	if ((p = plan_of(w, &cost)) == NULL)
 		return;
@@ -560,13 +592,17 @@ struct client {
 	uint64_t ip6[2]; /* halves() */
 };
 
-static int step_matches(const struct plan_step *s, const struct client *cl)
+static int step_matches(const struct spfkit__rcache_plan *p, const struct plan_step *s,
+			const struct client *cl)
 {
+	const struct plan_net6 *n;
+
 	switch (s->kind) {
-	case PS_IP4: return cl->family == 4 && ((cl->ip4 ^ s->net4) & s->mask4) == 0;
+	case PS_IP4: return cl->family == 4 && ((cl->ip4 ^ s->a) & s->b) == 0;
 	case PS_IP6:
-		return cl->family == 6 && (cl->ip6[0] & s->mask6[0]) == s->net6[0] &&
-		       (cl->ip6[1] & s->mask6[1]) == s->net6[1];
+		n = &p->net6[s->a];
+		return cl->family == 6 && (cl->ip6[0] & n->mask[0]) == n->net[0] &&
+		       (cl->ip6[1] & n->mask[1]) == n->net[1];
 	default: return 1;
 	}
 }
@@ -575,7 +611,7 @@ static int step_matches(const struct plan_step *s, const struct client *cl)
  * step in *end (NULL: the neutral default), or 0 past the last step of a
  * plan that stopped. */
 static int run_steps(const struct spfkit__rcache_plan *p, const struct spfkit_ip *ip,
-		     struct spfkit__plan_result *out, const struct plan_step **end)
+		     struct spfkit__plan_result *out, const struct plan_end **end)
 {
 	const struct plan_step *s;
 	struct client cl;
@@ -596,10 +632,10 @@ static int run_steps(const struct spfkit__rcache_plan *p, const struct spfkit_ip
 			if (s->level > out->depth)
 				out->depth = s->level;
 			i++;
-		} else if (!step_matches(s, &cl)) {
+		} else if (!step_matches(p, s, &cl)) {
 			i++;
-		} else if (s->jump == JUMP_END) {
-			*end = s;
+		} else if (s->jump & JUMP_END) {
+			*end = &p->ends[s->jump & ~JUMP_END];
 			return 1;
 		} else if (s->jump > i) {
 			i = s->jump;
@@ -610,7 +646,7 @@ static int run_steps(const struct spfkit__rcache_plan *p, const struct spfkit_ip
 	return p->stop == STOP_NONE;
 }
 
-static int fill(const struct spfkit__rcache_plan *p, const struct plan_step *s,
+static int fill(const struct spfkit__rcache_plan *p, const struct plan_end *s,
 		struct spfkit__arena *to, struct spfkit__plan_result *out)
 {
 	const struct plan_hop *h = &p->hops[s != NULL ? s->hop : p->nhops - 1];
@@ -674,7 +710,7 @@ int spfkit__rcache_plan_run(struct spfkit__rcache *c, const char *name, size_t l
 {
 	struct spfkit__rcache_name *n;
 	const struct spfkit__rcache_plan *p;
-	const struct plan_step *end;
+	const struct plan_end *end;
 	int rc = SPFKIT__PLAN_LEARN; /* the evaluation fills the memo: the plan comes after */
 
 	if (!limits_fit(limits) || (ip->family != 4 && ip->family != 6))
