@@ -39,6 +39,9 @@
 #define PLAN_MAX_SEEN 128u
 #define PLAN_MAX_POOL 16384u
 #define PLAN_MAX_HOPS 16u
+/* terms a walk reads, steps or not (64 KiB records of modifiers): the
+ * walk holds the cache's lock */
+#define PLAN_MAX_TERMS 8192u
 /* a step's counters are 16 bits wide */
 #define PLAN_MAX_LIMIT 1000u
 
@@ -113,7 +116,7 @@ struct walk {
 	int64_t now, expires;
 	struct spfkit_limits limits;
 	int family;
-	unsigned dns_terms, voids;
+	unsigned dns_terms, voids, terms;
 	int stop;
 	struct question missing; /* STOP_MISSING */
 	struct plan_step steps[PLAN_MAX_STEPS];
@@ -427,6 +430,10 @@ static void walk_record(struct walk *w, const struct spfkit__rcache_entry *e, co
 		return;
 	}
 	for (i = 0; i < rec->count && !w->stop; i++) {
+		if (++w->terms > PLAN_MAX_TERMS) {
+			w->stop = STOP_SHAPE;
+			break;
+		}
 		t = &rec->terms[i];
 		if (t->is_modifier)
 			continue; /* redirect comes after the mechanisms; others are ignored */
@@ -471,7 +478,7 @@ static void walk_start(struct walk *w, struct spfkit__rcache *c,
 	w->expires = n->expires;
 	w->limits = *limits;
 	w->family = family;
-	w->dns_terms = w->voids = 0;
+	w->dns_terms = w->voids = w->terms = 0;
 	w->stop = STOP_NONE;
 	memset(&w->missing, 0, sizeof(w->missing));
 	w->nsteps = w->nends = w->nnet6 = w->pool_len = 0;

@@ -225,6 +225,28 @@ static void void_lookups_counted(void **state)
 	spfkit_zone_free(z);
 }
 
+/* A walk reads a bounded number of terms (it holds the cache's lock):
+ * past them, a 40 KB record of modifiers is evaluated as usual. */
+static void walk_bounded(void **state)
+{
+	static char text[40000];
+	struct spfkit_zone *z = NULL;
+	const char *const ips[] = {"192.0.2.1", "192.0.2.2", "203.0.113.5"};
+	size_t len, i;
+
+	(void)state;
+	len = (size_t)snprintf(text, sizeof(text), "v=spf1 ip4:192.0.2.1");
+	for (i = 0; i < 9000; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, " x=%zu", i % 10);
+	len += (size_t)snprintf(text + len, sizeof(text) - len, " ip4:192.0.2.2 -all");
+	assert_true(len < sizeof(text) - 1);
+	assert_int_equal(spfkit_zone_new(NULL, &z), 0);
+	assert_int_equal(spfkit_zone_add(z, "big.example", 11, SPFKIT_RR_TXT, 300, text, len, 0), 0);
+	/* only the first term comes before the bound */
+	assert_int_equal(compare_all(z, "a@big.example", ips, 3, 0), 1);
+	spfkit_zone_free(z);
+}
+
 /* A plan ends with the TTL of its first answer to expire, and is built
  * again after; what it holds is charged to the record cache and given
  * back with its name. */
@@ -274,6 +296,7 @@ int main(void)
 		cmocka_unit_test(tree_results_equal),
 		cmocka_unit_test(stops_where_it_cannot_say),
 		cmocka_unit_test(void_lookups_counted),
+		cmocka_unit_test(walk_bounded),
 		cmocka_unit_test(ends_with_ttl_and_is_charged),
 	};
 
