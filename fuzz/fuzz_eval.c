@@ -52,22 +52,24 @@ static int parse_query(const char *p, size_t len, const char *w[3], size_t wl[3]
 	return wl[0] > 0;
 }
 
-/* Low bits of the client's address changed, in the last and in a middle byte. */
+/* Low bits of the client's address changed, in the last and in a middle
+ * byte: which byte of an IPv4 and of an IPv6 address, and which bits. */
 #define NEIGHBOURS 4
-static const struct {
-	unsigned char at4, at6, xor;
-} near[NEIGHBOURS] = {{3, 15, 0x01}, {3, 15, 0x80}, {2, 7, 0x10}, {1, 5, 0xff}};
+static const unsigned char near_at4[NEIGHBOURS] = {3, 3, 2, 1};
+static const unsigned char near_at6[NEIGHBOURS] = {15, 15, 7, 5};
+static const unsigned char near_xor[NEIGHBOURS] = {0x01, 0x80, 0x10, 0xff};
 
 /* A neighbour of the client, strict and twice through the memo: the same
  * result and question count. 0 when an evaluation could not run. */
 static int neighbour(const struct spfkit_ctx *strict, const struct spfkit_ctx *memo,
-		     struct spfkit_resolver *r, const struct spfkit_request *req, int k)
+		     struct spfkit_resolver *r, const struct spfkit_request *req, size_t k)
 {
 	struct spfkit_request nreq = *req;
 	struct spfkit_eval *ev[3] = {NULL, NULL, NULL};
+	size_t at = nreq.ip.family == 4 ? near_at4[k] : near_at6[k];
 	int i, ok = 1;
 
-	nreq.ip.addr[nreq.ip.family == 4 ? near[k].at4 : near[k].at6] ^= near[k].xor;
+	nreq.ip.addr[at] ^= near_xor[k];
 	for (i = 0; i < 3 && ok; i++)
 		ok = spfkit_check(i == 0 ? strict : memo, r, &nreq, &ev[i]) == 0;
 	for (i = 1; i < 3 && ok; i++) {
@@ -105,8 +107,8 @@ static void evaluate(struct spfkit_zone *zone, const struct spfkit_request *req)
 			if (i != LOOKAHEAD && a->queries != b->queries)
 				abort();
 		}
-		for (i = 0; i < NEIGHBOURS && ok; i++)
-			ok = neighbour(ctx[STRICT], ctx[MEMO], r, req, i);
+		for (size_t k = 0; k < NEIGHBOURS && ok; k++)
+			ok = neighbour(ctx[STRICT], ctx[MEMO], r, req, k);
 	}
 	for (i = 0; i < NCTX + 1; i++)
 		spfkit_eval_free(ev[i]);
