@@ -23,6 +23,7 @@
 
 #include "ctx.h"              /* the context's record cache ... */
 #include "record_cache_int.h" /* ... and its memo's counts */
+#include "zone_text.h"
 
 #define T0 1700000000
 #define TTL 300u
@@ -279,17 +280,6 @@ static void one_record_many_names(void **state)
 			assert_int_equal(run_at(ctx, z, "192.0.2.7", senders[i], T0 + 1, 0).asked, 0);
 	spfkit_ctx_free(ctx);
 	spfkit_zone_free(z);
-}
-
-static struct spfkit_zone *zone_of(const char *text)
-{
-	struct spfkit_zone *z = NULL;
-	char err[256];
-
-	assert_int_equal(spfkit_zone_new(NULL, &z), 0);
-	if (spfkit_zone_load_text(z, text, strlen(text), "test", NULL, err, sizeof(err)) != 0)
-		fail_msg("zone: %s", err);
-	return z;
 }
 
 /* Addresses, MX hosts, no such name, no data: each answer is kept too. */

@@ -23,6 +23,7 @@
 
 #include "ctx.h"              /* the context's record cache ... */
 #include "record_cache_int.h" /* ... and its byte count */
+#include "zone_text.h"
 
 #define T0 1700000000
 
@@ -86,17 +87,6 @@ static void assert_same(const struct full *plain, const struct full *memo, const
 			 memo->planned, spfkit_result_name(memo->code), memo->mechanism,
 			 memo->domain, memo->dns_terms, memo->void_lookups, memo->queries,
 			 memo->depth);
-}
-
-static struct spfkit_zone *zone_of(const char *text)
-{
-	struct spfkit_zone *z = NULL;
-	char err[256];
-
-	assert_int_equal(spfkit_zone_new(NULL, &z), 0);
-	if (spfkit_zone_load_text(z, text, strlen(text), "test", NULL, err, sizeof(err)) != 0)
-		fail_msg("zone: %s", err);
-	return z;
 }
 
 static struct spfkit_ctx *new_ctx(int memo, int lookahead)
