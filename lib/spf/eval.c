@@ -207,12 +207,16 @@ static int frame_given(struct spfkit_eval *ev, struct frame *f)
 static int frame_plan(struct spfkit_eval *ev, struct frame *f)
 {
 	struct spfkit__plan_result pr;
-	int rc = spfkit__rcache_plan_run(ev->ctx->records, f->domain, f->domain_len,
-					 spfkit__name_hash(f->domain, f->domain_len), ev->now,
+	uint64_t hash = spfkit__name_hash(f->domain, f->domain_len);
+	int rc = spfkit__rcache_plan_run(ev->ctx->records, f->domain, f->domain_len, hash, ev->now,
 					 &ev->ip, &ev->ctx->limits, &ev->arena, &pr);
 
 	if (rc != 1) {
-		ev->plan_learn = rc == SPFKIT__PLAN_LEARN;
+		if (rc == SPFKIT__PLAN_LEARN) { /* fill_result() builds it for this name */
+			ev->plan_learn = 1;
+			ev->plan_domain_len = f->domain_len;
+			ev->plan_hash = hash;
+		}
 		return rc == SPFKIT_ENOMEM ? rc : 0;
 	}
 	ev->dns_terms = pr.dns_terms;
@@ -428,11 +432,8 @@ static void fill_result(struct spfkit_eval *ev, const struct frame *f)
 		r->explanation = NULL;
 	ev->done = 1;
 	if (ev->plan_learn) /* the memo has what this evaluation used */
-		spfkit__rcache_plan_learn(ev->ctx->records, r->identity_domain,
-					  strlen(r->identity_domain),
-					  spfkit__name_hash(r->identity_domain,
-							    strlen(r->identity_domain)),
-					  ev->now, &ev->ctx->limits, ev->ip.family);
+		spfkit__rcache_plan_learn(ev->ctx->records, r->identity_domain, ev->plan_domain_len,
+					  ev->plan_hash, ev->now, &ev->ctx->limits, ev->ip.family);
 }
 
 /* §5.2: what an included check_host() result means to the includer. */

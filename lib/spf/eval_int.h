@@ -197,8 +197,11 @@ struct spfkit_eval {
 	 * walked: walk again before waiting (spfkit_eval_step) */
 	int memo_unwalked;
 	/* the address plan of the top domain (record_plan.h) asks to be
-	 * built from what this evaluation leaves in the memo */
+	 * built from what this evaluation leaves in the memo: that domain is
+	 * result.identity_domain, of this length and name hash */
 	int plan_learn;
+	size_t plan_domain_len;
+	uint64_t plan_hash;
 	int done;
 	/* spfkit_eval_new_record(): the top-level record given as text, an
 	 * answered TXT question kept out of the table, so only the top
