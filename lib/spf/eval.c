@@ -279,7 +279,7 @@ static int frame_start(struct spfkit_eval *ev, struct frame *f)
 
 /*
  * Most terms of a provider's record are ip4/ip6 that do not cover the
- * client: the compact form (record_cache.h) settles those without reading
+ * client: the compact form (record_room.h) settles those without reading
  * the full term. Anything else goes to spfkit__eval_mechanism().
  */
 static int hot_no_match(const struct spfkit_eval *ev, const struct spfkit__hot_term *h)

@@ -114,7 +114,7 @@ struct frame {
 	const char *domain; /* arena, no final dot */
 	size_t domain_len;
 	struct spfkit_record *rec; /* owned by the evaluation */
-	const struct spfkit__hot_term *hot; /* rec's terms, compact (record_cache.h) */
+	const struct spfkit__hot_term *hot; /* rec's terms, compact (record_room.h) */
 	const struct spfkit__ip4_group *ip4; /* the same for IPv4 clients, or NULL */
 	uint8_t phase;
 	uint8_t redirected;   /* reached through redirect: none becomes permerror (§6.1) */

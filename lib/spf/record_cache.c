@@ -202,38 +202,14 @@ static struct spfkit__rcache_entry *acquire(struct spfkit__rcache *c, uint64_t h
 	return e;
 }
 
-/* The compact terms (record_cache.h), in the room after the entry. */
-static void make_hot(struct spfkit__rcache_entry *e)
-{
-	size_t i;
-
-	memset(e->hot, 0, e->rec->count * sizeof(*e->hot));
-	for (i = 0; i < e->rec->count; i++) {
-		const struct spfkit_term *t = &e->rec->terms[i];
-		struct spfkit__hot_term *h = &e->hot[i];
-
-		h->mech = t->mech;
-		h->is_modifier = t->is_modifier;
-		if (t->has_domain && t->domain.letters == 0 && t->domain.count == 1 &&
-		    t->domain.pieces[0].kind == SPFKIT_PIECE_LITERAL &&
-		    t->domain.pieces[0].len <= SPFKIT_DOMAIN_MAX_LEN) /* longer: cut (§7.3) */
-			h->literal = spfkit__domain_valid(t->domain.pieces[0].text, t->domain.pieces[0].len)
-					     ? HOT_LITERAL_VALID
-					     : HOT_LITERAL_INVALID;
-		if (t->is_modifier || t->mech != SPFKIT_MECH_IP4)
-			continue;
-		memcpy(&h->ip4, t->ip, 4);
-		h->mask4 = t->cidr4 == 0 ? 0 : htonl(0xffffffffu << (32 - t->cidr4));
-	}
-}
-
 #define ENTRY_ROOM SPFKIT__ALIGN_UP(sizeof(struct spfkit__rcache_entry))
 
 /*
  * A parsed record is one block holding the record, the entry and its
- * compact terms: the parse counts what it allocates through a counter on
- * the stack, then the record frees through the cache's allocator (the
- * counter only forwarded to it). A failed parse has an entry of its own.
+ * compact terms, which the parse fills in. The parse counts what it
+ * allocates through a counter on the stack, then the record frees
+ * through the cache's allocator (the counter only forwarded to it). A
+ * failed parse has an entry of its own.
  */
 static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64_t hash,
 						const char *text, size_t len)
@@ -245,8 +221,7 @@ static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64
 	struct spfkit_record *rec;
 	struct spfkit_parse_error pe;
 	void *room;
-	int rc = spfkit__record_parse_room(text, len, &counter, ENTRY_ROOM,
-					   sizeof(struct spfkit__hot_term), &rec, &pe, &room);
+	int rc = spfkit__record_parse_room(text, len, &counter, ENTRY_ROOM, &rec, &pe, &room);
 
 	if (rc == SPFKIT_ENOMEM)
 		return NULL;
@@ -257,7 +232,6 @@ static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64
 		e->rec = rec;
 		e->text = (char *)(uintptr_t)rec->text; /* NUL-terminated: the key */
 		e->hot = (struct spfkit__hot_term *)(void *)((unsigned char *)room + ENTRY_ROOM);
-		make_hot(e);
 	} else {
 		e = spfkit__zalloc(c->alloc, sizeof(*e));
 		if (e == NULL)

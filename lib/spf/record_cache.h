@@ -31,25 +31,7 @@
 #include "core.h"
 #include "ip4_scan.h"
 #include "list.h"
-
-/*
- * What the evaluator's term loop reads of each term, 12 bytes instead of
- * a whole struct spfkit_term: a provider record is mostly ip4/ip6 terms,
- * walked on every evaluation, and the full terms of every cached record
- * do not stay in the CPU cache.
- */
-enum { HOT_NOT_LITERAL = 0, HOT_LITERAL_VALID, HOT_LITERAL_INVALID };
-
-struct spfkit__hot_term {
-	uint8_t mech;        /* enum spfkit_mech_kind */
-	uint8_t is_modifier;
-	/* a domain-spec with no macro: HOT_LITERAL_VALID or _INVALID as
-	 * spfkit__domain_valid() finds it, known once per parsed record */
-	uint8_t literal;
-	uint8_t unused;
-	uint32_t ip4;        /* ip4 terms: network, network order */
-	uint32_t mask4;      /* ip4 terms: the CIDR mask, network order */
-};
+#include "record_room.h"
 
 /* A counting allocator's state (record_cache.c): it forwards to `under`
  * and adds what each block costs to *bytes. */

@@ -5,9 +5,11 @@
  * The whole record is checked before anything is evaluated (§4.6: "if
  * there are any syntax errors anywhere in the record, check_host()
  * returns immediately with the result permerror"). One pass over the
- * terms; the only other walk over the bytes counts terms and '%' to size
- * the record's single arena, which usually ends up one allocation, and
- * notes where the terms are for the pass that parses them.
+ * terms, which also writes the compact terms the record cache asks for
+ * (record_room.h); the only other walk over the bytes counts terms and
+ * '%' to size the record's single arena, which usually ends up one
+ * allocation, and notes where the terms are for the pass that parses
+ * them.
  */
 #include <stddef.h>
 #include <string.h>
@@ -20,7 +22,10 @@
 #include <emmintrin.h>
 #endif
 
+#include <arpa/inet.h>
+
 #include "core.h"
+#include "domain.h"
 #include "macro.h"
 #include "record_room.h"
 
@@ -75,6 +80,7 @@ struct tparse {
 	struct record_impl *r;
 	struct spfkit_term *t;
 	const char *section; /* RFC section of the error in c */
+	struct spfkit__hot_term *hot; /* the compact terms to fill in, or NULL */
 };
 
 /*
@@ -992,6 +998,28 @@ static int parse_one(struct tparse *tp, struct spfkit_term *t, const unsigned ch
 	return !tp->c.err;
 }
 
+/* The compact form of the term t, which parsed (record_room.h). */
+static void set_hot(struct spfkit__hot_term *h, const struct spfkit_term *t)
+{
+	h->mech = t->mech;
+	h->is_modifier = t->is_modifier;
+	h->literal = HOT_NOT_LITERAL;
+	h->unused = 0;
+	h->ip4 = 0;
+	h->mask4 = 0;
+	if (t->has_domain && t->domain.letters == 0 && t->domain.count == 1 &&
+	    t->domain.pieces[0].kind == SPFKIT_PIECE_LITERAL &&
+	    t->domain.pieces[0].len <= SPFKIT_DOMAIN_MAX_LEN) /* longer: cut (§7.3) */
+		h->literal = spfkit__domain_valid(t->domain.pieces[0].text, t->domain.pieces[0].len)
+				     ? HOT_LITERAL_VALID
+				     : HOT_LITERAL_INVALID;
+	if (t->is_modifier || t->mech != SPFKIT_MECH_IP4)
+		return;
+	memcpy(&h->ip4, t->ip, 4);
+	/* cidr4 0 shifts the ones out of the low 32 bits */
+	h->mask4 = htonl((uint32_t)(UINT64_C(0xffffffff) << (32 - t->cidr4)));
+}
+
 /* Parse each term into rec->terms (sized by count_terms(), which also
  * noted where the first ones are). */
 static void parse_terms(struct tparse *tp, const struct term_map *map)
@@ -1014,6 +1042,8 @@ static void parse_terms(struct tparse *tp, const struct term_map *map)
 		}
 		if (!parse_one(tp, &terms[i], s, e))
 			return;
+		if (tp->hot != NULL)
+			set_hot(&tp->hot[i], &terms[i]);
 	}
 	rec->count = map->terms;
 }
@@ -1177,19 +1207,23 @@ int spfkit_record_parse(const char *txt, size_t len, const struct spfkit_allocat
 {
 	void *room;
 
-	return spfkit__record_parse_room(txt, len, alloc, 0, 0, out, err, &room);
+	return spfkit__record_parse_room(txt, len, alloc, 0, out, err, &room);
 }
 
-/* The room's bytes for n terms, or SIZE_MAX when they cannot be counted. */
-static size_t room_size(size_t fixed, size_t per_term, size_t n)
+/* The room's bytes: `fixed`, then, if any, n compact terms; SIZE_MAX
+ * when they cannot be counted. */
+static size_t room_size(size_t fixed, size_t n)
 {
-	if (per_term != 0 && n > (SIZE_MAX / 2 - fixed) / per_term)
+	if (fixed == 0)
+		return 0;
+	fixed = SPFKIT__ALIGN_UP(fixed);
+	if (n > (SIZE_MAX / 2 - fixed) / sizeof(struct spfkit__hot_term))
 		return SIZE_MAX;
-	return SPFKIT__ALIGN_UP(fixed + per_term * n);
+	return SPFKIT__ALIGN_UP(fixed + sizeof(struct spfkit__hot_term) * n);
 }
 
 int spfkit__record_parse_room(const char *txt, size_t len, const struct spfkit_allocator *alloc,
-			      size_t fixed, size_t per_term, struct spfkit_record **out,
+			      size_t fixed, struct spfkit_record **out,
 			      struct spfkit_parse_error *err, void **room)
 {
 	struct tparse tp;
@@ -1216,14 +1250,22 @@ int spfkit__record_parse_room(const char *txt, size_t len, const struct spfkit_a
 		set_error(err, 0, "more terms than SPFKIT_RECORD_MAX_TERMS", "3.4");
 		return SPFKIT_E2BIG;
 	}
-	extra = room_size(fixed, per_term, map.terms);
+	extra = room_size(fixed, map.terms);
 	if (extra == SIZE_MAX)
 		return SPFKIT_ENOMEM;
 	r = record_new(alloc, txt, len, map.terms, map.named, map.pct, extra);
 	if (r == NULL)
 		return SPFKIT_ENOMEM;
+	/* the room fits the block sized above whatever is taken after it */
+	if (extra > 0 && (*room = spfkit__arena_alloc(&r->ar, extra)) == NULL) {
+		spfkit_record_free(&r->rec);
+		return SPFKIT_ENOMEM;
+	}
 	memset(&tp, 0, sizeof(tp));
 	tp.r = r;
+	if (extra > 0)
+		tp.hot = (struct spfkit__hot_term *)(void *)((unsigned char *)*room +
+							     SPFKIT__ALIGN_UP(fixed));
 	spfkit__cur_init(&tp.c, r->rec.text, len);
 	parse_terms(&tp, &map);
 	if (tp.c.err) {
@@ -1233,12 +1275,8 @@ int spfkit__record_parse_room(const char *txt, size_t len, const struct spfkit_a
 			err->term_len = tp.t->len;
 		}
 		spfkit_record_free(&r->rec);
+		*room = NULL;
 		return tp.c.err;
-	}
-	/* taken last, so the terms' arrays sized above stay in the block */
-	if (extra > 0 && (*room = spfkit__arena_alloc(&r->ar, extra)) == NULL) {
-		spfkit_record_free(&r->rec);
-		return SPFKIT_ENOMEM;
 	}
 	*out = &r->rec;
 	return 0;

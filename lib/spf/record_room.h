@@ -1,22 +1,46 @@
 /*
  * The parser's block with room for its caller: the record cache keeps
- * its entry and the compact terms (record_cache.h) in the parsed record's
- * own block, so a record costs one allocation and one free, not three.
+ * its entry and the compact terms (below) in the parsed record's own
+ * block, so a record costs one allocation and one free, not three, and
+ * the parse writes each compact term as it reads the term, not in a
+ * second pass over the terms.
  */
 #ifndef SPFKIT_RECORD_ROOM_H
 #define SPFKIT_RECORD_ROOM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <spfkit/record.h>
 
 /*
- * spfkit_record_parse(), with `fixed` + `per_term` * (the record's term
- * count) bytes more in the record's block, at *room (SPFKIT__ALIGN
- * aligned, not zeroed, freed with the record). On failure *room is NULL.
+ * What the evaluator's term loop reads of each term, 12 bytes instead of
+ * a whole struct spfkit_term: a provider record is mostly ip4/ip6 terms,
+ * walked on every evaluation, and the full terms of every cached record
+ * do not stay in the CPU cache.
+ */
+enum { HOT_NOT_LITERAL = 0, HOT_LITERAL_VALID, HOT_LITERAL_INVALID };
+
+struct spfkit__hot_term {
+	uint8_t mech;        /* enum spfkit_mech_kind */
+	uint8_t is_modifier;
+	/* a domain-spec with no macro: HOT_LITERAL_VALID or _INVALID as
+	 * spfkit__domain_valid() finds it, known once per parsed record */
+	uint8_t literal;
+	uint8_t unused;
+	uint32_t ip4;        /* ip4 terms: network, network order */
+	uint32_t mask4;      /* ip4 terms: the CIDR mask, network order */
+};
+
+/*
+ * spfkit_record_parse(), with `fixed` bytes more in the record's block
+ * at *room (SPFKIT__ALIGN aligned, not zeroed, freed with the record),
+ * then, when `fixed` is not 0, the record's compact terms at
+ * *room + SPFKIT__ALIGN_UP(fixed), one per term, which the parse fills
+ * in as it reads each term. On failure *room is NULL.
  */
 int spfkit__record_parse_room(const char *txt, size_t len, const struct spfkit_allocator *alloc,
-			      size_t fixed, size_t per_term, struct spfkit_record **out,
+			      size_t fixed, struct spfkit_record **out,
 			      struct spfkit_parse_error *err, void **room);
 
 /*
