@@ -7,8 +7,8 @@ TSAN_BUILD ?= build-tsan
 # the tests whose code runs on several threads at once
 TSAN_TESTS = eval cache zone
 # daemon tests with threads (spfkit-policyd --workers), and what they run
-TSAN_DAEMON_TESTS = policyd-workers
-TSAN_DAEMON_TARGETS = policyd/spfkit-policyd cli/spfkit
+TSAN_DAEMON_TESTS = policyd-workers policyd-log
+TSAN_DAEMON_TARGETS = policyd/spfkit-policyd cli/spfkit tests/policyd/test_policyd_log
 BENCH_BUILD ?= build-release
 MESON_TEST_FLAGS ?= --print-errorlogs
 
