@@ -2,13 +2,19 @@
  * The daemons' log channel (see log.h): our own datagram socket to
  * the syslog daemon, with stderr behind it when none listens.
  */
+#ifdef __linux__
+#define _GNU_SOURCE /* sendmmsg(): a thread's held lines in one system call */
+#endif
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <syslog.h>
 #include <time.h>
@@ -229,29 +235,37 @@ static int send_syslog(int fd, int prio, const char *msg, size_t len)
 /* Room in front of the message for "<PRI>Mmm dd hh:mm:ss ident[pid]: ". */
 #define PREFIX_ROOM 192
 
+/* "<PRI>" (RFC 3164 §4.1.1: facility * 8 + severity) and the time
+ * stamp, into out (40 bytes or more); their length. */
+static size_t pri_stamp(int prio, char *out)
+{
+	const char *stamp = stamp_now();
+	size_t stamp_len = strlen(stamp), pri = (size_t)(LOG_MAIL | (prio & 7)), p = 0;
+
+	out[p++] = '<';
+	if (pri >= 100)
+		out[p++] = (char)('0' + pri / 100);
+	if (pri >= 10)
+		out[p++] = (char)('0' + pri / 10 % 10);
+	out[p++] = (char)('0' + pri % 10);
+	out[p++] = '>';
+	memcpy(out + p, stamp, stamp_len);
+	return p + stamp_len;
+}
+
 /*
- * Put "<PRI>" (RFC 3164 §4.1.1: facility * 8 + severity), the time stamp
- * and the tag in front of msg, in place; their length, or 0 when they do
- * not fit. Lock held. The tag ends the prefix: msg - tag_len is the
- * stderr line's start.
+ * Put "<PRI>", the time stamp and the tag in front of msg, in place;
+ * their length, or 0 when they do not fit. Lock held. The tag ends the
+ * prefix: msg - tag_len is the stderr line's start.
  */
 static size_t syslog_prefix(int prio, char *msg)
 {
 	char prefix[PREFIX_ROOM];
-	const char *stamp = stamp_now();
-	size_t stamp_len = strlen(stamp), pri = (size_t)(LOG_MAIL | (prio & 7)), p = 0;
+	size_t p;
 
-	prefix[p++] = '<';
-	if (pri >= 100)
-		prefix[p++] = (char)('0' + pri / 100);
-	if (pri >= 10)
-		prefix[p++] = (char)('0' + pri / 10 % 10);
-	prefix[p++] = (char)('0' + pri % 10);
-	prefix[p++] = '>';
-	if (p + stamp_len + plog.tag_len > sizeof(prefix))
+	if (8 + 32 + plog.tag_len > sizeof(prefix))
 		return 0;
-	memcpy(prefix + p, stamp, stamp_len);
-	p += stamp_len;
+	p = pri_stamp(prio, prefix);
 	memcpy(prefix + p, plog.tag, plog.tag_len);
 	p += plog.tag_len;
 	memcpy(msg - p, prefix, p);
@@ -300,6 +314,143 @@ static void write_line(const char *s, size_t len)
 }
 
 /*
+ * A thread's held lines (spfkit__mta_log_hold()), in stderr's form
+ * ("ident[pid]: text\n", the tag as it was when the thread began to
+ * hold), at most PIPE_BUF bytes in all, so that one write() puts them
+ * whole on a pipe; and each one's priority, for syslog's form.
+ */
+#define HOLD_LINES 64
+_Static_assert(PIPE_BUF <= UINT16_MAX, "held line ends fit 16 bits");
+
+struct held {
+	size_t len, n;
+	uint16_t end[HOLD_LINES];
+	unsigned char prio[HOLD_LINES];
+	char tag[sizeof(plog.tag)];
+	size_t tag_len;
+	char buf[PIPE_BUF];
+};
+
+static _Thread_local struct held *held;
+
+int spfkit__mta_log_hold(void)
+{
+	if (held != NULL)
+		return 0;
+	held = calloc(1, sizeof(*held));
+	if (held == NULL)
+		return -1;
+	pthread_mutex_lock(&plog.lock);
+	(void)route(); /* makes the tag */
+	memcpy(held->tag, plog.tag, plog.tag_len);
+	held->tag_len = plog.tag_len;
+	pthread_mutex_unlock(&plog.lock);
+	return 0;
+}
+
+void spfkit__mta_log_unhold(void)
+{
+	spfkit__mta_log_flush();
+	free(held);
+	held = NULL;
+}
+
+/*
+ * The held lines [first, h->n) to the syslog socket fd, one datagram
+ * each; how many of them are done with (sent, or dropped because the
+ * daemon is behind). Fewer than all: the daemon is gone.
+ */
+static size_t send_held(int fd, const struct held *h, size_t first)
+{
+	char prefix[HOLD_LINES][40];
+	struct iovec iov[HOLD_LINES][2];
+	size_t i, done = first;
+	int sent;
+
+	for (i = first; i < h->n; i++) {
+		size_t start = i > 0 ? h->end[i - 1] : 0;
+
+		iov[i][0].iov_base = prefix[i];
+		iov[i][0].iov_len = pri_stamp(h->prio[i], prefix[i]);
+		iov[i][1].iov_base = (char *)(uintptr_t)(h->buf + start);
+		iov[i][1].iov_len = h->end[i] - start - 1; /* no newline */
+	}
+	while (done < h->n) {
+#ifdef __linux__
+		struct mmsghdr m[HOLD_LINES];
+
+		memset(m, 0, sizeof(m));
+		for (i = done; i < h->n; i++) {
+			m[i - done].msg_hdr.msg_iov = iov[i];
+			m[i - done].msg_hdr.msg_iovlen = 2;
+		}
+		sent = sendmmsg(fd, m, (unsigned)(h->n - done), MSG_NOSIGNAL | MSG_DONTWAIT);
+#else
+		struct msghdr m;
+
+		memset(&m, 0, sizeof(m));
+		m.msg_iov = iov[done];
+		m.msg_iovlen = 2;
+		sent = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0 ? 1 : -1;
+#endif
+		if (sent > 0) {
+			done += (size_t)sent;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+			atomic_fetch_add(&plog.dropped, h->n - done);
+			return h->n;
+		}
+		syslog_gone(errno);
+		return done;
+	}
+	if (atomic_load_explicit(&plog.dropped, memory_order_relaxed) != 0)
+		report_dropped(h->prio[h->n - 1]);
+	return h->n;
+}
+
+void spfkit__mta_log_flush(void)
+{
+	struct held *h = held;
+	size_t done = 0, start;
+	int fd;
+
+	if (h == NULL || h->n == 0)
+		return;
+	pthread_mutex_lock(&plog.lock);
+	fd = route();
+	pthread_mutex_unlock(&plog.lock);
+	if (fd >= 0)
+		done = send_held(fd, h, 0);
+	if (done < h->n) {
+		start = done > 0 ? h->end[done - 1] : 0;
+		write_stderr(h->buf + start, h->len - start);
+	}
+	h->len = h->n = 0;
+}
+
+/* Keep the line msg[0..len) for the next flush; 0 when it does not fit
+ * even alone (the lines held before it are written first, in order). */
+static int hold_line(struct held *h, int prio, const char *msg, size_t len)
+{
+	size_t need = h->tag_len + len + 1;
+
+	if (need > sizeof(h->buf) || h->n == HOLD_LINES || h->len + need > sizeof(h->buf))
+		spfkit__mta_log_flush();
+	if (need > sizeof(h->buf))
+		return 0;
+	memcpy(h->buf + h->len, h->tag, h->tag_len);
+	memcpy(h->buf + h->len + h->tag_len, msg, len);
+	h->buf[h->len + need - 1] = '\n';
+	h->len += need;
+	h->end[h->n] = (uint16_t)h->len;
+	h->prio[h->n++] = (unsigned char)prio;
+	return 1;
+}
+
+/*
  * Send msg[0..len), which sits PREFIX_ROOM bytes into its buffer and has
  * one byte of room after it: the prefix goes in front, in place.
  */
@@ -308,6 +459,8 @@ static void emit(int prio, char *msg, size_t len)
 	size_t tag_len, p = 0;
 	int fd;
 
+	if (held != NULL && hold_line(held, prio, msg, len))
+		return;
 	pthread_mutex_lock(&plog.lock);
 	fd = route();
 	tag_len = plog.tag_len;

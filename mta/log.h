@@ -43,6 +43,19 @@ void spfkit__mta_log_printf(int prio, const char *fmt, ...) __attribute__((forma
 /* One line already formatted (no newline): copied once, never formatted. */
 void spfkit__mta_log_write(int prio, const char *text, size_t len);
 
+/*
+ * Hold the calling thread's lines until spfkit__mta_log_flush(): an
+ * event loop's thread holds the lines of one pass over its ready
+ * connections and sends them at the pass's end with one write() to
+ * stderr, or one sendmmsg() of a datagram each, not one system call a
+ * line. At most PIPE_BUF bytes or 64 lines wait; more, or a longer
+ * line, flush on the way. -1: no memory (lines then go one by one).
+ */
+int spfkit__mta_log_hold(void);
+void spfkit__mta_log_flush(void);
+/* Flush and stop holding (before the thread ends). */
+void spfkit__mta_log_unhold(void);
+
 /* 1 while lines go to the syslog socket (tests, and what --help says). */
 int spfkit__mta_log_to_syslog(void);
 

@@ -626,7 +626,7 @@ static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit_
 	}
 	if (pool != NULL)
 		spfkit__policyd_log(srv, LOG_NOTICE, "%u workers", n);
-	event_base_dispatch(base);
+	spfkit__policyd_run(base);
 	rc = 0;
 out:
 	if (pool != NULL)

@@ -275,7 +275,7 @@ static void *worker_main(void *arg)
 {
 	struct spfkit__policyd *srv = arg;
 
-	event_base_dispatch(srv->base);
+	spfkit__policyd_run(srv->base);
 	return NULL;
 }
 

@@ -1015,3 +1015,16 @@ void spfkit__policyd_free(struct spfkit__policyd *srv)
 	spfkit__policyd_gen_put(srv->gen);
 	spfkit__free(NULL, srv);
 }
+
+void spfkit__policyd_run(struct event_base *base)
+{
+	int holding = spfkit__mta_log_hold() == 0;
+	int rc;
+
+	do {
+		rc = event_base_loop(base, EVLOOP_ONCE);
+		spfkit__mta_log_flush();
+	} while (rc == 0 && !event_base_got_exit(base) && !event_base_got_break(base));
+	if (holding)
+		spfkit__mta_log_unhold();
+}

@@ -80,6 +80,14 @@ void spfkit__policyd_log(struct spfkit__policyd *srv, int prio, const char *fmt,
 void spfkit__policyd_free(struct spfkit__policyd *srv);
 
 /*
+ * Run a server's loop (event_base_dispatch()) with the thread's log
+ * lines held for each pass over its ready connections and sent at the
+ * pass's end: one system call for all the decisions of a pass instead of
+ * one each (mta/log.h).
+ */
+void spfkit__policyd_run(struct event_base *base);
+
+/*
  * --workers (policyd/pool.c): servers made with spfkit__policyd_new(),
  * each on its own event base, run as one service. srv[0] is the main
  * thread's: it has the listeners and the signal handlers, accepts every
