@@ -12,6 +12,11 @@
  *   bench_policyd --unix PATH --idle 1000 --pid PID
  *       (resident memory of PID before and with 1000 idle connections)
  *
+ * The #BENCH line also says the CPU time per request of the generator
+ * itself (gen_cpu_us) and, given --pid with --unix, of the service
+ * (server_user_us, server_sys_us, from /proc/PID/stat): on a machine the
+ * two share, their sum bounds the requests/s any service reaches.
+ *
  * Every request has its own `instance`, so no answer comes from the
  * per-message cache: each one is a HELO and a MAIL FROM evaluation.
  */
@@ -97,6 +102,47 @@ static long rss_kb(pid_t pid)
 	return kb;
 }
 
+/* CPU seconds (user, system) of PID so far, from /proc/PID/stat; -1 when unknown. */
+static int proc_cpu(pid_t pid, double *user, double *sys)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut, st;
+	long hz = sysconf(_SC_CLK_TCK);
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	f = fopen(path, "r");
+	if (f == NULL || hz <= 0) {
+		if (f != NULL)
+			fclose(f);
+		return -1;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* past "pid (comm) ": comm may hold spaces, the last ')' ends it; then
+	 * fields 3 to 13, utime and stime are fields 14 and 15 */
+	p = strrchr(buf, ')');
+	if (p == NULL || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+				&st) != 2)
+		return -1;
+	*user = (double)ut / (double)hz;
+	*sys = (double)st / (double)hz;
+	return 0;
+}
+
+/* This process's CPU seconds so far, user and system together. */
+static double self_cpu(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
 static int idle_test(const char *path, int n, pid_t pid)
 {
 	static int fds[100000];
@@ -148,13 +194,16 @@ static int warm_up(struct client *cl, int n)
  * measures, on the same two cores. max_requests: stop after that many
  * answers (callgrind counts per request); 0: run for secs.
  */
-static int run(struct client *cl, int n, double secs, unsigned long max_requests, const char *name)
+static int run(struct client *cl, int n, double secs, unsigned long max_requests, const char *name,
+	       pid_t server)
 {
 	static uint64_t samples[MAX_SAMPLES];
 	struct epoll_event evs[MAX_CLIENTS];
 	unsigned long serial = 0, done = 0, errors = 0;
 	uint64_t t0 = load_now_ns(), end = t0 + (uint64_t)(secs * 1e9), elapsed;
+	double gen0 = self_cpu(), su0 = 0, ss0 = 0, su1, ss1;
 	int i, ep = epoll_create1(EPOLL_CLOEXEC), ready;
+	int server_cpu = server > 0 && proc_cpu(server, &su0, &ss0) == 0;
 
 	if (ep < 0)
 		return 1;
@@ -215,9 +264,14 @@ static int run(struct client *cl, int n, double secs, unsigned long max_requests
 	{
 		size_t m = done < MAX_SAMPLES ? done : MAX_SAMPLES;
 
-		printf("#BENCH %s clients=%d requests=%lu rps=%.0f p50_us=%.0f p99_us=%.0f errors=%lu\n",
+		printf("#BENCH %s clients=%d requests=%lu rps=%.0f p50_us=%.0f p99_us=%.0f errors=%lu "
+		       "gen_cpu_us=%.2f",
 		       name, n, done, (double)done / ((double)elapsed / 1e9), samples[m / 2] / 1e3,
-		       samples[m * 99 / 100] / 1e3, errors);
+		       samples[m * 99 / 100] / 1e3, errors, (self_cpu() - gen0) * 1e6 / (double)done);
+		if (server_cpu && proc_cpu(server, &su1, &ss1) == 0)
+			printf(" server_user_us=%.2f server_sys_us=%.2f", (su1 - su0) * 1e6 / (double)done,
+			       (ss1 - ss0) * 1e6 / (double)done);
+		printf("\n");
 	}
 	return errors != 0;
 }
@@ -281,7 +335,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: no answer while warming up\n", name);
 		return 1;
 	}
-	rc = run(cl, n, secs, max_requests, name);
+	rc = run(cl, n, secs, max_requests, name, pid);
 	for (i = 0; i < n; i++)
 		close(cl[i].fd);
 	for (i = 0; i < n; i++)

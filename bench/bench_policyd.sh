@@ -27,7 +27,10 @@
 # warm-up drop out), and resident memory per idle connection (1,000 of
 # them). Environment: BENCH_SECONDS (per measure, default 5), BENCH_PAIRS
 # (rounds, default 3), BENCH_CALLGRIND=0 to skip the instruction count,
-# BENCH_PD_WORKERS (default: online CPUs).
+# BENCH_PD_WORKERS (default: online CPUs). With each of our rounds, the
+# CPU time per request of the daemon (user and system) and of the load
+# generator: on this machine they share the cores, so their sum bounds
+# the requests/s any daemon could reach here.
 set -eu
 
 if [ $# -ne 1 ] || [ ! -f "$1/build.ninja" ]; then
@@ -99,7 +102,7 @@ round=1
 while [ $round -le "$PAIRS" ]; do
 	echo "-- round $round ($(load_now))"
 	for c in 8 64; do
-		"$LOAD" --unix "$TMP/policy.sock" -c $c -t "$SECS" --name "spfkit-policyd" |
+		"$LOAD" --unix "$TMP/policy.sock" -c $c -t "$SECS" --name "spfkit-policyd" --pid "$OURS" |
 			sed "s/^#BENCH /#BENCH round=$round /" | tee -a "$OUT"
 	done
 	if [ $THEIRS = 1 ]; then
@@ -146,6 +149,7 @@ function rng(a, n) { sort_n(a, n); return sprintf("[%s-%s]", a[1], a[n]) }
 $1 == "#BENCH" && kv("round") != "" {
 	r = kv("round"); name = $3; c = kv("clients")
 	rps[name, c, r] = kv("rps"); p99[name, c, r] = kv("p99_us"); rounds[r] = 1
+	gen[name, c, r] = kv("gen_cpu_us"); su[name, c, r] = kv("server_user_us"); ss[name, c, r] = kv("server_sys_us")
 	if (r > maxr) maxr = r
 }
 $1 == "#BENCH" && $2 == "policyd-idle" { idle = kv("per_conn_bytes"); conns = kv("connections") }
@@ -166,7 +170,17 @@ END {
 		printf "%2d clients: spfkit-policyd %s requests/s %s, p99 %s us %s", c, med(a, n), rng(a, n), med(p, q), rng(p, q)
 		if (t > 0 && m > 0) { rm = med(b, m); printf "; policyd-spf %s %s; ratio %.0fx [%.0f-%.0fx]", med(th, t), rng(th, t), rm, b[1], b[m] }
 		printf "\n"
+		# CPU per request: what the two cores can give at most
+		g = 0; u = 0; y = 0; delete gg; delete uu; delete yy
+		for (r = 1; r <= maxr; r++)
+			if (gen["spfkit-policyd", c, r] != "" && su["spfkit-policyd", c, r] != "") {
+				gg[++g] = gen["spfkit-policyd", c, r]; uu[++u] = su["spfkit-policyd", c, r]; yy[++y] = ss["spfkit-policyd", c, r]
+			}
+		if (g > 0) {
+			gm = med(gg, g); um = med(uu, u); ym = med(yy, y)
+			printf "            CPU per request: spfkit-policyd %.1f us (user %.1f, system %.1f), load generator %.1f us; %d cores give at most %.0f requests/s\n", um + ym, um, ym, gm, cores, cores * 1e6 / (um + ym + gm)
+		}
 	}
 	if (idle != "") printf "idle connections: %s bytes of RSS each (%s open)\n", idle, conns
 	if (ir != "") printf "instructions per request (callgrind, debugLevel 1, all included): %s\n", ir
-}' "$OUT"
+}' cores="$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)" "$OUT"
