@@ -95,14 +95,15 @@ static const char *arena_concat(struct spfkit__arena *ar, const char *a, size_t 
 }
 
 /* The last '@' splits local-part and domain (a quoted local part may hold '@'). */
+/* The last '@' of s[0..len), or NULL: memchr() from the front, as most
+ * senders have one '@' (a byte loop from the end read the whole domain). */
 static const char *last_at(const char *s, size_t len)
 {
-	while (len > 0) {
-		len--;
-		if (s[len] == '@')
-			return s + len;
-	}
-	return NULL;
+	const char *at = NULL, *p = s, *end = s + len;
+
+	while (p < end && (p = memchr(p, '@', (size_t)(end - p))) != NULL)
+		at = p++;
+	return at;
 }
 
 /*

@@ -534,6 +534,12 @@ static void identities(void **state)
 	/* no local part: postmaster */
 	assert_result(check(fx, "192.0.2.2", "@helo.example.org"), SPFKIT_RESULT_FAIL);
 	assert_string_equal(fx->res->explanation, "postmaster @helo.example.org");
+	/* the domain follows the last '@'; the local part keeps the others */
+	assert_result(check(fx, "192.0.2.2", "a@b@helo.example.org"), SPFKIT_RESULT_FAIL);
+	assert_string_equal(fx->res->explanation, "a@b a@b@helo.example.org");
+	assert_string_equal(fx->res->identity_domain, "helo.example.org");
+	assert_result(check(fx, "192.0.2.2", "@@helo.example.org"), SPFKIT_RESULT_FAIL);
+	assert_string_equal(fx->res->explanation, "@ @@helo.example.org");
 	/* the HELO identity */
 	assert_result(check_id(fx, "192.0.2.1", "x@y.example", "helo.example.org", SPFKIT_IDENTITY_HELO),
 		      SPFKIT_RESULT_PASS);
