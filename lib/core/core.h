@@ -17,6 +17,15 @@
 /* allocation, buffers, arenas, ASCII: shared with the front ends */
 #include "spfkit_util.h"
 
+/*
+ * SSE2 (every x86-64): the scans that use it (record_parse.c, domain.c,
+ * ip4_scan.c) each have a plain C path for the machines without it.
+ */
+#if defined(__SSE2__) && defined(__GNUC__)
+#define SPFKIT__HAVE_SSE2 1
+#include <emmintrin.h>
+#endif
+
 /* ---- sized structs (sized.c): caller-filled, may grow ------------- */
 
 /*

@@ -2,13 +2,6 @@
 #include <stdint.h>
 #include <string.h>
 
-/* SSE2 (every x86-64): names up to 64 bytes in one look; a plain C path
- * for the others. */
-#if defined(__SSE2__) && defined(__GNUC__)
-#define HAVE_SSE2 1
-#include <emmintrin.h>
-#endif
-
 #include "core.h"
 #include "domain.h"
 
@@ -46,9 +39,9 @@ static int has_control_byte(const unsigned char *p, size_t len)
 	return bad != 0;
 }
 
-#ifdef HAVE_SSE2
+#ifdef SPFKIT__HAVE_SSE2
 /*
- * spfkit__domain_valid() for a name of 1 to 64 bytes (trimmed, not
+ * spfkit__domain_valid() for a name of 1 to 64 bytes, in one look (trimmed, not
  * starting '['), from three bit masks over its bytes: dots, bytes no
  * query can hold, digits. With a dot, no label of such a name is over 63
  * bytes, so the labels are fine unless two dots touch or one ends the
@@ -66,7 +59,7 @@ static int short_domain_valid(const unsigned char *name, size_t len)
 		memcpy(small, name, len);
 		p = small;
 	}
-	for (k = 0; k < len || k == 0; k += 16) {
+	for (k = 0; k < len; k += 16) { /* len is 1 or more */
 		__m128i b, d;
 
 		at = len < 16 ? 0 : k + 16 <= len ? k : len - 16;
@@ -100,7 +93,7 @@ int spfkit__domain_valid(const char *name, size_t len)
 	len = spfkit__domain_trim(name, len);
 	if (len == 0 || len > 253 || name[0] == '[')
 		return 0;
-#ifdef HAVE_SSE2
+#ifdef SPFKIT__HAVE_SSE2
 	if (len <= 64)
 		return short_domain_valid((const unsigned char *)name, len);
 #endif

@@ -5,11 +5,6 @@
 #include "core.h"
 #include "ip4_scan.h"
 
-#if defined(__SSE2__) && defined(__GNUC__)
-#define IP4_SCAN_SSE2 1
-#include <emmintrin.h>
-#endif
-
 struct spfkit__ip4_group *spfkit__ip4_scan_build(const struct spfkit_record *rec,
 						 const struct spfkit_allocator *a)
 {
@@ -43,7 +38,7 @@ struct spfkit__ip4_group *spfkit__ip4_scan_build(const struct spfkit_record *rec
 /* Bit k set: lane k of the group stops the scan. */
 static unsigned group_stops(const struct spfkit__ip4_group *g, uint32_t client)
 {
-#ifdef IP4_SCAN_SSE2
+#ifdef SPFKIT__HAVE_SSE2
 	__m128i c = _mm_set1_epi32((int)client);
 	__m128i net = _mm_loadu_si128((const __m128i *)(const void *)g->net);
 	__m128i mask = _mm_loadu_si128((const __m128i *)(const void *)g->mask);

@@ -1,10 +1,7 @@
 /* The parsed-record cache of a context (record_cache.h). */
-#include <arpa/inet.h>
 #include <pthread.h>
 #include <string.h>
 
-#include "domain.h"
-#include "macro.h"
 #include "record_cache.h"
 #include "record_cache_int.h"
 #include "record_room.h"

@@ -11,18 +11,11 @@
  * allocation, and notes where the terms are for the pass that parses
  * them.
  */
+#include <arpa/inet.h>
 #include <stddef.h>
 #include <string.h>
 
 #include <spfkit/record.h>
-
-/* SSE2 (every x86-64) speeds up a few scans; each has a plain C path. */
-#if defined(__SSE2__) && defined(__GNUC__)
-#define HAVE_SSE2 1
-#include <emmintrin.h>
-#endif
-
-#include <arpa/inet.h>
 
 #include "core.h"
 #include "domain.h"
@@ -200,7 +193,7 @@ static uint64_t word_not_literal(uint64_t w)
 	       BYTES_OF(0x80);
 }
 
-#ifdef HAVE_SSE2
+#ifdef SPFKIT__HAVE_SSE2
 /* The same test for the 16 bytes at p: as signed bytes, the high half is
  * below 0x21 too. */
 static int block_not_literal(const unsigned char *p)
@@ -222,7 +215,7 @@ static int all_literal(const unsigned char *s, const unsigned char *e)
 	uint64_t w, bad = 0;
 	const unsigned char *p;
 
-#ifdef HAVE_SSE2
+#ifdef SPFKIT__HAVE_SSE2
 	if (e - s >= 16) {
 		for (p = s; e - p > 16; p += 16)
 			bad |= (uint64_t)block_not_literal(p);
@@ -1064,7 +1057,7 @@ static int may_hold_macro(const char *p, const char *end)
 	return q != NULL && q + 1 < end; /* an empty value has no pieces */
 }
 
-#ifdef HAVE_SSE2
+#ifdef SPFKIT__HAVE_SSE2
 /* Bit k set where p[k] is SP, for the 16 bytes at p. */
 static uint32_t spaces16(const char *p)
 {
@@ -1083,7 +1076,7 @@ static const char *next_space(const char *p, const char *end)
 {
 	const char *q;
 
-#ifdef HAVE_SSE2
+#ifdef SPFKIT__HAVE_SSE2
 	uint32_t at;
 
 	for (; end - p >= 32; p += 32) {
