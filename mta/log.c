@@ -236,8 +236,9 @@ static int send_syslog(int fd, int prio, const char *msg, size_t len)
 #define PREFIX_ROOM 192
 
 /* "<PRI>" (RFC 3164 §4.1.1: facility * 8 + severity) and the time
- * stamp, into out (40 bytes or more); their length. */
-static size_t pri_stamp(int prio, char *out)
+ * stamp (under 32 bytes, stamp_now()), into out; their length. */
+#define PRI_STAMP_MAX 40
+static size_t pri_stamp(int prio, char out[PRI_STAMP_MAX])
 {
 	const char *stamp = stamp_now();
 	size_t stamp_len = strlen(stamp), pri = (size_t)(LOG_MAIL | (prio & 7)), p = 0;
@@ -263,7 +264,7 @@ static size_t syslog_prefix(int prio, char *msg)
 	char prefix[PREFIX_ROOM];
 	size_t p;
 
-	if (8 + 32 + plog.tag_len > sizeof(prefix))
+	if (PRI_STAMP_MAX + plog.tag_len > sizeof(prefix))
 		return 0;
 	p = pri_stamp(prio, prefix);
 	memcpy(prefix + p, plog.tag, plog.tag_len);
@@ -362,7 +363,7 @@ void spfkit__mta_log_unhold(void)
  */
 static size_t send_held(int fd, const struct held *h, size_t first)
 {
-	char prefix[HOLD_LINES][40];
+	char prefix[HOLD_LINES][PRI_STAMP_MAX];
 	struct iovec iov[HOLD_LINES][2];
 	size_t i, done = first;
 	int sent;
