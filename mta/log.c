@@ -357,18 +357,18 @@ void spfkit__mta_log_unhold(void)
 }
 
 /*
- * The held lines [first, h->n) to the syslog socket fd, one datagram
- * each; how many of them are done with (sent, or dropped because the
- * daemon is behind). Fewer than all: the daemon is gone.
+ * The held lines to the syslog socket fd, one datagram each; how many of
+ * them are done with (sent, or dropped because the daemon is behind).
+ * Fewer than all: the daemon is gone.
  */
-static size_t send_held(int fd, const struct held *h, size_t first)
+static size_t send_held(int fd, const struct held *h)
 {
 	char prefix[HOLD_LINES][PRI_STAMP_MAX];
 	struct iovec iov[HOLD_LINES][2];
-	size_t i, done = first;
+	size_t i, done = 0;
 	int sent;
 
-	for (i = first; i < h->n; i++) {
+	for (i = 0; i < h->n; i++) {
 		size_t start = i > 0 ? h->end[i - 1] : 0;
 
 		iov[i][0].iov_base = prefix[i];
@@ -424,7 +424,7 @@ void spfkit__mta_log_flush(void)
 	fd = route();
 	pthread_mutex_unlock(&plog.lock);
 	if (fd >= 0)
-		done = send_held(fd, h, 0);
+		done = send_held(fd, h);
 	if (done < h->n) {
 		start = done > 0 ? h->end[done - 1] : 0;
 		write_stderr(h->buf + start, h->len - start);
