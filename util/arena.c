@@ -123,3 +123,37 @@ void spfkit__arena_free(struct spfkit__arena *ar)
 	ar->head = NULL;
 	ar->used = 0;
 }
+
+static void *arena_hook_alloc(void *user, size_t size)
+{
+	struct spfkit__arena_hook *hook = user;
+	void *p;
+
+	if (size > hook->left || (p = spfkit__arena_alloc(hook->ar, size)) == NULL)
+		return NULL;
+	hook->left -= size;
+	return p;
+}
+
+static void *arena_hook_realloc(void *user, void *ptr, size_t size)
+{
+	(void)user;
+	(void)ptr;
+	(void)size;
+	return NULL;
+}
+
+static void arena_hook_free(void *user, void *ptr)
+{
+	(void)user;
+	(void)ptr;
+}
+
+void spfkit__arena_hook_init(struct spfkit__arena_hook *hook, struct spfkit__arena *ar,
+			     size_t budget)
+{
+	hook->alloc = (struct spfkit_allocator){arena_hook_alloc, arena_hook_realloc,
+						arena_hook_free, hook};
+	hook->ar = ar;
+	hook->left = budget;
+}

@@ -82,6 +82,19 @@ char *spfkit__arena_strndup(struct spfkit__arena *ar, const char *s, size_t len)
 /* Free all chunks but the first; keep the arena usable. */
 void spfkit__arena_reset(struct spfkit__arena *ar);
 void spfkit__arena_free(struct spfkit__arena *ar);
+/*
+ * An allocator (hook.alloc) that takes its blocks from the arena ar, at
+ * most `budget` bytes of them: free does nothing (the arena frees them
+ * all at once), realloc always fails. For what lives no longer than the
+ * arena and is freed through an allocator.
+ */
+struct spfkit__arena_hook {
+	struct spfkit_allocator alloc;
+	struct spfkit__arena *ar;
+	size_t left;
+};
+void spfkit__arena_hook_init(struct spfkit__arena_hook *hook, struct spfkit__arena *ar,
+			     size_t budget);
 
 /* ---- ASCII (ascii.c): locale-free, take unsigned bytes ------------- */
 

@@ -35,9 +35,11 @@
 #define EVAL_NEED_MEMO 16
 /* questions of one evaluation; the RFC limits keep a valid one near 150 */
 #define EVAL_MAX_QUERIES 512
-/* questions and arena bytes that need no allocation of their own */
+/* questions and arena bytes that need no allocation of their own; the
+ * arena also holds the parsed records of a context without a record
+ * cache (some 3 KiB each, a few per evaluation) */
 #define EVAL_FIRST_QUERIES 32
-#define EVAL_FIRST_CHUNK 6144
+#define EVAL_FIRST_CHUNK 16384
 
 /* memory of one evaluation (answers, names, records) */
 #define EVAL_MAX_MEMORY (32u << 20)
@@ -190,6 +192,11 @@ struct spfkit_eval {
 	 * cache does not keep (each counted per question; a cached entry is
 	 * within the context's byte budget), now and at most */
 	size_t rec_bytes, rec_peak;
+	/* Without a record cache, parsed records are made in the arena (no
+	 * block of their own to allocate and free), EVAL_KEEP_RECORD_BYTES of
+	 * them at most: their memory is given back only with the evaluation,
+	 * however early they are released. */
+	struct spfkit__arena_hook arena_records;
 	int lookahead;
 	/* the record memo (ctx->record_memo) is used and filled: no trace, a `now` */
 	int memo;

@@ -319,10 +319,12 @@ static size_t held_bytes(const struct spfkit__rcache_entry *e)
 }
 
 /* Parse (or find in the cache) the record text for q and count what it
- * holds against the evaluation. 0 or SPFKIT_ENOMEM. */
+ * holds against the evaluation. Without a cache it is parsed in the
+ * evaluation's arena while the records' share of it lasts (eval_int.h).
+ * 0 or SPFKIT_ENOMEM. */
 static int hold_record(struct spfkit_eval *ev, struct query *q, const char *text, size_t len)
 {
-	if (spfkit__rcache_get(ev->ctx->records, text, len, &q->rce) != 0)
+	if (spfkit__rcache_get(ev->ctx->records, text, len, &ev->arena_records.alloc, &q->rce) != 0)
 		return SPFKIT_ENOMEM;
 	ev->rec_bytes += held_bytes(q->rce);
 	if (ev->rec_bytes > ev->rec_peak)

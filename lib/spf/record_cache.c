@@ -49,12 +49,12 @@ static struct spfkit__rcache_entry *entry_of(struct spfkit__link *n)
 	return n != NULL ? SPFKIT_CONTAINER_OF(n, struct spfkit__rcache_entry, lru) : NULL;
 }
 
-static void entry_free(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
+static void entry_free(struct spfkit__rcache_entry *e)
 {
 	spfkit__free(e->under, e->ip4);
 	if (e->rec == NULL) { /* the parse failed: the entry is a block of its own */
 		spfkit__free(e->under, e->text);
-		spfkit__free(c->alloc, e);
+		spfkit__free(e->under, e);
 		return;
 	}
 	/* the entry and its compact terms are in the record's block: last */
@@ -112,7 +112,7 @@ void spfkit__rcache_free(struct spfkit__rcache *c)
 	for (e = entry_of(c->lru.head); e != NULL; e = next) {
 		next = entry_of(e->lru.next);
 		spfkit__memo_unbind_all(c, e);
-		entry_free(c, e);
+		entry_free(e);
 	}
 	spfkit__memo_free(c);
 	spfkit__plan_walk_free(c);
@@ -177,7 +177,7 @@ void spfkit__rcache_evict(struct spfkit__rcache *c, size_t need, int entry)
 			unhash(c, e);
 			spfkit__list_unlink(&c->lru, &e->lru);
 			c->bytes -= e->bytes;
-			entry_free(c, e);
+			entry_free(e);
 			c->count--;
 		}
 		e = prev;
@@ -208,11 +208,12 @@ static struct spfkit__rcache_entry *acquire(struct spfkit__rcache *c, uint64_t h
  * through the cache's allocator (the counter only forwarded to it). A
  * failed parse has an entry of its own.
  */
-static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64_t hash,
+static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c,
+						const struct spfkit_allocator *under, uint64_t hash,
 						const char *text, size_t len)
 {
 	size_t parsed = 0;
-	struct spfkit__byte_count pc = {c->alloc, &parsed};
+	struct spfkit__byte_count pc = {under, &parsed};
 	const struct spfkit_allocator counter = {count_alloc, count_realloc, count_free, &pc};
 	struct spfkit__rcache_entry *e;
 	struct spfkit_record *rec;
@@ -223,20 +224,20 @@ static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64
 	if (rc == SPFKIT_ENOMEM)
 		return NULL;
 	if (rc == 0) {
-		spfkit__record_rebind(rec, c->alloc);
+		spfkit__record_rebind(rec, under);
 		e = room;
 		memset(e, 0, sizeof(*e));
 		e->rec = rec;
 		e->text = (char *)(uintptr_t)rec->text; /* NUL-terminated: the key */
 		e->hot = (struct spfkit__hot_term *)(void *)((unsigned char *)room + ENTRY_ROOM);
 	} else {
-		e = spfkit__zalloc(c->alloc, sizeof(*e));
+		e = spfkit__zalloc(under, sizeof(*e));
 		if (e == NULL)
 			return NULL;
 		parsed += spfkit__rcache_block_cost(sizeof(*e));
 	}
-	e->under = c->alloc;
-	e->count = (struct spfkit__byte_count){c->alloc, &e->bytes};
+	e->under = under;
+	e->count = (struct spfkit__byte_count){under, &e->bytes};
 	e->counting = (struct spfkit_allocator){count_alloc, count_realloc, count_free, &e->count};
 	e->bytes = parsed;
 	e->hash = hash;
@@ -244,7 +245,7 @@ static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c, uint64
 	e->rc = rc;
 	e->pe = pe;
 	if (rc != 0 && (e->text = spfkit__strndup(&e->counting, text, len)) == NULL) {
-		entry_free(c, e);
+		entry_free(e);
 		return NULL;
 	}
 	/* only a cache makes them pay; without them the term loop goes one
@@ -285,6 +286,7 @@ static void grow(struct spfkit__rcache *c)
 }
 
 int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
+		       const struct spfkit_allocator *private_alloc,
 		       struct spfkit__rcache_entry **out)
 {
 	uint64_t hash;
@@ -293,7 +295,9 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 	/* No cache (spfkit_config.no_record_cache): every entry is private,
 	 * so there is nothing to hash, look up or lock; nor is it counted. */
 	if (c->max == 0) {
-		*out = parse_entry(c, 0, text, len);
+		*out = private_alloc != NULL ? parse_entry(c, private_alloc, 0, text, len) : NULL;
+		if (*out == NULL)
+			*out = parse_entry(c, c->alloc, 0, text, len);
 		return *out != NULL ? 0 : SPFKIT_ENOMEM;
 	}
 	hash = spfkit__hash_keyed(&c->key, text, len);
@@ -309,7 +313,7 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 		return 0;
 	}
 	/* Parse outside the lock; another thread may insert the same meanwhile. */
-	mine = parse_entry(c, hash, text, len);
+	mine = parse_entry(c, c->alloc, hash, text, len);
 	if (mine == NULL)
 		return SPFKIT_ENOMEM;
 	pthread_mutex_lock(&c->lock);
@@ -330,7 +334,7 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (e != NULL) {
-		entry_free(c, mine);
+		entry_free(mine);
 		mine = e;
 	}
 	*out = mine;
@@ -341,6 +345,7 @@ void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entr
 {
 	int cached;
 
+	(void)c; /* an entry frees itself through the allocator it was made with */
 	if (e == NULL)
 		return;
 	/* A cached entry is freed by eviction, under the lock; a private one
@@ -349,7 +354,7 @@ void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entr
 	 * thread may evict and free it at once. */
 	cached = e->cached;
 	if (atomic_fetch_sub(&e->refs, 1) == 1 && !cached)
-		entry_free(c, e);
+		entry_free(e);
 }
 
 size_t spfkit__rcache_longest_chain(struct spfkit__rcache *c)

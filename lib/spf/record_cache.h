@@ -97,9 +97,14 @@ void spfkit__rcache_free(struct spfkit__rcache *c);
  * 0 or SPFKIT_ENOMEM. The entry's rc tells whether the record is valid.
  * An entry that cannot be cached (larger than the whole budget, or the
  * cache is full of entries other evaluations hold) is still returned,
- * private to the caller and freed by its release.
+ * private to the caller and freed by its release. Without a cache
+ * (max_entries 0) the entry is made with private_alloc when it is not
+ * NULL and has the memory, else with the cache's allocator:
+ * private_alloc's blocks may outlive the entry's release (the
+ * evaluation's arena, spfkit__arena_hook), and it must outlive them.
  */
 int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
+		       const struct spfkit_allocator *private_alloc,
 		       struct spfkit__rcache_entry **out);
 void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entry *e);
 

@@ -8,7 +8,7 @@
 #include "eval_int.h"
 
 #define EVAL_MAX_IDENTITY 4096 /* bytes of a sender or HELO name we accept */
-#define EVAL_ARENA_CHUNK 4096
+#define EVAL_ARENA_CHUNK 16384
 /* the evaluation rounded up to the arena's alignment */
 #define EVAL_SIZE SPFKIT__ALIGN_UP(sizeof(struct spfkit_eval))
 
@@ -225,6 +225,7 @@ int spfkit_eval_new(const struct spfkit_ctx *ctx, const struct spfkit_request *c
 	ev->cap_queries = EVAL_FIRST_QUERIES;
 	spfkit__arena_init_with(&ev->arena, ctx->alloc, EVAL_ARENA_CHUNK, EVAL_MAX_MEMORY,
 				(char *)ev + EVAL_SIZE, EVAL_FIRST_CHUNK);
+	spfkit__arena_hook_init(&ev->arena_records, &ev->arena, EVAL_KEEP_RECORD_BYTES);
 	spfkit__buf_init(&ev->scratch, ctx->alloc, SPFKIT_MACRO_MAX_EXPANSION);
 	rc = eval_setup(ev, req);
 	if (rc != 0) {

@@ -984,7 +984,7 @@ static void record_cache_byte_budget(void **state)
 
 /* ---- a byte-counting allocator: live bytes and their peak ---------------- */
 
-static atomic_size_t rc_live, rc_peak;
+static atomic_size_t rc_live, rc_peak, rc_calls;
 
 static void *rc_alloc(void *u, size_t n)
 {
@@ -994,6 +994,7 @@ static void *rc_alloc(void *u, size_t n)
 	if (p == NULL)
 		return NULL;
 	p[0] = n;
+	atomic_fetch_add(&rc_calls, 1);
 	live = atomic_fetch_add(&rc_live, n) + n;
 	if (live > atomic_load(&rc_peak))
 		atomic_store(&rc_peak, live); /* single-threaded users only */
@@ -1104,6 +1105,93 @@ static void record_cache_off_and_growing(void **state)
 	assert_true(spfkit__rcache_longest_chain(ctx->records) <= 8);
 	spfkit_ctx_free(ctx);
 	spfkit_zone_free(z);
+	assert_int_equal(atomic_load(&rc_live), 0);
+}
+
+/* Allocations one evaluation makes through the context's allocator. */
+static size_t rc_calls_of(const struct spfkit_ctx *ctx, const struct spfkit_zone *z, const char *ip,
+			  const char *sender, enum spfkit_result_code want)
+{
+	size_t before = atomic_load(&rc_calls);
+
+	assert_int_equal(rc_check(ctx, z, ip, sender), want);
+	return atomic_load(&rc_calls) - before;
+}
+
+/* Some 20 KiB of ip4 terms in 10.i/16, then 192.0.2.(10 + i). */
+static void big_ip4_record(char *buf, size_t size, size_t i)
+{
+	size_t m = (size_t)snprintf(buf, size, "v=spf1");
+
+	while (m + 40 < size)
+		m += (size_t)snprintf(buf + m, size - m, " ip4:10.%zu.%zu.%zu", i, (m / 256) % 256,
+				      m % 256);
+	snprintf(buf + m, size - m, " ip4:192.0.2.%zu ~all", 10 + i);
+}
+
+/*
+ * Without a record cache the records an evaluation parses come from its
+ * own arena (query.c): an include tree costs no allocation more than a
+ * name with no record, and gives what a cached context gives. Past the
+ * arena's share for records (EVAL_KEEP_RECORD_BYTES) each record takes
+ * a block of its own again: ten includes of 20 KiB records (some 150 KB
+ * each parsed) evaluate the same, and every block comes back.
+ */
+static void records_in_arena_without_cache(void **state)
+{
+	struct spfkit_config cfg;
+	struct spfkit_ctx *ctx, *cached;
+	struct spfkit_zone *z;
+	char name[32], top[512], *big = malloc(20001);
+	size_t none, tree, n, live, i;
+
+	(void)state;
+	assert_non_null(big);
+	assert_int_equal(spfkit_zone_new(NULL, &z), 0);
+	zone_txt(z, "tree.example", "v=spf1 include:a.example include:b.example include:c.example -all");
+	zone_txt(z, "a.example", "v=spf1 ip4:10.0.1.0/24 ip4:10.0.2.0/24 ip6:2001:db8::/32 ~all");
+	zone_txt(z, "b.example", "v=spf1 ip4:10.0.3.0/24 a:b.example mx:b.example ?all");
+	zone_txt(z, "c.example", "v=spf1 ip4:10.0.4.0/24 ip4:198.51.100.0/24 exp=x.%{d} -all");
+	n = (size_t)snprintf(top, sizeof(top), "v=spf1");
+	for (i = 0; i < 10; i++) {
+		n += (size_t)snprintf(top + n, sizeof(top) - n, " include:big%zu.example", i);
+		snprintf(name, sizeof(name), "big%zu.example", i);
+		big_ip4_record(big, 20001, i);
+		zone_txt(z, name, big);
+	}
+	snprintf(top + n, sizeof(top) - n, " -all");
+	zone_txt(z, "big.example", top);
+
+	spfkit_config_init(&cfg);
+	cfg.alloc = &rc_counting;
+	assert_int_equal(spfkit_ctx_new(&cfg, &cached), 0);
+	cfg.no_record_cache = 1;
+	assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
+	keep_eval_block(ctx, z);
+	none = rc_calls_of(ctx, z, "198.51.100.7", "a@no-record.invalid", SPFKIT_RESULT_NONE);
+	tree = rc_calls_of(ctx, z, "198.51.100.7", "a@tree.example", SPFKIT_RESULT_PASS);
+	print_message("allocations: %zu for no record, %zu for a tree of 4 records\n", none, tree);
+	assert_int_equal(tree, none);
+	assert_int_equal(rc_check(ctx, z, "10.0.3.9", "a@tree.example"), SPFKIT_RESULT_PASS);
+	assert_int_equal(rc_check(ctx, z, "203.0.113.9", "a@tree.example"),
+			 rc_check(cached, z, "203.0.113.9", "a@tree.example"));
+
+	live = atomic_load(&rc_live);
+	for (i = 0; i < 10; i++) {
+		char ip[32];
+
+		snprintf(ip, sizeof(ip), "192.0.2.%zu", 10 + i);
+		assert_int_equal(rc_check(ctx, z, ip, "a@big.example"), SPFKIT_RESULT_PASS);
+	}
+	assert_true(rc_calls_of(ctx, z, "192.0.2.19", "a@big.example", SPFKIT_RESULT_PASS) > none);
+	assert_int_equal(rc_check(ctx, z, "192.0.2.99", "a@big.example"), SPFKIT_RESULT_FAIL);
+	assert_int_equal(atomic_load(&rc_live), live);
+	assert_int_equal(rc_check(cached, z, "192.0.2.19", "a@big.example"), SPFKIT_RESULT_PASS);
+	assert_int_equal(rc_check(cached, z, "192.0.2.99", "a@big.example"), SPFKIT_RESULT_FAIL);
+	spfkit_ctx_free(ctx);
+	spfkit_ctx_free(cached);
+	spfkit_zone_free(z);
+	free(big);
 	assert_int_equal(atomic_load(&rc_live), 0);
 }
 
@@ -1263,6 +1351,7 @@ int main(void)
 		T(record_cache_byte_budget),
 		T(record_cache_charges_real_bytes),
 		T(record_cache_off_and_growing),
+		T(records_in_arena_without_cache),
 		T(record_cache_worst_evaluation),
 		T(record_cache_budget_threads),
 	};

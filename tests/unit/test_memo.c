@@ -482,7 +482,7 @@ static void bucket_bounded_and_charged(void **state)
 	assert_int_equal(spfkit__rcache_new(NULL, 16, &c), 0);
 	for (i = 0; i <= SPFKIT__RCACHE_MEMO_CHAIN; i++) {
 		snprintf(text, sizeof(text), "v=spf1 ip4:192.0.2.%zu -all", i);
-		assert_int_equal(spfkit__rcache_get(c, text, strlen(text), &e[i]), 0);
+		assert_int_equal(spfkit__rcache_get(c, text, strlen(text), NULL, &e[i]), 0);
 		assert_true(e[i]->cached);
 		colliding_name(&seed, names[i], sizeof(names[i]));
 	}

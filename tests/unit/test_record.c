@@ -1058,7 +1058,7 @@ static void record_cache_flood_spreads(void **state)
 		txt[60] = (char)('a' + i % 10);
 		txt[61] = (char)('a' + i / 10 % 10);
 		txt[62] = (char)('a' + i / 100);
-		assert_int_equal(spfkit__rcache_get(c, txt, sizeof(txt) - 1, &e), 0);
+		assert_int_equal(spfkit__rcache_get(c, txt, sizeof(txt) - 1, NULL, &e), 0);
 		spfkit__rcache_release(c, e);
 	}
 	spfkit__rcache_stats(c, &hits, &misses, &entries);
