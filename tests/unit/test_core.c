@@ -78,12 +78,45 @@ static void arena_borrowed_first_chunk(void **state)
 	spfkit__arena_free(&ar); /* frees the allocated chunk only (ASan would see a bad free) */
 }
 
+/*
+ * Names of every length up to 40: the hash ignores case and a final dot,
+ * and changing any one byte changes it (each byte is read, whatever the
+ * length, by the 8-byte words, the overlapping last word or the short
+ * forms of spfkit__name_hash).
+ */
+static void name_hash_reads_every_byte(void)
+{
+	char name[42], other[42];
+	size_t len, i;
+	uint64_t h;
+
+	for (len = 0; len <= 40; len++) {
+		for (i = 0; i < len; i++)
+			name[i] = (char)('a' + (i * 7 + len) % 26);
+		memcpy(other, name, len);
+		for (i = 0; i < len; i++)
+			other[i] = (char)(other[i] - 'a' + 'A');
+		other[len] = '.';
+		h = spfkit__name_hash(name, len);
+		assert_true(spfkit__name_hash(other, len) == h);
+		assert_true(spfkit__name_hash(other, len + 1) == h);
+		for (i = 0; i < len; i++) {
+			memcpy(other, name, len);
+			other[i] = other[i] == 'z' ? 'y' : (char)(other[i] + 1);
+			assert_true(spfkit__name_hash(other, len) != h);
+		}
+		if (len > 0)
+			assert_true(spfkit__name_hash(name, len - 1) != h);
+	}
+}
+
 static void ascii_case_and_hash(void **state)
 {
 	(void)state;
 	assert_true(spfkit__memcaseeq("Example.COM", 11, "example.com", 11));
 	assert_false(spfkit__memcaseeq("example.com", 11, "example.co", 10));
 	assert_true(spfkit__name_hash("Example.com.", 12) == spfkit__name_hash("example.COM", 11));
+	name_hash_reads_every_byte();
 	assert_string_equal(spfkit_strerror(SPFKIT_ENOMEM), "out of memory");
 	assert_string_equal(spfkit_strerror(12345), "unknown error");
 }
