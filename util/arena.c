@@ -6,16 +6,40 @@
 struct spfkit__arena_chunk {
 	struct spfkit__arena_chunk *next;
 	size_t size;
-	size_t used;
 	int borrowed; /* the caller's memory: never freed */
 	_Alignas(max_align_t) unsigned char data[];
 };
+
+/* cur, end and base of an arena without a chunk: no room, and
+ * pointers that may be subtracted from one another. Never written. */
+static unsigned char no_room[1];
+
+/* Bytes handed out so far, the head chunk's included. */
+static size_t arena_used(const struct spfkit__arena *ar)
+{
+	return ar->used + (size_t)(ar->cur - ar->base);
+}
+
+/* Take from ch, of which `taken` bytes are handed out already, from now
+ * on; the free bytes are cut to what the cap leaves. */
+static void set_head(struct spfkit__arena *ar, struct spfkit__arena_chunk *ch, size_t taken)
+{
+	size_t left = ch->size - taken;
+
+	ar->used = arena_used(ar);
+	if (ar->max != 0 && left > ar->max - ar->used)
+		left = ar->max - ar->used;
+	ar->head = ch;
+	ar->cur = ar->base = ch->data + taken;
+	ar->end = ar->cur + left;
+}
 
 void spfkit__arena_init(struct spfkit__arena *ar, const struct spfkit_allocator *a, size_t chunk,
 			size_t max)
 {
 	ar->alloc = a;
 	ar->head = NULL;
+	ar->cur = ar->end = ar->base = no_room;
 	ar->used = 0;
 	ar->max = max;
 	ar->chunk = chunk ? chunk : 4096;
@@ -31,9 +55,8 @@ void spfkit__arena_init_with(struct spfkit__arena *ar, const struct spfkit_alloc
 		return;
 	ch->next = NULL;
 	ch->size = first_size - sizeof(*ch);
-	ch->used = 0;
 	ch->borrowed = 1;
-	ar->head = ch;
+	set_head(ar, ch, 0);
 }
 
 static struct spfkit__arena_chunk *arena_new_chunk(struct spfkit__arena *ar, size_t size)
@@ -48,32 +71,30 @@ static struct spfkit__arena_chunk *arena_new_chunk(struct spfkit__arena *ar, siz
 	if (ch == NULL)
 		return NULL;
 	ch->size = size;
-	ch->used = 0;
 	ch->borrowed = 0;
 	ch->next = ar->head;
-	ar->head = ch;
+	set_head(ar, ch, 0);
 	return ch;
 }
 
-void *spfkit__arena_alloc(struct spfkit__arena *ar, size_t size)
+/* What the inline fast path (spfkit_util.h) could not take from the head
+ * chunk: a size of 0 or one that wraps, the cap, or a new chunk. */
+void *spfkit__arena_alloc_slow(struct spfkit__arena *ar, size_t size)
 {
-	struct spfkit__arena_chunk *ch = ar->head;
-	size_t need;
+	size_t need, used = arena_used(ar);
 	void *p;
 
 	if (size > SIZE_MAX - SPFKIT__ALIGN)
 		return NULL;
 	need = SPFKIT__ALIGN_UP(size);
-	if (ar->max != 0 && (need > ar->max || ar->used > ar->max - need))
+	if (ar->max != 0 && (need > ar->max || used > ar->max - need))
 		return NULL;
-	if (ch == NULL || ch->size - ch->used < need) {
-		ch = arena_new_chunk(ar, need);
-		if (ch == NULL)
+	if (ar->head == NULL || (size_t)(ar->end - ar->cur) < need) {
+		if (arena_new_chunk(ar, need) == NULL)
 			return NULL;
 	}
-	p = ch->data + ch->used;
-	ch->used += need;
-	ar->used += need;
+	p = ar->cur;
+	ar->cur += need;
 	return p;
 }
 
@@ -105,9 +126,9 @@ void spfkit__arena_reset(struct spfkit__arena *ar)
 			spfkit__free(ar->alloc, ch);
 		ch = next;
 	}
-	ch->used = 0;
-	ar->head = ch;
 	ar->used = 0;
+	ar->cur = ar->base = no_room;
+	set_head(ar, ch, 0);
 }
 
 void spfkit__arena_free(struct spfkit__arena *ar)
@@ -121,6 +142,7 @@ void spfkit__arena_free(struct spfkit__arena *ar)
 		ch = next;
 	}
 	ar->head = NULL;
+	ar->cur = ar->end = ar->base = no_room;
 	ar->used = 0;
 }
 

@@ -63,9 +63,13 @@ _Static_assert((SPFKIT__ALIGN & (SPFKIT__ALIGN - 1)) == 0, "alignment is a power
 
 struct spfkit__arena_chunk;
 struct spfkit__arena {
+	/* the head chunk's free bytes, [cur, end), cut to what the cap
+	 * leaves: what spfkit__arena_alloc() takes without a call */
+	unsigned char *cur, *end;
+	unsigned char *base; /* cur when the head chunk was last set */
 	const struct spfkit_allocator *alloc;
 	struct spfkit__arena_chunk *head;
-	size_t used;  /* bytes handed out so far, for caps */
+	size_t used;  /* bytes handed out before base, for caps */
 	size_t max;   /* 0: no cap */
 	size_t chunk; /* default chunk size */
 };
@@ -76,8 +80,22 @@ void spfkit__arena_init(struct spfkit__arena *ar, const struct spfkit_allocator 
  * least 64 bytes), used before anything is allocated and never freed. */
 void spfkit__arena_init_with(struct spfkit__arena *ar, const struct spfkit_allocator *a,
 			     size_t chunk, size_t max, void *first, size_t first_size);
-/* SPFKIT__ALIGN-aligned; NULL on failure or past the cap. */
-void *spfkit__arena_alloc(struct spfkit__arena *ar, size_t size);
+void *spfkit__arena_alloc_slow(struct spfkit__arena *ar, size_t size);
+/* SPFKIT__ALIGN-aligned; NULL on failure or past the cap. Inline: an
+ * evaluation takes some 40 small blocks, most from the head chunk. A
+ * size that wraps when rounded up rounds to 0 and takes the slow path,
+ * which refuses it; so does 0 (it gets a block of its own, never NULL). */
+static inline void *spfkit__arena_alloc(struct spfkit__arena *ar, size_t size)
+{
+	size_t need = SPFKIT__ALIGN_UP(size);
+	void *p;
+
+	if (need - 1 >= (size_t)(ar->end - ar->cur))
+		return spfkit__arena_alloc_slow(ar, size);
+	p = ar->cur;
+	ar->cur += need;
+	return p;
+}
 char *spfkit__arena_strndup(struct spfkit__arena *ar, const char *s, size_t len);
 /* Free all chunks but the first; keep the arena usable. */
 void spfkit__arena_reset(struct spfkit__arena *ar);

@@ -61,6 +61,45 @@ static void arena_cap_and_strings(void **state)
 	spfkit__arena_free(&ar);
 }
 
+/*
+ * The cap holds to the byte across chunks and within a first chunk
+ * larger than it, again after a reset; blocks never overlap; 0 bytes
+ * get a block, sizes that wrap when rounded up get none.
+ */
+static void arena_cap_exact(void **state)
+{
+	_Alignas(max_align_t) unsigned char first[4096];
+	unsigned char *p[64];
+	struct spfkit__arena ar;
+	size_t n, i, round;
+
+	(void)state;
+	spfkit__arena_init(&ar, NULL, 64, 40 * SPFKIT__ALIGN + SPFKIT__ALIGN / 2);
+	for (n = 0; n < 64 && (p[n] = spfkit__arena_alloc(&ar, SPFKIT__ALIGN)) != NULL; n++)
+		memset(p[n], (int)n, SPFKIT__ALIGN);
+	assert_int_equal(n, 40);
+	for (i = 0; i < n; i++)
+		assert_int_equal(p[i][0], i);
+	assert_null(spfkit__arena_alloc(&ar, 1));
+	spfkit__arena_free(&ar);
+
+	spfkit__arena_init(&ar, NULL, 64, 0);
+	assert_non_null(spfkit__arena_alloc(&ar, 0));
+	assert_null(spfkit__arena_alloc(&ar, SIZE_MAX));
+	assert_null(spfkit__arena_alloc(&ar, SIZE_MAX - SPFKIT__ALIGN / 2));
+	assert_null(spfkit__arena_strndup(&ar, "x", SIZE_MAX));
+	spfkit__arena_free(&ar);
+
+	spfkit__arena_init_with(&ar, NULL, 64, 10 * SPFKIT__ALIGN, first, sizeof(first));
+	for (round = 0; round < 2; round++) {
+		for (n = 0; n < 64 && (p[n] = spfkit__arena_alloc(&ar, 1)) != NULL; n++)
+			assert_true(p[n] >= first && p[n] < first + sizeof(first));
+		assert_int_equal(n, 10);
+		spfkit__arena_reset(&ar);
+	}
+	spfkit__arena_free(&ar);
+}
+
 static void arena_borrowed_first_chunk(void **state)
 {
 	_Alignas(16) unsigned char first[256];
@@ -267,6 +306,7 @@ int main(void)
 		cmocka_unit_test(cur_first_error_wins),
 		cmocka_unit_test(arena_cap_and_strings),
 		cmocka_unit_test(arena_borrowed_first_chunk),
+		cmocka_unit_test(arena_cap_exact),
 		cmocka_unit_test(ascii_case_and_hash),
 		cmocka_unit_test(siphash_paper_vector),
 		cmocka_unit_test(keyed_hash_depends_on_key_and_whole_name),
