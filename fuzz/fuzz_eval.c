@@ -31,7 +31,9 @@ static void must_match(const struct spfkit_result *a, const struct spfkit_result
 		abort();
 }
 
-enum { STRICT = 0, LOOKAHEAD, MEMO, NCTX };
+/* NOCACHE: strict without a record cache, its records in the
+ * evaluation's arena (query.c) */
+enum { STRICT = 0, LOOKAHEAD, MEMO, NOCACHE, NCTX };
 
 /* Split the first line into three words; 0 when it is not such a line. */
 static int parse_query(const char *p, size_t len, const char *w[3], size_t wl[3], size_t *rest)
@@ -85,14 +87,15 @@ static int neighbour(const struct spfkit_ctx *strict, const struct spfkit_ctx *m
 static void evaluate(struct spfkit_zone *zone, const struct spfkit_request *req)
 {
 	struct spfkit_config cfg = {.size = sizeof(struct spfkit_config), .default_explanation = "%{i} %{s} %{h}"};
-	struct spfkit_ctx *ctx[NCTX] = {NULL, NULL, NULL};
-	struct spfkit_eval *ev[NCTX + 1] = {NULL, NULL, NULL, NULL};
+	struct spfkit_ctx *ctx[NCTX] = {NULL};
+	struct spfkit_eval *ev[NCTX + 1] = {NULL};
 	struct spfkit_resolver *r = NULL;
 	int i, ok = 1;
 
 	for (i = 0; i < NCTX; i++) {
 		cfg.no_lookahead = i != LOOKAHEAD;
 		cfg.record_memo = i == MEMO;
+		cfg.no_record_cache = i == NOCACHE;
 		if (spfkit_ctx_new(&cfg, &ctx[i]) != 0)
 			ok = 0;
 	}
