@@ -20,17 +20,17 @@ static size_t arena_used(const struct spfkit__arena *ar)
 	return ar->used + (size_t)(ar->cur - ar->base);
 }
 
-/* Take from ch, of which `taken` bytes are handed out already, from now
- * on; the free bytes are cut to what the cap leaves. */
-static void set_head(struct spfkit__arena *ar, struct spfkit__arena_chunk *ch, size_t taken)
+/* Take from the empty chunk ch from now on; its free bytes are cut to
+ * what the cap leaves. */
+static void set_head(struct spfkit__arena *ar, struct spfkit__arena_chunk *ch)
 {
-	size_t left = ch->size - taken;
+	size_t left = ch->size;
 
 	ar->used = arena_used(ar);
 	if (ar->max != 0 && left > ar->max - ar->used)
 		left = ar->max - ar->used;
 	ar->head = ch;
-	ar->cur = ar->base = ch->data + taken;
+	ar->cur = ar->base = ch->data;
 	ar->end = ar->cur + left;
 }
 
@@ -56,7 +56,7 @@ void spfkit__arena_init_with(struct spfkit__arena *ar, const struct spfkit_alloc
 	ch->next = NULL;
 	ch->size = first_size - sizeof(*ch);
 	ch->borrowed = 1;
-	set_head(ar, ch, 0);
+	set_head(ar, ch);
 }
 
 static struct spfkit__arena_chunk *arena_new_chunk(struct spfkit__arena *ar, size_t size)
@@ -73,7 +73,7 @@ static struct spfkit__arena_chunk *arena_new_chunk(struct spfkit__arena *ar, siz
 	ch->size = size;
 	ch->borrowed = 0;
 	ch->next = ar->head;
-	set_head(ar, ch, 0);
+	set_head(ar, ch);
 	return ch;
 }
 
@@ -128,7 +128,7 @@ void spfkit__arena_reset(struct spfkit__arena *ar)
 	}
 	ar->used = 0;
 	ar->cur = ar->base = no_room;
-	set_head(ar, ch, 0);
+	set_head(ar, ch);
 }
 
 void spfkit__arena_free(struct spfkit__arena *ar)
