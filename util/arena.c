@@ -149,11 +149,12 @@ void spfkit__arena_free(struct spfkit__arena *ar)
 static void *arena_hook_alloc(void *user, size_t size)
 {
 	struct spfkit__arena_hook *hook = user;
+	size_t need = SPFKIT__ALIGN_UP(size); /* what the arena takes */
 	void *p;
 
-	if (size > hook->left || (p = spfkit__arena_alloc(hook->ar, size)) == NULL)
+	if (need < size || need > hook->left || (p = spfkit__arena_alloc(hook->ar, size)) == NULL)
 		return NULL;
-	hook->left -= size;
+	hook->left -= need;
 	return p;
 }
 

@@ -100,6 +100,29 @@ static void arena_cap_exact(void **state)
 	spfkit__arena_free(&ar);
 }
 
+/* The hook's budget counts what the arena takes, rounded blocks; its
+ * free leaves blocks to the arena; it never reallocates. */
+static void arena_hook_budget(void **state)
+{
+	struct spfkit__arena ar;
+	struct spfkit__arena_hook hook;
+	void *p;
+	size_t n;
+
+	(void)state;
+	spfkit__arena_init(&ar, NULL, 256, 0);
+	spfkit__arena_hook_init(&hook, &ar, 3 * SPFKIT__ALIGN);
+	for (n = 0; n < 100 && (p = spfkit__alloc(&hook.alloc, 1)) != NULL; n++)
+		spfkit__free(&hook.alloc, p);
+	assert_int_equal(n, 3);
+	assert_null(spfkit__alloc(&hook.alloc, SIZE_MAX));
+	spfkit__arena_hook_init(&hook, &ar, 1024);
+	p = spfkit__alloc(&hook.alloc, 8);
+	assert_non_null(p);
+	assert_null(spfkit__realloc(&hook.alloc, p, 16));
+	spfkit__arena_free(&ar); /* the blocks are the arena's: the hook's free left them */
+}
+
 static void arena_borrowed_first_chunk(void **state)
 {
 	_Alignas(16) unsigned char first[256];
@@ -307,6 +330,7 @@ int main(void)
 		cmocka_unit_test(arena_cap_and_strings),
 		cmocka_unit_test(arena_borrowed_first_chunk),
 		cmocka_unit_test(arena_cap_exact),
+		cmocka_unit_test(arena_hook_budget),
 		cmocka_unit_test(ascii_case_and_hash),
 		cmocka_unit_test(siphash_paper_vector),
 		cmocka_unit_test(keyed_hash_depends_on_key_and_whole_name),
