@@ -954,7 +954,7 @@ static void prefer_byte_error(struct tparse *tp, const unsigned char *s, const u
 struct term_map {
 	size_t terms; /* runs of non-SP after the version */
 	size_t named; /* of them, those that may hold a macro-string */
-	size_t pct;   /* '%' bytes */
+	size_t pct;   /* their '%' bytes */
 	uint16_t start[TERMS_NOTED], end[TERMS_NOTED];
 };
 
@@ -1041,20 +1041,27 @@ static void parse_terms(struct tparse *tp, const struct term_map *map)
 	rec->count = map->terms;
 }
 
-/* Can the term [p, end) hold a macro-string (a domain-spec after ':', a
- * modifier's value after '=')? Then its parse allocates pieces. */
-static int may_hold_macro(const char *p, const char *end)
+/*
+ * Note in map what the parse of the term [p, end) may allocate: a
+ * macro-string (a domain-spec after ':', a modifier's value after '=')
+ * takes at most one piece more than twice its '%' bytes. An "ip4:" or
+ * "ip6:" term takes none whatever it holds (parse_term() reads those
+ * names first), and most terms are those: one word compared, no scan.
+ */
+static void note_pieces(const char *p, const char *end, struct term_map *map)
 {
 	const char *q;
 
-	/* Most terms are "ip4:..." or "ip6:...": a ':' before the last byte
-	 * means the first ':' is before it too, no need to search for that. */
-	if (end - p > 4 && p[3] == ':')
-		return 1;
+	if (ip_mechanism((const unsigned char *)p, (const unsigned char *)end) >= 0)
+		return;
 	q = memchr(p, ':', (size_t)(end - p));
 	if (q == NULL)
 		q = memchr(p, '=', (size_t)(end - p));
-	return q != NULL && q + 1 < end; /* an empty value has no pieces */
+	if (q == NULL || q + 1 == end) /* an empty value has no pieces */
+		return;
+	map->named++;
+	for (q = p; q < end && (q = memchr(q, '%', (size_t)(end - q))) != NULL; q++)
+		map->pct++;
 }
 
 #ifdef SPFKIT__HAVE_SSE2
@@ -1103,6 +1110,7 @@ static void count_terms(const char *txt, size_t len, struct term_map *map)
 
 	map->terms = 0;
 	map->named = 0;
+	map->pct = 0;
 	for (;;) {
 		while (p < end && *p == ' ')
 			p++;
@@ -1114,18 +1122,10 @@ static void count_terms(const char *txt, size_t len, struct term_map *map)
 			map->end[map->terms] = (uint16_t)(q - txt);
 		}
 		map->terms++;
-		if (may_hold_macro(p, q))
-			map->named++;
+		note_pieces(p, q, map);
 		if (q == end)
 			break;
 		p = q + 1; /* past the SP that ended the term */
-	}
-	map->pct = 0;
-	for (p = txt + 6; p < end; p = q + 1) {
-		q = memchr(p, '%', (size_t)(end - p));
-		if (q == NULL)
-			break;
-		map->pct++;
 	}
 }
 
