@@ -209,8 +209,8 @@ static struct spfkit__rcache_entry *acquire(struct spfkit__rcache *c, uint64_t h
  * failed parse has an entry of its own.
  */
 static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c,
-						const struct spfkit_allocator *under, uint64_t hash,
-						const char *text, size_t len)
+						const struct spfkit_allocator *under, int loose,
+						uint64_t hash, const char *text, size_t len)
 {
 	size_t parsed = 0;
 	struct spfkit__byte_count pc = {under, &parsed};
@@ -219,7 +219,8 @@ static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c,
 	struct spfkit_record *rec;
 	struct spfkit_parse_error pe;
 	void *room;
-	int rc = spfkit__record_parse_room(text, len, &counter, ENTRY_ROOM, &rec, &pe, &room);
+	int rc = loose ? spfkit__record_parse_loose(text, len, &counter, ENTRY_ROOM, &rec, &pe, &room)
+		       : spfkit__record_parse_room(text, len, &counter, ENTRY_ROOM, &rec, &pe, &room);
 
 	if (rc == SPFKIT_ENOMEM)
 		return NULL;
@@ -295,9 +296,10 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 	/* No cache (spfkit_config.no_record_cache): every entry is private,
 	 * so there is nothing to hash, look up or lock; nor is it counted. */
 	if (c->max == 0) {
-		*out = private_alloc != NULL ? parse_entry(c, private_alloc, 0, text, len) : NULL;
+		/* the evaluation's arena: a record's block goes back with it */
+		*out = private_alloc != NULL ? parse_entry(c, private_alloc, 1, 0, text, len) : NULL;
 		if (*out == NULL)
-			*out = parse_entry(c, c->alloc, 0, text, len);
+			*out = parse_entry(c, c->alloc, 0, 0, text, len);
 		return *out != NULL ? 0 : SPFKIT_ENOMEM;
 	}
 	hash = spfkit__hash_keyed(&c->key, text, len);
@@ -313,7 +315,7 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 		return 0;
 	}
 	/* Parse outside the lock; another thread may insert the same meanwhile. */
-	mine = parse_entry(c, c->alloc, hash, text, len);
+	mine = parse_entry(c, c->alloc, 0, hash, text, len);
 	if (mine == NULL)
 		return SPFKIT_ENOMEM;
 	pthread_mutex_lock(&c->lock);

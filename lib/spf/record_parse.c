@@ -6,10 +6,10 @@
  * there are any syntax errors anywhere in the record, check_host()
  * returns immediately with the result permerror"). One pass over the
  * terms, which also writes the compact terms the record cache asks for
- * (record_room.h); the only other walk over the bytes counts terms and
- * '%' to size the record's single arena, which usually ends up one
- * allocation, and notes where the terms are for the pass that parses
- * them.
+ * (record_room.h); ip4 and ip6 terms, most of them, find their own end.
+ * The record and all it holds take one block: for a cached record an
+ * earlier walk over the terms sizes it exactly; in an evaluation's arena
+ * a count of SP bytes sizes it, a term per SP (spfkit__record_parse_loose).
  */
 #include <arpa/inet.h>
 #include <stddef.h>
@@ -450,10 +450,11 @@ static const unsigned char hex_plus_one[256] = {
 };
 
 /* Does the ip6-network end at p? At the first "/" of the term (its
- * cidr-length), or the term's end. */
+ * cidr-length), or the term's end: e, or a SP when e is the record's
+ * end (ip_term(), which finds where the term ends; no term holds a SP). */
 static int ip6_at_end(const unsigned char *p, const unsigned char *e)
 {
-	return p == e || *p == '/';
+	return p == e || *p == '/' || *p == ' ';
 }
 
 /*
@@ -593,7 +594,7 @@ static inline int h16(const unsigned char *p, unsigned *v)
  * that parser then reads from the start (and, if it takes it, stores all
  * of out over what this left there). out arrives zeroed (start_term()).
  */
-static const unsigned char *ip6_plain(const unsigned char *p, const unsigned char *e,
+static inline const unsigned char *ip6_plain(const unsigned char *p, const unsigned char *e,
 				      unsigned char out[16])
 {
 	unsigned v;
@@ -944,18 +945,11 @@ static void prefer_byte_error(struct tparse *tp, const unsigned char *s, const u
 	}
 }
 
-/*
- * What count_terms() finds: the counts that size the arena, and where
- * the first terms lie, so that parse_terms() need not look for their
- * ends again. Offsets fit 16 bits: a record has at most
- * SPFKIT_RECORD_MAX_LEN bytes.
- */
-#define TERMS_NOTED 64
+/* What count_terms() finds: the counts that size the arena. */
 struct term_map {
 	size_t terms; /* runs of non-SP after the version */
 	size_t named; /* of them, those that may hold a macro-string */
 	size_t pct;   /* their '%' bytes */
-	uint16_t start[TERMS_NOTED], end[TERMS_NOTED];
 };
 
 /*
@@ -1013,62 +1007,16 @@ static void set_hot(struct spfkit__hot_term *h, const struct spfkit_term *t)
 	h->mask4 = htonl((uint32_t)(UINT64_C(0xffffffff) << (32 - t->cidr4)));
 }
 
-/* Parse each term into rec->terms (sized by count_terms(), which also
- * noted where the first ones are). */
-static void parse_terms(struct tparse *tp, const struct term_map *map)
-{
-	struct spfkit_record *rec = &tp->r->rec;
-	struct spfkit_term *terms = (struct spfkit_term *)rec->terms;
-	const unsigned char *base = tp->c.base, *s, *e = base + 6;
-	size_t i;
-
-	for (i = 0; i < map->terms; i++) {
-		if (i < TERMS_NOTED) {
-			s = base + map->start[i];
-			e = base + map->end[i];
-		} else { /* split on SP again */
-			for (s = e; *s == ' '; s++)
-				;
-			e = memchr(s, ' ', (size_t)(tp->c.end - s));
-			if (e == NULL)
-				e = tp->c.end;
-		}
-		if (!parse_one(tp, &terms[i], s, e))
-			return;
-		if (tp->hot != NULL)
-			set_hot(&tp->hot[i], &terms[i]);
-	}
-	rec->count = map->terms;
-}
-
-/*
- * Note in map what the parse of the term [p, end) may allocate: a
- * macro-string (a domain-spec after ':', a modifier's value after '=')
- * takes at most one piece more than twice its '%' bytes. An "ip4:" or
- * "ip6:" term takes none whatever it holds (parse_term() reads those
- * names first), and most terms are those: one word compared, no scan.
- */
-static void note_pieces(const char *p, const char *end, struct term_map *map)
-{
-	const char *q;
-
-	if (ip_mechanism((const unsigned char *)p, (const unsigned char *)end) >= 0)
-		return;
-	q = memchr(p, ':', (size_t)(end - p));
-	if (q == NULL)
-		q = memchr(p, '=', (size_t)(end - p));
-	if (q == NULL || q + 1 == end) /* an empty value has no pieces */
-		return;
-	map->named++;
-	for (q = p; q < end && (q = memchr(q, '%', (size_t)(end - q))) != NULL; q++)
-		map->pct++;
-}
-
 #ifdef SPFKIT__HAVE_SSE2
+static __m128i load16(const char *p)
+{
+	return _mm_loadu_si128((const __m128i *)(const void *)p);
+}
+
 /* Bit k set where p[k] is SP, for the 16 bytes at p. */
 static uint32_t spaces16(const char *p)
 {
-	__m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i b = load16(p);
 
 	return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(b, _mm_set1_epi8(' ')));
 }
@@ -1102,6 +1050,105 @@ static const char *next_space(const char *p, const char *end)
 	return q != NULL ? q : end;
 }
 
+/*
+ * The term at s, "ip4:" or "ip6:" (kind) with no qualifier, read to the
+ * first byte that its network and cidr-length do not take, so no search
+ * for its end: that byte's address if it is SP or the record's end, else
+ * NULL, as for an ip6-network other than its common form (ip6_plain()).
+ */
+static const unsigned char *ip_term(struct tparse *tp, int kind, const unsigned char *s,
+				    const unsigned char *end)
+{
+	struct spfkit_term *t = tp->t;
+	const unsigned char *p;
+
+	t->name = (const char *)s;
+	t->name_len = 3;
+	t->mech = (uint8_t)kind;
+	if (kind == SPFKIT_MECH_IP4)
+		p = parse_ip4(tp, s + 4, t->ip, "5.6");
+	else
+		p = ip6_plain(s + 4, end, t->ip);
+	if (p != NULL && *p == '/')
+		p = kind == SPFKIT_MECH_IP4
+			    ? parse_cidr(tp, p + 1, 32, &t->cidr4, "ip4-cidr-length above 32", "5.6")
+			    : parse_cidr(tp, p + 1, 128, &t->cidr6, "ip6-cidr-length above 128", "5.6");
+	return p != NULL && (p == end || *p == ' ') ? p : NULL; /* NULL: failed, or not here */
+}
+
+/* The term at s (not SP) into t: its end (SP or the record's end); NULL
+ * after an error. An ip4 or ip6 term that ip_term() does not take is
+ * read again the general way, which words its error. */
+static const unsigned char *parse_next(struct tparse *tp, struct spfkit_term *t,
+				       const unsigned char *s)
+{
+	const unsigned char *e, *end = tp->c.end;
+	int kind = ip_mechanism(s, end);
+
+	if (kind >= 0) {
+		tp->t = t;
+		start_term(t, (size_t)(s - tp->c.base), 0);
+		e = ip_term(tp, kind, s, end);
+		if (e != NULL) {
+			t->len = (size_t)(e - s);
+			return e;
+		}
+		tp->c.err = 0;
+	}
+	e = (const unsigned char *)next_space((const char *)s, (const char *)end);
+	return parse_one(tp, t, s, e) ? e : NULL;
+}
+
+/* Parse each term into rec->terms, which has room for max of them. */
+static void parse_terms(struct tparse *tp, size_t max)
+{
+	struct spfkit_record *rec = &tp->r->rec;
+	struct spfkit_term *terms = (struct spfkit_term *)rec->terms;
+	const unsigned char *p = tp->c.base + 6, *end = tp->c.end;
+	size_t n = 0;
+
+	for (;;) {
+		while (*p == ' ') /* the text ends in a NUL */
+			p++;
+		if (p == end)
+			break;
+		if (n == max) { /* the caller counted otherwise: cannot happen */
+			fail_nomem(tp, p, SPFKIT_ENOMEM);
+			return;
+		}
+		p = parse_next(tp, &terms[n], p);
+		if (p == NULL)
+			return;
+		if (tp->hot != NULL)
+			set_hot(&tp->hot[n], &terms[n]);
+		n++;
+	}
+	rec->count = n;
+}
+
+/*
+ * Note in map what the parse of the term [p, end) may allocate: a
+ * macro-string (a domain-spec after ':', a modifier's value after '=')
+ * takes at most one piece more than twice its '%' bytes. An "ip4:" or
+ * "ip6:" term takes none whatever it holds (parse_term() reads those
+ * names first), and most terms are those: one word compared, no scan.
+ */
+static void note_pieces(const char *p, const char *end, struct term_map *map)
+{
+	const char *q;
+
+	if (ip_mechanism((const unsigned char *)p, (const unsigned char *)end) >= 0)
+		return;
+	q = memchr(p, ':', (size_t)(end - p));
+	if (q == NULL)
+		q = memchr(p, '=', (size_t)(end - p));
+	if (q == NULL || q + 1 == end) /* an empty value has no pieces */
+		return;
+	map->named++;
+	for (q = p; q < end && (q = memchr(q, '%', (size_t)(end - q))) != NULL; q++)
+		map->pct++;
+}
+
 /* Fill map for the record txt; next_space() keeps this far cheaper than
  * a loop over every byte. */
 static void count_terms(const char *txt, size_t len, struct term_map *map)
@@ -1117,10 +1164,6 @@ static void count_terms(const char *txt, size_t len, struct term_map *map)
 		if (p == end)
 			break;
 		q = next_space(p, end);
-		if (map->terms < TERMS_NOTED) {
-			map->start[map->terms] = (uint16_t)(p - txt);
-			map->end[map->terms] = (uint16_t)(q - txt);
-		}
 		map->terms++;
 		note_pieces(p, q, map);
 		if (q == end)
@@ -1154,7 +1197,7 @@ static size_t version_error_offset(const char *txt, size_t len)
 
 static struct record_impl *record_new(const struct spfkit_allocator *alloc, const char *txt,
 				      size_t len, size_t nterms, size_t named, size_t npct,
-				      size_t room)
+				      size_t room, size_t later)
 {
 	struct spfkit__arena ar;
 	struct record_impl *r;
@@ -1165,7 +1208,8 @@ static struct record_impl *record_new(const struct spfkit_allocator *alloc, cons
 	 * terms). A macro-string has at most one piece more than twice its
 	 * '%' bytes, in one array per term that holds one, rounded up to 16
 	 * bytes; the 64 cover the rounding of the record, text and terms.
-	 * Short, the arena would only take a second block.
+	 * Short, the arena would only take a second block, of `later` bytes
+	 * or, when that is 0, of the first one's size.
 	 */
 	size_t size = sizeof(*r) + len + 1 + nterms * sizeof(struct spfkit_term) +
 		      named * (sizeof(struct spfkit_macro_piece) + 16) +
@@ -1173,6 +1217,7 @@ static struct record_impl *record_new(const struct spfkit_allocator *alloc, cons
 
 	spfkit__arena_init(&ar, alloc, size, 0);
 	r = spfkit__arena_alloc(&ar, sizeof(*r));
+	ar.chunk = later != 0 ? later : size;
 	text = r != NULL ? spfkit__arena_strndup(&ar, txt, len) : NULL;
 	if (text == NULL) {
 		spfkit__arena_free(&ar);
@@ -1215,15 +1260,10 @@ static size_t room_size(size_t fixed, size_t n)
 	return SPFKIT__ALIGN_UP(fixed + sizeof(struct spfkit__hot_term) * n);
 }
 
-int spfkit__record_parse_room(const char *txt, size_t len, const struct spfkit_allocator *alloc,
-			      size_t fixed, struct spfkit_record **out,
-			      struct spfkit_parse_error *err, void **room)
+/* What every parse checks first: 0, or the error to return. */
+static int parse_start(const char *txt, size_t len, struct spfkit_record **out,
+		       struct spfkit_parse_error *err, void **room)
 {
-	struct tparse tp;
-	struct record_impl *r;
-	struct term_map map;
-	size_t extra;
-
 	set_error(err, 0, NULL, NULL);
 	*room = NULL;
 	if (out == NULL || (txt == NULL && len > 0))
@@ -1238,18 +1278,18 @@ int spfkit__record_parse_room(const char *txt, size_t len, const struct spfkit_a
 			  "record does not start with \"v=spf1\" and a space", "4.5");
 		return SPFKIT_ESYNTAX;
 	}
-	count_terms(txt, len, &map);
-	if (map.terms > SPFKIT_RECORD_MAX_TERMS) { /* unreachable within the length cap */
-		set_error(err, 0, "more terms than SPFKIT_RECORD_MAX_TERMS", "3.4");
-		return SPFKIT_E2BIG;
-	}
-	extra = room_size(fixed, map.terms);
-	if (extra == SIZE_MAX)
-		return SPFKIT_ENOMEM;
-	r = record_new(alloc, txt, len, map.terms, map.named, map.pct, extra);
-	if (r == NULL)
-		return SPFKIT_ENOMEM;
-	/* the room fits the block sized above whatever is taken after it */
+	return 0;
+}
+
+/* Parse the text of r, which has room for max terms, `extra` bytes of
+ * room after it and `fixed` of them before the compact terms. r is
+ * freed on failure. */
+static int parse_into(struct record_impl *r, size_t max, size_t fixed, size_t extra,
+		      struct spfkit_record **out, struct spfkit_parse_error *err, void **room)
+{
+	struct tparse tp;
+
+	/* the room fits the block sized for it whatever is taken after it */
 	if (extra > 0 && (*room = spfkit__arena_alloc(&r->ar, extra)) == NULL) {
 		spfkit_record_free(&r->rec);
 		return SPFKIT_ENOMEM;
@@ -1259,8 +1299,8 @@ int spfkit__record_parse_room(const char *txt, size_t len, const struct spfkit_a
 	if (extra > 0)
 		tp.hot = (struct spfkit__hot_term *)(void *)((unsigned char *)*room +
 							     SPFKIT__ALIGN_UP(fixed));
-	spfkit__cur_init(&tp.c, r->rec.text, len);
-	parse_terms(&tp, &map);
+	spfkit__cur_init(&tp.c, r->rec.text, r->rec.len);
+	parse_terms(&tp, max);
 	if (tp.c.err) {
 		set_error(err, tp.c.err_off, tp.c.err_why, tp.section);
 		if (err != NULL && tp.t != NULL) {
@@ -1273,6 +1313,110 @@ int spfkit__record_parse_room(const char *txt, size_t len, const struct spfkit_a
 	}
 	*out = &r->rec;
 	return 0;
+}
+
+int spfkit__record_parse_room(const char *txt, size_t len, const struct spfkit_allocator *alloc,
+			      size_t fixed, struct spfkit_record **out,
+			      struct spfkit_parse_error *err, void **room)
+{
+	struct record_impl *r;
+	struct term_map map;
+	size_t extra;
+	int rc = parse_start(txt, len, out, err, room);
+
+	if (rc != 0)
+		return rc;
+	count_terms(txt, len, &map);
+	if (map.terms > SPFKIT_RECORD_MAX_TERMS) { /* unreachable within the length cap */
+		set_error(err, 0, "more terms than SPFKIT_RECORD_MAX_TERMS", "3.4");
+		return SPFKIT_E2BIG;
+	}
+	extra = room_size(fixed, map.terms);
+	if (extra == SIZE_MAX)
+		return SPFKIT_ENOMEM;
+	r = record_new(alloc, txt, len, map.terms, map.named, map.pct, extra, 0);
+	if (r == NULL)
+		return SPFKIT_ENOMEM;
+	return parse_into(r, map.terms, fixed, extra, out, err, room);
+}
+
+#ifdef SPFKIT__HAVE_SSE2
+/* The sum of the 16 byte counters of sum. */
+static size_t sum_bytes(__m128i sum)
+{
+	sum = _mm_sad_epu8(sum, _mm_setzero_si128());
+	return (size_t)_mm_cvtsi128_si32(sum) + (size_t)_mm_extract_epi16(sum, 4);
+}
+#endif
+
+/* SP bytes in [p, end): at least one before each term. SSE2 counts by
+ * taking the compare's -1 per SP from 16 byte counters, summed before
+ * they wrap; the last bytes are read again from the end, those already
+ * counted masked off. */
+static size_t count_spaces(const char *p, const char *end)
+{
+	size_t n = 0;
+
+#ifdef SPFKIT__HAVE_SSE2
+	static const unsigned char last[32] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	};
+	const __m128i sp = _mm_set1_epi8(' ');
+	__m128i sum;
+	int k;
+
+	if (end - p >= 16) {
+		do {
+			sum = _mm_setzero_si128();
+			for (k = 0; k < 127 && end - p >= 32; k++, p += 32) {
+				sum = _mm_sub_epi8(sum, _mm_cmpeq_epi8(load16(p), sp));
+				sum = _mm_sub_epi8(sum, _mm_cmpeq_epi8(load16(p + 16), sp));
+			}
+			n += sum_bytes(sum);
+		} while (end - p >= 32);
+		sum = _mm_setzero_si128();
+		if (end - p >= 16) {
+			sum = _mm_sub_epi8(sum, _mm_cmpeq_epi8(load16(p), sp));
+			p += 16;
+		}
+		sum = _mm_sub_epi8(sum, _mm_and_si128(_mm_cmpeq_epi8(load16(end - 16), sp),
+						      load16((const char *)last + (end - p))));
+		return n + sum_bytes(sum);
+	}
+#endif
+	for (; p < end; p++)
+		n += *p == ' ';
+	return n;
+}
+
+/*
+ * The block holds a term per SP byte, more than it needs only where SPs
+ * run together, and LOOSE_PIECES bytes of macro pieces (a few plain
+ * domain-specs); more take a block of LOOSE_PIECES of their own. No walk
+ * over every term first.
+ */
+#define LOOSE_PIECES 256
+
+int spfkit__record_parse_loose(const char *txt, size_t len, const struct spfkit_allocator *alloc,
+			       size_t fixed, struct spfkit_record **out,
+			       struct spfkit_parse_error *err, void **room)
+{
+	struct record_impl *r;
+	size_t max, extra;
+	int rc = parse_start(txt, len, out, err, room);
+
+	if (rc != 0)
+		return rc;
+	max = count_spaces(txt + 6, txt + len);
+	extra = room_size(fixed, max);
+	if (extra == SIZE_MAX)
+		return SPFKIT_ENOMEM;
+	r = record_new(alloc, txt, len, max, 0, 0, extra + LOOSE_PIECES, LOOSE_PIECES);
+	if (r == NULL)
+		return SPFKIT_ENOMEM;
+	return parse_into(r, max, fixed, extra, out, err, room);
 }
 
 void spfkit__record_rebind(struct spfkit_record *rec, const struct spfkit_allocator *alloc)

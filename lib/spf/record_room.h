@@ -44,6 +44,16 @@ int spfkit__record_parse_room(const char *txt, size_t len, const struct spfkit_a
 			      struct spfkit_parse_error *err, void **room);
 
 /*
+ * The same, with a block that may be larger than the record needs: for an
+ * allocator whose blocks go back soon (an evaluation's arena), where the
+ * walk over the terms that sizes the block exactly costs more than the
+ * bytes it saves. Results and errors are those of the call above.
+ */
+int spfkit__record_parse_loose(const char *txt, size_t len, const struct spfkit_allocator *alloc,
+			       size_t fixed, struct spfkit_record **out,
+			       struct spfkit_parse_error *err, void **room);
+
+/*
  * From now on the record's block is freed through `alloc` (it must free
  * what the allocator given to the parse allocated): the caller may then
  * keep that one in the room.

@@ -18,6 +18,7 @@
 
 #include "core.h"
 #include "record_cache.h"
+#include "record_room.h"
 
 static void *t_alloc(void *u, size_t n)
 {
@@ -982,6 +983,124 @@ static void arena_is_sized_to_the_record(void **state)
 	test_free(txt);
 }
 
+/* Where p points: an offset into text, or itself (a static escape). */
+static uintptr_t where(const char *p, const char *text, size_t len)
+{
+	uintptr_t off = (uintptr_t)p - (uintptr_t)text;
+
+	return p != NULL && off <= len ? off : (uintptr_t)p;
+}
+
+static void same_string(const struct spfkit_macro_string *a, const char *ta,
+			const struct spfkit_macro_string *b, const char *tb, size_t len)
+{
+	size_t k;
+
+	assert_int_equal(a->count, b->count);
+	assert_int_equal(a->letters, b->letters);
+	assert_int_equal(a->src_len, b->src_len);
+	assert_int_equal(where(a->src, ta, len), where(b->src, tb, len));
+	for (k = 0; k < a->count; k++) {
+		const struct spfkit_macro_piece *x = &a->pieces[k], *y = &b->pieces[k];
+
+		assert_int_equal(x->kind, y->kind);
+		assert_int_equal(x->letter, y->letter);
+		assert_int_equal(x->url_escape, y->url_escape);
+		assert_int_equal(x->reverse, y->reverse);
+		assert_int_equal(x->digits, y->digits);
+		assert_int_equal(x->delims, y->delims);
+		assert_int_equal(x->len, y->len);
+		assert_int_equal(where(x->text, ta, len), where(y->text, tb, len));
+	}
+}
+
+/* The loose parse (a block sized by SP bytes) and the exact one agree on
+ * txt: result, error, every term and its compact form. 1 if it parsed. */
+static int loose_equals_exact(const char *txt, size_t len)
+{
+	struct spfkit_record *a = NULL, *b = NULL;
+	struct spfkit_parse_error ea, eb;
+	void *ra, *rb;
+	int rca = spfkit__record_parse_room(txt, len, &talloc, 40, &a, &ea, &ra);
+	int rcb = spfkit__record_parse_loose(txt, len, &talloc, 40, &b, &eb, &rb);
+	size_t i;
+
+	if (rca != rcb)
+		fail_msg("\"%.*s\": exact %d, loose %d", (int)len, txt, rca, rcb);
+	assert_int_equal(ea.offset, eb.offset);
+	assert_int_equal(ea.term_offset, eb.term_offset);
+	assert_int_equal(ea.term_len, eb.term_len);
+	assert_ptr_equal(ea.rule, eb.rule);
+	if (rca != 0)
+		return 0;
+	assert_int_equal(a->count, b->count);
+	assert_int_equal(a->redirect, b->redirect);
+	assert_int_equal(a->exp, b->exp);
+	assert_int_equal(a->dns_terms, b->dns_terms);
+	for (i = 0; i < a->count; i++) {
+		const struct spfkit_term *x = &a->terms[i], *y = &b->terms[i];
+
+		assert_memory_equal(x, y, offsetof(struct spfkit_term, domain));
+		same_string(&x->domain, a->text, &y->domain, b->text, len);
+		assert_int_equal(where(x->name, a->text, len), where(y->name, b->text, len));
+		assert_int_equal(x->name_len, y->name_len);
+		assert_int_equal(x->offset, y->offset);
+		assert_int_equal(x->len, y->len);
+	}
+	assert_memory_equal((char *)ra + SPFKIT__ALIGN_UP(40), (char *)rb + SPFKIT__ALIGN_UP(40),
+			    a->count * sizeof(struct spfkit__hot_term));
+	spfkit_record_free(a);
+	spfkit_record_free(b);
+	return 1;
+}
+
+/*
+ * Records of every length to 300 bytes from random terms (good, bad and
+ * the rare forms the loose parse reads the general way) and runs of SP,
+ * trailing ones too: the SP count that sizes the loose block is checked
+ * at every length and alignment of its tail.
+ */
+static void loose_parse_equals_exact(void **state)
+{
+	static const char *const terms[] = {
+		"ip4:192.0.2.1", "ip4:10.0.0.0/8", "-ip4:1.2.3.4", "ip6:2001:db8::/32", "ip6:::1",
+		"ip6:::ffff:1.2.3.4", "ip6:1:2:3:4:5:6:7:8", "include:_spf.example.com", "a", "mx/24",
+		"a:%{d}.x//64", "exists:%{i}.%{l1r-}.e.example", "x=%{d}:y", "~all", "ptr", "?all",
+		"Ip6:::1/64", /* the first 17 parse */
+		"redirect=r.example", "exp=%{d}", "ip4:1.2.3", "ip4:01.2.3.4", "ip6:12345::", "foo",
+		"ip4:1.2.3.4//8", "ip6:::/129", "include:", "v=1", "ip4:1.2.3.4 ",
+	};
+	const size_t nterms = sizeof(terms) / sizeof(terms[0]);
+	char txt[400];
+	uint32_t x = 2463534242u;
+	size_t len, n, k, round, parsed = 0;
+
+	(void)state;
+	for (round = 0; round < 6000; round++) {
+		size_t want = 6 + round % 300;
+
+		memcpy(txt, "v=spf1", 6);
+		len = 6;
+		while (len < want) {
+			x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+			for (n = 1 + (x >> 28) % 3; n > 0 && len < sizeof(txt) - 1; n--)
+				txt[len++] = ' ';
+			x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+			if (x % 8 == 0) /* a trailing run of SP */
+				continue;
+			/* mostly the first 17, which parse, so that most records do */
+			k = (x >> 8) % 16 < 12 ? (x >> 8) % 17 : x % nterms;
+			n = strlen(terms[k]);
+			if (len + n >= sizeof(txt) - 1)
+				break;
+			memcpy(txt + len, terms[k], n);
+			len += n;
+		}
+			parsed += loose_equals_exact(txt, len);
+	}
+	assert_true(parsed > 1000); /* not only errors compared */
+}
+
 static void bad_arguments(void **state)
 {
 	struct spfkit_record *rec = (struct spfkit_record *)&rec;
@@ -1101,6 +1220,7 @@ int main(void)
 		cmocka_unit_test(record_64k_of_macros),
 		cmocka_unit_test(max_terms),
 		cmocka_unit_test(arena_is_sized_to_the_record),
+		cmocka_unit_test(loose_parse_equals_exact),
 		cmocka_unit_test(bad_arguments),
 		cmocka_unit_test(allocation_failures),
 	};
