@@ -1027,7 +1027,7 @@ static uint32_t spaces16(const char *p)
  * a look at the next 32 bytes finds most for less than a call to memchr()
  * costs, and then 16; memchr() takes what is left.
  */
-static const char *next_space(const char *p, const char *end)
+static inline const char *next_space(const char *p, const char *end)
 {
 	const char *q;
 
