@@ -66,7 +66,7 @@ static int ctx_set_strings(struct spfkit_ctx *ctx, const struct spfkit_config *c
 	return rc;
 }
 
-/* No cache is a cache that keeps nothing: every entry stays private. */
+/* 0: no cache, every record private to its evaluation. */
 static size_t cache_entries(const struct spfkit_config *cfg)
 {
 	if (cfg->no_record_cache)
@@ -121,7 +121,9 @@ int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out)
 	rc = ctx_set_strings(ctx, cfg);
 	if (rc == 0)
 		rc = ctx_set_spares(ctx);
-	if (rc == 0)
+	/* no cache, no cache object: a context made for one evaluation
+	 * pays nothing for it */
+	if (rc == 0 && cache_entries(cfg) > 0)
 		rc = spfkit__rcache_new_bounded(cfg->alloc, cache_entries(cfg),
 						cfg->record_cache_bytes, &ctx->records);
 	if (rc != 0) {

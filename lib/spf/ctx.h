@@ -30,7 +30,7 @@ struct spfkit_ctx {
 	struct spfkit_limits limits;
 	int lookahead; /* ask likely questions early (lookahead.c) */
 	int record_memo; /* spfkit_config.record_memo, with a record cache */
-	struct spfkit__rcache *records; /* thread-safe; shared by evaluations */
+	struct spfkit__rcache *records; /* thread-safe; shared by evaluations; NULL: no cache */
 	unsigned time_budget_ms;        /* spfkit_check() */
 	struct spfkit__eval_spares *spares; /* in the arena; changes after setup */
 };

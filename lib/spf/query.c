@@ -324,7 +324,11 @@ static size_t held_bytes(const struct spfkit__rcache_entry *e)
  * 0 or SPFKIT_ENOMEM. */
 static int hold_record(struct spfkit_eval *ev, struct query *q, const char *text, size_t len)
 {
-	if (spfkit__rcache_get(ev->ctx->records, text, len, &ev->arena_records.alloc, &q->rce) != 0)
+	int rc = ev->ctx->records != NULL
+		     ? spfkit__rcache_get(ev->ctx->records, text, len, &ev->arena_records.alloc, &q->rce)
+		     : spfkit__rcache_private(ev->ctx->alloc, &ev->arena_records.alloc, text, len,
+					      &q->rce);
+	if (rc != 0)
 		return SPFKIT_ENOMEM;
 	ev->rec_bytes += held_bytes(q->rce);
 	if (ev->rec_bytes > ev->rec_peak)

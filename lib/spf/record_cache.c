@@ -208,9 +208,11 @@ static struct spfkit__rcache_entry *acquire(struct spfkit__rcache *c, uint64_t h
  * through the cache's allocator (the counter only forwarded to it). A
  * failed parse has an entry of its own.
  */
-static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c,
-						const struct spfkit_allocator *under, int loose,
-						uint64_t hash, const char *text, size_t len)
+/* cached: the entry is for a cache, which also makes it its ip4 scan;
+ * loose: under is an evaluation's arena (spfkit__record_parse_loose()). */
+static struct spfkit__rcache_entry *parse_entry(int cached, const struct spfkit_allocator *under,
+						int loose, uint64_t hash, const char *text,
+						size_t len)
 {
 	size_t parsed = 0;
 	struct spfkit__byte_count pc = {under, &parsed};
@@ -251,7 +253,7 @@ static struct spfkit__rcache_entry *parse_entry(struct spfkit__rcache *c,
 	}
 	/* only a cache makes them pay; without them the term loop goes one
 	 * by one, so running out of memory here changes nothing else */
-	if (rc == 0 && c->max > 0)
+	if (rc == 0 && cached)
 		e->ip4 = spfkit__ip4_scan_build(e->rec, &e->counting);
 	atomic_init(&e->refs, 1);
 	return e;
@@ -286,6 +288,19 @@ static void grow(struct spfkit__rcache *c)
 	c->nbuckets = n;
 }
 
+/* No cache (spfkit_config.no_record_cache): every entry is private, so
+ * there is nothing to hash, look up or lock; nor is it counted. */
+int spfkit__rcache_private(const struct spfkit_allocator *alloc,
+			   const struct spfkit_allocator *private_alloc, const char *text, size_t len,
+			   struct spfkit__rcache_entry **out)
+{
+	/* the evaluation's arena: a record's block goes back with it */
+	*out = private_alloc != NULL ? parse_entry(0, private_alloc, 1, 0, text, len) : NULL;
+	if (*out == NULL)
+		*out = parse_entry(0, alloc, 0, 0, text, len);
+	return *out != NULL ? 0 : SPFKIT_ENOMEM;
+}
+
 int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 		       const struct spfkit_allocator *private_alloc,
 		       struct spfkit__rcache_entry **out)
@@ -293,15 +308,8 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 	uint64_t hash;
 	struct spfkit__rcache_entry *e, *mine;
 
-	/* No cache (spfkit_config.no_record_cache): every entry is private,
-	 * so there is nothing to hash, look up or lock; nor is it counted. */
-	if (c->max == 0) {
-		/* the evaluation's arena: a record's block goes back with it */
-		*out = private_alloc != NULL ? parse_entry(c, private_alloc, 1, 0, text, len) : NULL;
-		if (*out == NULL)
-			*out = parse_entry(c, c->alloc, 0, 0, text, len);
-		return *out != NULL ? 0 : SPFKIT_ENOMEM;
-	}
+	if (c->max == 0)
+		return spfkit__rcache_private(c->alloc, private_alloc, text, len, out);
 	hash = spfkit__hash_keyed(&c->key, text, len);
 	pthread_mutex_lock(&c->lock);
 	e = acquire(c, hash, text, len);
@@ -315,7 +323,7 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 		return 0;
 	}
 	/* Parse outside the lock; another thread may insert the same meanwhile. */
-	mine = parse_entry(c, c->alloc, 0, hash, text, len);
+	mine = parse_entry(1, c->alloc, 0, hash, text, len);
 	if (mine == NULL)
 		return SPFKIT_ENOMEM;
 	pthread_mutex_lock(&c->lock);
@@ -377,6 +385,10 @@ size_t spfkit__rcache_longest_chain(struct spfkit__rcache *c)
 
 void spfkit__rcache_stats(struct spfkit__rcache *c, size_t *hits, size_t *misses, size_t *entries)
 {
+	if (c == NULL) {
+		*hits = *misses = *entries = 0;
+		return;
+	}
 	pthread_mutex_lock(&c->lock);
 	*hits = c->hits;
 	*misses = c->misses;
@@ -386,6 +398,10 @@ void spfkit__rcache_stats(struct spfkit__rcache *c, size_t *hits, size_t *misses
 
 void spfkit__rcache_bytes(struct spfkit__rcache *c, size_t *bytes, size_t *peak, size_t *max)
 {
+	if (c == NULL) {
+		*bytes = *peak = *max = 0;
+		return;
+	}
 	pthread_mutex_lock(&c->lock);
 	*bytes = c->bytes;
 	*peak = c->peak;

@@ -109,6 +109,15 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entry *e);
 
 /*
+ * What spfkit__rcache_get() does without a cache, for a context that has
+ * none (spfkit_config.no_record_cache): the entry, private to the caller,
+ * made with private_alloc as above, else with alloc. Released as any.
+ */
+int spfkit__rcache_private(const struct spfkit_allocator *alloc,
+			   const struct spfkit_allocator *private_alloc, const char *text, size_t len,
+			   struct spfkit__rcache_entry **out);
+
+/*
  * The record memo (record_memo.c): what the answer to the question
  * (type, name) held (hash: spfkit__name_hash), if it came in at most
  * `now` and its TTL has not passed. 1 on a hit: either out->entry, a TXT
@@ -154,10 +163,10 @@ void spfkit__rcache_memo_put_answer(struct spfkit__rcache *c, uint16_t type, con
 #define SPFKIT__RCACHE_MEMO_CHAIN 8u
 
 /* hits, misses and entries, for benchmarks and tests; a cache of 0
- * entries (no_record_cache) counts nothing */
+ * entries counts nothing, nor does none (NULL: no_record_cache) */
 void spfkit__rcache_stats(struct spfkit__rcache *c, size_t *hits, size_t *misses, size_t *entries);
 /* Bytes charged to cached entries now, the most ever, and the budget
- * (tests: bytes <= peak <= max). */
+ * (tests: bytes <= peak <= max); all 0 for none (NULL). */
 void spfkit__rcache_bytes(struct spfkit__rcache *c, size_t *bytes, size_t *peak, size_t *max);
 /* Entries in the fullest hash bucket (tests: hash flooding). */
 size_t spfkit__rcache_longest_chain(struct spfkit__rcache *c);
