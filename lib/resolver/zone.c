@@ -130,7 +130,8 @@ static uint64_t lower8(uint64_t x)
 
 /*
  * Stored names are lower case already: fold only the asked one, a word
- * at a time (a lookup is on the evaluator's hot path).
+ * at a time (a lookup is on the evaluator's hot path), the last word
+ * read again from the end rather than byte by byte.
  */
 static int name_eq(const struct znode *n, const char *name, size_t len)
 {
@@ -139,11 +140,16 @@ static int name_eq(const struct znode *n, const char *name, size_t len)
 
 	if (n->len != len)
 		return 0;
-	for (; len - i >= 8; i += 8) {
-		memcpy(&a, n->name + i, 8);
-		memcpy(&b, name + i, 8);
-		if (a != lower8(b))
-			return 0;
+	if (len >= 8) {
+		for (; len - i > 8; i += 8) {
+			memcpy(&a, n->name + i, 8);
+			memcpy(&b, name + i, 8);
+			if (a != lower8(b))
+				return 0;
+		}
+		memcpy(&a, n->name + len - 8, 8);
+		memcpy(&b, name + len - 8, 8);
+		return a == lower8(b);
 	}
 	for (; i < len; i++)
 		if (n->name[i] != (char)spfkit__lower((unsigned char)name[i]))

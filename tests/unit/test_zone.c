@@ -303,6 +303,33 @@ static void names_fold_only_ascii_letters(void **state)
 	spfkit_zone_free(z);
 }
 
+/* Every byte of names of every length to 24 is compared, the last word
+ * read again from the end too: '@' for '`' (one the hash folds alike)
+ * anywhere is another name, 'Q' for 'q' the same. */
+static void names_compare_every_byte(void **state)
+{
+	char name[32], ask[32];
+	size_t len, k;
+
+	(void)state;
+	for (len = 1; len <= 24; len++) {
+		struct spfkit_zone *z = zone_new();
+
+		memset(name, 'q', len);
+		name[len] = '\0';
+		for (k = 0; k < len; k++)
+			name[k] = k % 3 == 0 ? '@' : 'q';
+		add_text(z, name, SPFKIT_RR_TXT, "x");
+		for (k = 0; k < len; k++) {
+			memcpy(ask, name, len + 1);
+			ask[k] = name[k] == '@' ? '`' : 'Q';
+			want_status(z, ask, SPFKIT_RR_TXT,
+				    name[k] == '@' ? SPFKIT_DNS_NXDOMAIN : SPFKIT_DNS_OK);
+		}
+		spfkit_zone_free(z);
+	}
+}
+
 static void add_refuses_names_dns_cannot_carry(void **state)
 {
 	char big[300], label64[64];
@@ -1203,6 +1230,7 @@ int main(void)
 		cmocka_unit_test(names_ignore_case_and_final_dot),
 		cmocka_unit_test(names_may_hold_odd_bytes),
 		cmocka_unit_test(names_fold_only_ascii_letters),
+		cmocka_unit_test(names_compare_every_byte),
 		cmocka_unit_test(add_refuses_names_dns_cannot_carry),
 		cmocka_unit_test(lookup_of_impossible_names_is_nxdomain),
 		cmocka_unit_test(lookup_bad_arguments_are_einval),
