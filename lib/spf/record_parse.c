@@ -985,6 +985,22 @@ static int parse_one(struct tparse *tp, struct spfkit_term *t, const unsigned ch
 	return !tp->c.err;
 }
 
+/* The compact form of the ip4 or ip6 term t, which parsed. */
+static void set_hot_ip(struct spfkit__hot_term *h, const struct spfkit_term *t)
+{
+	h->mech = t->mech;
+	h->is_modifier = 0;
+	h->literal = HOT_NOT_LITERAL;
+	h->unused = 0;
+	h->ip4 = 0;
+	h->mask4 = 0;
+	if (t->mech != SPFKIT_MECH_IP4)
+		return;
+	memcpy(&h->ip4, t->ip, 4);
+	/* cidr4 0 shifts the ones out of the low 32 bits */
+	h->mask4 = htonl((uint32_t)(UINT64_C(0xffffffff) << (32 - t->cidr4)));
+}
+
 /* The compact form of the term t, which parsed (record_room.h). */
 static void set_hot(struct spfkit__hot_term *h, const struct spfkit_term *t)
 {
@@ -1000,11 +1016,8 @@ static void set_hot(struct spfkit__hot_term *h, const struct spfkit_term *t)
 		h->literal = spfkit__domain_valid(t->domain.pieces[0].text, t->domain.pieces[0].len)
 				     ? HOT_LITERAL_VALID
 				     : HOT_LITERAL_INVALID;
-	if (t->is_modifier || t->mech != SPFKIT_MECH_IP4)
-		return;
-	memcpy(&h->ip4, t->ip, 4);
-	/* cidr4 0 shifts the ones out of the low 32 bits */
-	h->mask4 = htonl((uint32_t)(UINT64_C(0xffffffff) << (32 - t->cidr4)));
+	if (!t->is_modifier && t->mech == SPFKIT_MECH_IP4)
+		set_hot_ip(h, t);
 }
 
 #ifdef SPFKIT__HAVE_SSE2
@@ -1080,7 +1093,7 @@ static const unsigned char *ip_term(struct tparse *tp, int kind, const unsigned 
  * after an error. An ip4 or ip6 term that ip_term() does not take is
  * read again the general way, which words its error. */
 static const unsigned char *parse_next(struct tparse *tp, struct spfkit_term *t,
-				       const unsigned char *s)
+				       struct spfkit__hot_term *h, const unsigned char *s)
 {
 	const unsigned char *e, *end = tp->c.end;
 	int kind = ip_mechanism(s, end);
@@ -1091,12 +1104,18 @@ static const unsigned char *parse_next(struct tparse *tp, struct spfkit_term *t,
 		e = ip_term(tp, kind, s, end);
 		if (e != NULL) {
 			t->len = (size_t)(e - s);
+			if (h != NULL)
+				set_hot_ip(h, t);
 			return e;
 		}
 		tp->c.err = 0;
 	}
 	e = (const unsigned char *)next_space((const char *)s, (const char *)end);
-	return parse_one(tp, t, s, e) ? e : NULL;
+	if (!parse_one(tp, t, s, e))
+		return NULL;
+	if (h != NULL)
+		set_hot(h, t);
+	return e;
 }
 
 /* Parse each term into rec->terms, which has room for max of them. */
@@ -1116,11 +1135,9 @@ static void parse_terms(struct tparse *tp, size_t max)
 			fail_nomem(tp, p, SPFKIT_ENOMEM);
 			return;
 		}
-		p = parse_next(tp, &terms[n], p);
+		p = parse_next(tp, &terms[n], tp->hot != NULL ? &tp->hot[n] : NULL, p);
 		if (p == NULL)
 			return;
-		if (tp->hot != NULL)
-			set_hot(&tp->hot[n], &terms[n]);
 		n++;
 	}
 	rec->count = n;
