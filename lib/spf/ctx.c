@@ -90,6 +90,8 @@ static int ctx_set_spares(struct spfkit_ctx *ctx)
 		return SPFKIT_ENOMEM;
 	for (i = 0; i < SPFKIT__EVAL_SPARES; i++)
 		atomic_init(&ctx->spares->slot[i], NULL);
+	ctx->spares->own = NULL;
+	atomic_init(&ctx->spares->own_free, 0);
 	return 0;
 }
 
@@ -106,11 +108,12 @@ int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out)
 	if (cfg != NULL && spfkit__sized_copy(&own, sizeof(own), cfg, CONFIG_SIZE_1_0) != 0)
 		return SPFKIT_EINVAL;
 	cfg = &own;
-	/* One allocation: the context, then its arena's first chunk, which
-	 * holds a receiver name of common length. */
-	ctx = spfkit__zalloc(cfg->alloc, CTX_SIZE + CTX_FIRST_CHUNK);
+	/* One allocation: the context, its arena's first chunk, which holds
+	 * a receiver name of common length, and a block for an evaluation. */
+	ctx = spfkit__alloc(cfg->alloc, CTX_SIZE + CTX_FIRST_CHUNK + spfkit__eval_block_size());
 	if (ctx == NULL)
 		return SPFKIT_ENOMEM;
+	memset(ctx, 0, CTX_SIZE);
 	ctx->alloc = cfg->alloc;
 	spfkit__arena_init_with(&ctx->arena, cfg->alloc, 1024, 0, (char *)ctx + CTX_SIZE,
 				CTX_FIRST_CHUNK);
@@ -121,6 +124,8 @@ int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out)
 	rc = ctx_set_strings(ctx, cfg);
 	if (rc == 0)
 		rc = ctx_set_spares(ctx);
+	if (rc == 0)
+		spfkit__eval_own_block(ctx, (char *)ctx + CTX_SIZE + CTX_FIRST_CHUNK);
 	/* no cache, no cache object: a context made for one evaluation
 	 * pays nothing for it */
 	if (rc == 0 && cache_entries(cfg) > 0)

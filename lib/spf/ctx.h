@@ -12,13 +12,17 @@
 
 /*
  * Blocks of finished evaluations a context keeps for the next ones
- * (request.c): an evaluation's block is some 9 KiB, past what malloc
+ * (request.c): an evaluation's block is some 20 KiB, past what malloc
  * hands out from its per-thread caches, and a policy daemon starts two
  * per message. Lock-free slots, so any thread may take or give.
  */
 #define SPFKIT__EVAL_SPARES 4
 struct spfkit__eval_spares {
 	_Atomic(void *) slot[SPFKIT__EVAL_SPARES];
+	/* One more, allocated with the context itself, so that a context
+	 * made for one evaluation allocates once: never freed on its own. */
+	void *own;
+	atomic_int own_free; /* 1 while no evaluation holds it */
 };
 
 struct spfkit_ctx {
@@ -37,6 +41,10 @@ struct spfkit_ctx {
 
 /* request.c: give back what the spares hold, at spfkit_ctx_free(). */
 void spfkit__eval_spares_free(struct spfkit_ctx *ctx);
+/* request.c: the bytes of an evaluation's block, and the context's own
+ * block b (spares->own) handed over once the spares are set up. */
+size_t spfkit__eval_block_size(void);
+void spfkit__eval_own_block(struct spfkit_ctx *ctx, void *b);
 
 #define SPFKIT_RECORD_CACHE_DEFAULT 4096u
 

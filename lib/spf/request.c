@@ -34,10 +34,29 @@ static const char postmaster[] = "postmaster";
 #define BLOCK_TAKEN(b) ((void)(b))
 #endif
 
+size_t spfkit__eval_block_size(void)
+{
+	return EVAL_BLOCK;
+}
+
+void spfkit__eval_own_block(struct spfkit_ctx *ctx, void *b)
+{
+	ctx->spares->own = b;
+	atomic_init(&ctx->spares->own_free, 1);
+	BLOCK_KEPT(b);
+}
+
 static void *block_take(const struct spfkit_ctx *ctx)
 {
+	struct spfkit__eval_spares *sp = ctx->spares;
 	void *b;
 	unsigned i;
+
+	if (atomic_load_explicit(&sp->own_free, memory_order_relaxed) &&
+	    atomic_exchange(&sp->own_free, 0)) {
+		BLOCK_TAKEN(sp->own);
+		return sp->own;
+	}
 
 	for (i = 0; i < SPFKIT__EVAL_SPARES; i++)
 		if (atomic_load_explicit(&ctx->spares->slot[i], memory_order_relaxed) != NULL) {
@@ -56,6 +75,10 @@ static void block_give(const struct spfkit_ctx *ctx, void *b)
 	unsigned i;
 
 	BLOCK_KEPT(b);
+	if (b == ctx->spares->own) {
+		atomic_store(&ctx->spares->own_free, 1);
+		return;
+	}
 	for (i = 0; i < SPFKIT__EVAL_SPARES; i++) {
 		empty = NULL;
 		if (atomic_compare_exchange_strong(&ctx->spares->slot[i], &empty, b))
@@ -71,6 +94,8 @@ void spfkit__eval_spares_free(struct spfkit_ctx *ctx)
 
 	if (ctx->spares == NULL)
 		return;
+	if (ctx->spares->own != NULL)
+		BLOCK_TAKEN(ctx->spares->own); /* freed with the context */
 	for (i = 0; i < SPFKIT__EVAL_SPARES; i++) {
 		void *b = atomic_exchange(&ctx->spares->slot[i], NULL);
 

@@ -1118,6 +1118,51 @@ static size_t rc_calls_of(const struct spfkit_ctx *ctx, const struct spfkit_zone
 	return atomic_load(&rc_calls) - before;
 }
 
+/*
+ * A context made for one evaluation, without a record cache, allocates
+ * once (lib/spf/ctx.c): the context holds a block for an evaluation,
+ * whose arena takes the records of an include tree. A second evaluation
+ * at the same time takes a block of its own, given back at the end.
+ */
+static void one_allocation_per_cold_context(void **state)
+{
+	struct spfkit_config cfg;
+	struct spfkit_ctx *ctx;
+	struct spfkit_zone *z;
+	struct spfkit_request req;
+	struct spfkit_eval *held;
+	size_t first, again, busy;
+
+	(void)state;
+	assert_int_equal(spfkit_zone_new(NULL, &z), 0);
+	zone_txt(z, "tree.example", "v=spf1 include:a.example include:b.example -all");
+	zone_txt(z, "a.example", "v=spf1 ip4:10.0.1.0/24 ip6:2001:db8::/32 ~all");
+	zone_txt(z, "b.example", "v=spf1 ip4:10.0.3.0/24 ip4:198.51.100.0/24 ?all");
+	spfkit_config_init(&cfg);
+	cfg.alloc = &rc_counting;
+	cfg.no_record_cache = 1;
+	first = atomic_load(&rc_calls);
+	assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
+	assert_int_equal(atomic_load(&rc_calls) - first, 1);
+	assert_int_equal(rc_check(ctx, z, "198.51.100.7", "a@tree.example"), SPFKIT_RESULT_PASS);
+	first = atomic_load(&rc_calls) - first;
+	/* the same again: spfkit_check()'s own state, and no more, each time */
+	again = rc_calls_of(ctx, z, "198.51.100.7", "a@tree.example", SPFKIT_RESULT_PASS);
+	assert_int_equal(first, 1 + again);
+	/* the context's block taken, the next evaluation allocates one */
+	spfkit_request_init(&req);
+	assert_int_equal(spfkit_ip_parse("192.0.2.1", 9, &req.ip), 0);
+	req.sender = "a@tree.example";
+	req.sender_len = 14;
+	assert_int_equal(spfkit_eval_new(ctx, &req, &held), 0);
+	busy = rc_calls_of(ctx, z, "10.0.1.7", "a@tree.example", SPFKIT_RESULT_PASS);
+	assert_int_equal(busy, again + 1);
+	spfkit_eval_free(held);
+	spfkit_ctx_free(ctx);
+	spfkit_zone_free(z);
+	assert_int_equal(atomic_load(&rc_live), 0);
+}
+
 /* Some 20 KiB of ip4 terms in 10.i/16, then 192.0.2.(10 + i). */
 static void big_ip4_record(char *buf, size_t size, size_t i)
 {
@@ -1351,6 +1396,7 @@ int main(void)
 		T(record_cache_byte_budget),
 		T(record_cache_charges_real_bytes),
 		T(record_cache_off_and_growing),
+		T(one_allocation_per_cold_context),
 		T(records_in_arena_without_cache),
 		T(record_cache_worst_evaluation),
 		T(record_cache_budget_threads),
