@@ -304,6 +304,21 @@ static void trace_term(struct spfkit_eval *ev, const struct frame *f, int matche
  * the state is then what frame_next_term() leaves after each of them.
  * With a trace, every term tried is an event: the loop below does it.
  */
+/* hot_no_match() for an IPv4 client ip4, over h[i..n): the first term
+ * it does not settle. Its own loop: most terms of most records. */
+static size_t skip_v4(const struct spfkit__hot_term *h, size_t i, size_t n, uint32_t ip4)
+{
+	for (; i < n; i++) {
+		if (h[i].mech == SPFKIT_MECH_IP4 && !h[i].is_modifier) {
+			if (((ip4 ^ h[i].ip4) & h[i].mask4) == 0)
+				break;
+		} else if (!h[i].is_modifier && h[i].mech != SPFKIT_MECH_IP6) {
+			break;
+		}
+	}
+	return i;
+}
+
 static void skip_settled(const struct spfkit_eval *ev, struct frame *f)
 {
 	const struct spfkit__hot_term *h = f->hot;
@@ -313,6 +328,8 @@ static void skip_settled(const struct spfkit_eval *ev, struct frame *f)
 		return;
 	if (f->ip4 != NULL && ev->ip.family == 4)
 		i = spfkit__ip4_scan(f->ip4, i, n, ev->ip4);
+	else if (ev->ip.family == 4)
+		i = skip_v4(h, i, n, ev->ip4);
 	else
 		while (i < n && (h[i].is_modifier || hot_no_match(ev, &h[i])))
 			i++;
