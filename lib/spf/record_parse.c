@@ -1385,19 +1385,20 @@ static size_t count_spaces(const char *p, const char *end)
 	int k;
 
 	if (end - p >= 16) {
-		do {
-			sum = _mm_setzero_si128();
-			for (k = 0; k < 127 && end - p >= 32; k++, p += 32) {
-				sum = _mm_sub_epi8(sum, _mm_cmpeq_epi8(load16(p), sp));
-				sum = _mm_sub_epi8(sum, _mm_cmpeq_epi8(load16(p + 16), sp));
+		do { /* 63 rounds of 4 add at most 252 to a counter */
+			__m128i a = _mm_setzero_si128(), b = _mm_setzero_si128();
+
+			for (k = 0; k < 63 && end - p >= 64; k++, p += 64) {
+				a = _mm_sub_epi8(a, _mm_cmpeq_epi8(load16(p), sp));
+				b = _mm_sub_epi8(b, _mm_cmpeq_epi8(load16(p + 16), sp));
+				a = _mm_sub_epi8(a, _mm_cmpeq_epi8(load16(p + 32), sp));
+				b = _mm_sub_epi8(b, _mm_cmpeq_epi8(load16(p + 48), sp));
 			}
-			n += sum_bytes(sum);
-		} while (end - p >= 32);
+			n += sum_bytes(a) + sum_bytes(b);
+		} while (end - p >= 64);
 		sum = _mm_setzero_si128();
-		if (end - p >= 16) {
+		for (; end - p >= 16; p += 16)
 			sum = _mm_sub_epi8(sum, _mm_cmpeq_epi8(load16(p), sp));
-			p += 16;
-		}
 		sum = _mm_sub_epi8(sum, _mm_and_si128(_mm_cmpeq_epi8(load16(end - 16), sp),
 						      load16((const char *)last + (end - p))));
 		return n + sum_bytes(sum);
