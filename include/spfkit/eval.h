@@ -203,7 +203,9 @@ struct spfkit_config {
 	 * 1: no parsed-record cache; each evaluation parses the records it
 	 * fetches and frees them with itself (record_cache_size and
 	 * record_cache_bytes are not used). For a context made for one
-	 * evaluation, where a cache would only cost.
+	 * evaluation, where a cache would only cost: spfkit_ctx_new() then
+	 * makes one allocation, and an evaluation of it none while no other
+	 * evaluation of the context runs at the same time.
 	 */
 	int no_record_cache;
 	/*
