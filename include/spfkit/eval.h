@@ -204,8 +204,8 @@ struct spfkit_config {
 	 * fetches and frees them with itself (record_cache_size and
 	 * record_cache_bytes are not used). For a context made for one
 	 * evaluation, where a cache would only cost: spfkit_ctx_new() then
-	 * makes one allocation, and an evaluation of it none while no other
-	 * evaluation of the context runs at the same time.
+	 * makes one allocation, which also holds the block of the context's
+	 * first evaluation (of one at a time), whose arena takes the records.
 	 */
 	int no_record_cache;
 	/*
