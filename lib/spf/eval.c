@@ -298,12 +298,6 @@ static void trace_term(struct spfkit_eval *ev, const struct frame *f, int matche
 	trace_frame_event(ev, f, SPFKIT_TRACE_TERM, f->rec->text + t->offset, t->len, matched);
 }
 
-/*
- * Without a trace, run past the terms the compact form settles
- * (modifiers, and ip4/ip6 that cannot cover the client) in a tight loop:
- * the state is then what frame_next_term() leaves after each of them.
- * With a trace, every term tried is an event: the loop below does it.
- */
 /* hot_no_match() for an IPv4 client ip4, over h[i..n): the first term
  * it does not settle. Its own loop: most terms of most records. */
 static size_t skip_v4(const struct spfkit__hot_term *h, size_t i, size_t n, uint32_t ip4)
@@ -319,6 +313,12 @@ static size_t skip_v4(const struct spfkit__hot_term *h, size_t i, size_t n, uint
 	return i;
 }
 
+/*
+ * Without a trace, run past the terms the compact form settles
+ * (modifiers, and ip4/ip6 that cannot cover the client) in a tight loop:
+ * the state is then what frame_next_term() leaves after each of them.
+ * With a trace, every term tried is an event: the loop below does it.
+ */
 static void skip_settled(const struct spfkit_eval *ev, struct frame *f)
 {
 	const struct spfkit__hot_term *h = f->hot;

@@ -206,10 +206,10 @@ static struct spfkit__rcache_entry *acquire(struct spfkit__rcache *c, uint64_t h
  * compact terms, which the parse fills in. The parse counts what it
  * allocates through a counter on the stack, then the record frees
  * through the cache's allocator (the counter only forwarded to it). A
- * failed parse has an entry of its own.
+ * failed parse has an entry of its own. cached: the entry is for a cache,
+ * which also makes it its ip4 scan; loose: under is an evaluation's
+ * arena (spfkit__record_parse_loose()).
  */
-/* cached: the entry is for a cache, which also makes it its ip4 scan;
- * loose: under is an evaluation's arena (spfkit__record_parse_loose()). */
 static struct spfkit__rcache_entry *parse_entry(int cached, const struct spfkit_allocator *under,
 						int loose, uint64_t hash, const char *text,
 						size_t len)
