@@ -77,6 +77,13 @@ static struct spfkit__arena_chunk *arena_new_chunk(struct spfkit__arena *ar, siz
 	return ch;
 }
 
+int spfkit__arena_init_first(struct spfkit__arena *ar, const struct spfkit_allocator *a,
+			     size_t chunk, size_t first_size)
+{
+	spfkit__arena_init(ar, a, chunk, 0);
+	return arena_new_chunk(ar, first_size) != NULL ? 0 : -1;
+}
+
 /* What the inline fast path (spfkit_util.h) could not take from the head
  * chunk: a size of 0 or one that wraps, the cap, or a new chunk. */
 void *spfkit__arena_alloc_slow(struct spfkit__arena *ar, size_t size)

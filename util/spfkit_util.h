@@ -80,6 +80,11 @@ void spfkit__arena_init(struct spfkit__arena *ar, const struct spfkit_allocator 
  * least 64 bytes), used before anything is allocated and never freed. */
 void spfkit__arena_init_with(struct spfkit__arena *ar, const struct spfkit_allocator *a,
 			     size_t chunk, size_t max, void *first, size_t first_size);
+/* Same as spfkit__arena_init() without a cap, with a first chunk of at
+ * least first_size bytes allocated now, when the caller knows what it
+ * will take: 0, or -1 when it could not be (the arena is then empty). */
+int spfkit__arena_init_first(struct spfkit__arena *ar, const struct spfkit_allocator *a,
+			     size_t chunk, size_t first_size);
 void *spfkit__arena_alloc_slow(struct spfkit__arena *ar, size_t size);
 /* SPFKIT__ALIGN-aligned; NULL on failure or past the cap. Inline: an
  * evaluation takes some 40 small blocks, most from the head chunk. A

@@ -1232,9 +1232,9 @@ static struct record_impl *record_new(const struct spfkit_allocator *alloc, cons
 		      named * (sizeof(struct spfkit_macro_piece) + 16) +
 		      2 * npct * sizeof(struct spfkit_macro_piece) + 64 + room;
 
-	spfkit__arena_init(&ar, alloc, size, 0);
+	if (spfkit__arena_init_first(&ar, alloc, later != 0 ? later : size, size) != 0)
+		return NULL;
 	r = spfkit__arena_alloc(&ar, sizeof(*r));
-	ar.chunk = later != 0 ? later : size;
 	text = r != NULL ? spfkit__arena_strndup(&ar, txt, len) : NULL;
 	if (text == NULL) {
 		spfkit__arena_free(&ar);
