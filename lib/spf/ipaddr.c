@@ -1,5 +1,6 @@
 /* IP addresses: parsing, text form, CIDR match, reverse names. */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <netinet/in.h>
 #include <stddef.h>
 #include <sys/socket.h>
@@ -67,16 +68,18 @@ int spfkit_ip_from_sockaddr(const struct sockaddr *sa, size_t salen, struct spfk
 	return 0;
 }
 
-/* Decimal 0..255 without leading zeros; returns the length written. */
+/*
+ * Decimal 0..255 without leading zeros; returns the length written. All
+ * three digits are stored, only the first n kept: out has room for them
+ * (a quad is written left to right, and the buffers hold its longest).
+ */
 static size_t put_octet(char *out, unsigned v)
 {
-	size_t n = 0;
+	unsigned h = v / 100, t = v / 10 % 10, n = 1 + (v >= 10) + (v >= 100);
 
-	if (v >= 100)
-		out[n++] = (char)('0' + v / 100);
-	if (v >= 10)
-		out[n++] = (char)('0' + v / 10 % 10);
-	out[n++] = (char)('0' + v % 10);
+	out[0] = (char)('0' + (v >= 100 ? h : v >= 10 ? t : v));
+	out[1] = (char)('0' + (v >= 100 ? t : v % 10));
+	out[2] = (char)('0' + v % 10);
 	return n;
 }
 
@@ -94,16 +97,14 @@ static size_t put_quad(const unsigned char *a, int reversed, char *out)
 	return n;
 }
 
+/* A group in lower-case hex without leading zeros: its digits' count. */
 static size_t put_hex16(char *out, unsigned v)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t n = 0;
-	int shift;
+	size_t n = v >= 0x1000 ? 4 : v >= 0x100 ? 3 : v >= 0x10 ? 2 : 1, i;
 
-	for (shift = 12; shift > 0 && (v >> shift) == 0; shift -= 4)
-		;
-	for (; shift >= 0; shift -= 4)
-		out[n++] = hex[(v >> shift) & 0xf];
+	for (i = n; i-- > 0; v >>= 4)
+		out[i] = hex[v & 0xf];
 	return n;
 }
 
@@ -167,6 +168,10 @@ const char *spfkit_ip_format(const struct spfkit_ip *ip, char *buf, size_t size)
 			buf[0] = '\0';
 		return NULL;
 	}
+	if (size >= sizeof(tmp)) { /* room for the longest: no copy */
+		buf[spfkit__ip_text(ip, buf)] = '\0';
+		return buf;
+	}
 	if (size == 0)
 		return buf;
 	n = spfkit__ip_text(ip, tmp);
@@ -177,22 +182,40 @@ const char *spfkit_ip_format(const struct spfkit_ip *ip, char *buf, size_t size)
 	return buf;
 }
 
+/* The bits of a and b, big-endian words, that differ within the prefix's
+ * first `bits` of 64 (0 to 64). */
+static uint64_t differ64(const unsigned char *a, const unsigned char *b, unsigned bits)
+{
+	uint64_t x, y;
+
+	if (bits == 0)
+		return 0;
+	memcpy(&x, a, 8);
+	memcpy(&y, b, 8);
+	return (be64toh(x) ^ be64toh(y)) >> (64 - bits);
+}
+
 int spfkit__ip_match(const struct spfkit_ip *ip, int family, const unsigned char *addr,
 		     unsigned prefix)
 {
-	unsigned whole, rest;
+	uint32_t x, y;
 
 	if (ip->family != family)
 		return 0;
-	if (prefix > (family == 4 ? 32u : 128u))
+	if (family == 4) {
+		if (prefix > 32)
+			return 0;
+		memcpy(&x, ip->addr, 4);
+		memcpy(&y, addr, 4);
+		/* shifted as 64 bits: a prefix of 0 shifts all 32 out */
+		return ((uint64_t)(ntohl(x) ^ ntohl(y)) >> (32 - prefix)) == 0;
+	}
+	if (prefix > 128)
 		return 0;
-	whole = prefix / 8;
-	rest = prefix % 8;
-	if (memcmp(ip->addr, addr, whole) != 0)
-		return 0;
-	if (rest == 0)
-		return 1;
-	return ((ip->addr[whole] ^ addr[whole]) & (0xffu << (8 - rest)) & 0xffu) == 0;
+	if (prefix <= 64)
+		return differ64(ip->addr, addr, prefix) == 0;
+	return differ64(ip->addr, addr, 64) == 0 &&
+	       differ64(ip->addr + 8, addr + 8, prefix - 64) == 0;
 }
 
 size_t spfkit__ip_reverse_name(const struct spfkit_ip *ip, char *buf)

@@ -21,7 +21,8 @@
 
 #include <spfkit/spfkit.h>
 
-#include "eval_int.h" /* spfkit__eval_record_bytes(): parsed records held */
+#include "eval_int.h"
+#include "ipaddr.h" /* spfkit__ip_match() */ /* spfkit__eval_record_bytes(): parsed records held */
 
 /* Counts live blocks; teardown checks that every evaluation, zone and
  * context gave back all it took. */
@@ -1001,6 +1002,91 @@ static void ip_text_forms(void **state)
 	assert_string_equal(spfkit_ip_format(&ip, buf, sizeof(buf)), "::ffff:192.0.2.254");
 }
 
+/* Every octet value in every place, and random IPv6 addresses heavy in
+ * zero groups, against the C library (which agrees with RFC 5952 but for
+ * "::a.b.c.d", left out). */
+static void ip_text_every_octet_and_group(void **state)
+{
+	struct spfkit_ip ip;
+	char buf[SPFKIT_IP_TEXT_MAX], want[INET6_ADDRSTRLEN];
+	uint64_t x = 88172645463325252ull;
+	unsigned v, i, k;
+
+	(void)state;
+	memset(&ip, 0, sizeof(ip));
+	ip.family = 4;
+	for (v = 0; v < 256; v++) {
+		for (k = 0; k < 4; k++)
+			ip.addr[k] = (unsigned char)((v + 37 * k) & 0xff);
+		snprintf(want, sizeof(want), "%u.%u.%u.%u", ip.addr[0], ip.addr[1], ip.addr[2],
+			 ip.addr[3]);
+		assert_string_equal(spfkit_ip_format(&ip, buf, sizeof(buf)), want);
+	}
+	ip.family = 6;
+	for (i = 0; i < 20000; i++) {
+		for (k = 0; k < 8; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			v = (x & 3) == 0 ? (unsigned)(x >> 8) & 0xffff : (x & 3) == 1 ? 0
+			    : (unsigned)(x >> 8) & (0xfu << 4 * ((x >> 4) & 3));
+			ip.addr[2 * k] = (unsigned char)(v >> 8);
+			ip.addr[2 * k + 1] = (unsigned char)v;
+		}
+		if (memcmp(ip.addr, "\0\0\0\0\0\0\0\0\0\0\0\0", 12) == 0)
+			continue;
+		assert_non_null(inet_ntop(AF_INET6, ip.addr, want, sizeof(want)));
+		assert_string_equal(spfkit_ip_format(&ip, buf, sizeof(buf)), want);
+	}
+}
+
+/* The prefix of every length matches where the first bits agree, and
+ * only there, for addresses differing in one bit and at random. */
+static int ip_match_by_bits(const unsigned char *a, const unsigned char *b, unsigned prefix)
+{
+	unsigned i;
+
+	for (i = 0; i < prefix; i++)
+		if (((a[i / 8] ^ b[i / 8]) >> (7 - i % 8)) & 1)
+			return 0;
+	return 1;
+}
+
+static void ip_match_every_prefix(void **state)
+{
+	struct spfkit_ip ip;
+	unsigned char net[16];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	unsigned fam, prefix, bit, k, max;
+
+	(void)state;
+	for (fam = 4; fam <= 6; fam += 2) {
+		max = fam == 4 ? 32 : 128;
+		memset(&ip, 0, sizeof(ip));
+		ip.family = (int)fam;
+		for (k = 0; k < 16; k++)
+			ip.addr[k] = (unsigned char)(0xa5 ^ k * 29);
+		for (bit = 0; bit <= max; bit++) { /* bit == max: the same address */
+			memcpy(net, ip.addr, 16);
+			if (bit < max)
+				net[bit / 8] ^= (unsigned char)(0x80 >> bit % 8);
+			for (prefix = 0; prefix <= max + 1; prefix++)
+				assert_int_equal(spfkit__ip_match(&ip, (int)fam, net, prefix),
+						 prefix <= max && ip_match_by_bits(ip.addr, net, prefix));
+		}
+		for (k = 0; k < 20000; k++) {
+			unsigned j;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			memcpy(net, ip.addr, 16);
+			for (j = 0; j < 3; j++) /* a few bits flipped anywhere */
+				net[(x >> (8 * j)) % (max / 8)] ^= (unsigned char)(x >> (24 + 8 * j));
+			prefix = (unsigned)(x >> 56) % (max + 1);
+			assert_int_equal(spfkit__ip_match(&ip, (int)fam, net, prefix),
+					 ip_match_by_bits(ip.addr, net, prefix));
+		}
+		assert_int_equal(spfkit__ip_match(&ip, fam == 4 ? 6 : 4, ip.addr, 0), 0);
+	}
+}
+
 /* ---- allocation failure: fail allocation N for every N -------------- */
 
 struct failing {
@@ -1698,7 +1784,7 @@ int main(void)
 		T(redirect_and_exp), T(identities), T(dns_term_limit), T(redirect_counts_as_term),
 		T(void_lookup_limit), T(void_lookups_after_ptr_macro), T(mx_name_limit), T(ptr_name_limit), T(question_table_growth), T(permerror_reasons),
 		T(temperror_on_dns_failure), T(huge_and_binary_records), T(expansion_is_bounded), T(non_ascii_input), T(answer_of_64k),
-		T(threads_share_a_context), T(time_budget_gives_temperror), T(step_and_answer_contract), T(bad_requests), T(ip_text_forms), T(allocation_failures),
+		T(threads_share_a_context), T(time_budget_gives_temperror), T(step_and_answer_contract), T(bad_requests), T(ip_text_forms), T(ip_text_every_octet_and_group), T(ip_match_every_prefix), T(allocation_failures),
 		/* lookahead's speculative traffic (issue 7, item 4) */
 		T(la_stops_at_matching_ip), T(la_sixty_includes), T(la_include_tree_with_mx),
 		T(la_prefetches_exp_of_a_failing_record),
