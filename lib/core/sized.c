@@ -23,7 +23,8 @@ int spfkit__sized_copy(void *dst, size_t dst_size, const void *src, size_t min_s
 	for (i = dst_size; i < size; i++)
 		if (s[i] != 0)
 			return SPFKIT_EINVAL;
-	memset(dst, 0, dst_size);
+	if (size < dst_size) /* the caller's older layout: the rest reads as zero */
+		memset((unsigned char *)dst + size, 0, dst_size - size);
 	memcpy(dst, src, size < dst_size ? size : dst_size);
 	return 0;
 }

@@ -240,6 +240,7 @@ static struct spfkit__rcache_entry *parse_entry(int cached, const struct spfkit_
 		parsed += spfkit__rcache_block_cost(sizeof(*e));
 	}
 	e->under = under;
+	e->in_arena = loose;
 	e->count = (struct spfkit__byte_count){under, &e->bytes};
 	e->counting = (struct spfkit_allocator){count_alloc, count_realloc, count_free, &e->count};
 	e->bytes = parsed;
@@ -356,7 +357,7 @@ void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entr
 	int cached;
 
 	(void)c; /* an entry frees itself through the allocator it was made with */
-	if (e == NULL)
+	if (e == NULL || e->in_arena) /* goes back with the evaluation's arena */
 		return;
 	/* A cached entry is freed by eviction, under the lock; a private one
 	 * (the cache was full) by its last holder. Read `cached` while our

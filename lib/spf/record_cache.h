@@ -62,6 +62,7 @@ struct spfkit__rcache_entry {
 	struct spfkit_parse_error pe;
 	atomic_uint refs;          /* evaluations holding it */
 	int cached;                /* 0: the cache was full of held entries; freed on release */
+	int in_arena;              /* made in an evaluation's arena: nothing to free */
 	/* The record memo (spfkit_config.record_memo): the names whose TXT
 	 * answers held this record (many domains publish the same text),
 	 * under the cache's lock */

@@ -57,13 +57,22 @@ const char *spfkit_mod_name(enum spfkit_mod_kind kind)
 /* §4.5: "v=spf1" (any case) followed by a space or the end of the record. */
 int spfkit_record_is_spf(const char *txt, size_t len)
 {
-	const unsigned char *v = (const unsigned char *)txt;
+	/* OR 0x20 lowers exactly the letters 'V', 'S', 'P' and 'F' onto these;
+	 * compared as two words, of the same byte order as the constants */
+	static const unsigned char want[6] = {'v', '=', 's', 'p', 'f', '1'};
+	static const unsigned char fold[6] = {0x20, 0, 0x20, 0x20, 0x20, 0};
+	uint32_t w4, want4, fold4;
+	uint16_t w2, want2, fold2;
 
-	/* OR 0x20 lowers exactly the letters 'V', 'S', 'P' and 'F' onto these */
-	if (txt == NULL || len < 6 || (v[0] | 0x20) != 'v' || v[1] != '=' || (v[2] | 0x20) != 's' ||
-	    (v[3] | 0x20) != 'p' || (v[4] | 0x20) != 'f' || v[5] != '1')
+	if (txt == NULL || len < 6)
 		return 0;
-	return len == 6 || txt[6] == ' ';
+	memcpy(&w4, txt, 4);
+	memcpy(&w2, txt + 4, 2);
+	memcpy(&want4, want, 4);
+	memcpy(&want2, want + 4, 2);
+	memcpy(&fold4, fold, 4);
+	memcpy(&fold2, fold + 4, 2);
+	return (w4 | fold4) == want4 && (w2 | fold2) == want2 && (len == 6 || txt[6] == ' ');
 }
 
 /* ---- one term ------------------------------------------------------- */

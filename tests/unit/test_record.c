@@ -307,6 +307,26 @@ static void is_spf(void **state)
 	assert_false(spfkit_record_is_spf("spf2.0/pra", 10));
 }
 
+/* Every byte value in each of the first seven places: only the letters'
+ * two cases, and SP after the "1", keep "v=spf1 x" an SPF record. */
+static void is_spf_every_byte(void **state)
+{
+	static const char upper[] = "V=SPF1 ";
+	unsigned place, b;
+
+	(void)state;
+	for (place = 0; place < 7; place++) {
+		for (b = 0; b < 256; b++) {
+			char txt[8] = "v=spf1 x";
+			int want = b == (unsigned char)"v=spf1 "[place] ||
+				   b == (unsigned char)upper[place];
+
+			txt[place] = (char)b;
+			assert_int_equal(spfkit_record_is_spf(txt, 8), want);
+		}
+	}
+}
+
 struct ecase {
 	const char *txt;
 	size_t len; /* 0: strlen */
@@ -1197,6 +1217,7 @@ int main(void)
 		cmocka_unit_test(record_cache_flood_spreads),
 		cmocka_unit_test(rfc7208_suite_records),
 		cmocka_unit_test(is_spf),
+		cmocka_unit_test(is_spf_every_byte),
 		cmocka_unit_test(version_errors),
 		cmocka_unit_test(byte_errors),
 		cmocka_unit_test(nul_bytes),
