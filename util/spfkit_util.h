@@ -43,6 +43,12 @@ int spfkit__buf_putc(struct spfkit__buf *b, char c);
 int spfkit__buf_puts(struct spfkit__buf *b, const char *s);
 int spfkit__buf_printf(struct spfkit__buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* vsnprintf() for the library's messages (format.c), which take only
+ * %s, %.*s, %u, %d, %zu and %%: at an other conversion the text ends.
+ * Always NUL-terminated when size > 0, cut to fit; returns the length
+ * written. */
+size_t spfkit__vformat(char *out, size_t size, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 /* Keep the storage, forget the content and the error. */
 void spfkit__buf_reset(struct spfkit__buf *b);
 void spfkit__buf_free(struct spfkit__buf *b);

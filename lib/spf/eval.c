@@ -97,11 +97,12 @@ void spfkit__frame_fail(struct spfkit_eval *ev, struct frame *f, enum spfkit_res
 {
 	char text[512];
 	va_list ap;
+	size_t n;
 
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	n = spfkit__vformat(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	f->problem = spfkit__arena_strndup(&ev->arena, text, strlen(text));
+	f->problem = spfkit__arena_strndup(&ev->arena, text, n);
 	if (f->problem == NULL)
 		f->problem = "out of memory";
 	frame_finish(ev, f, code);

@@ -68,19 +68,26 @@ int spfkit_ip_from_sockaddr(const struct sockaddr *sa, size_t salen, struct spfk
 	return 0;
 }
 
-/*
- * Decimal 0..255 without leading zeros; returns the length written. All
- * three digits are stored, only the first n kept: out has room for them
- * (a quad is written left to right, and the buffers hold its longest).
- */
+/* "00" to "99": two digits at a time. */
+static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324"
+				  "25262728293031323334353637383940414243444546474849"
+				  "50515253545556575859606162636465666768697071727374"
+				  "75767778798081828384858687888990919293949596979899";
+
+/* Decimal 0..255 without leading zeros; returns the length written. */
 static size_t put_octet(char *out, unsigned v)
 {
-	unsigned h = v / 100, t = v / 10 % 10, n = 1 + (v >= 10) + (v >= 100);
-
-	out[0] = (char)('0' + (v >= 100 ? h : v >= 10 ? t : v));
-	out[1] = (char)('0' + (v >= 100 ? t : v % 10));
-	out[2] = (char)('0' + v % 10);
-	return n;
+	if (v >= 100) {
+		out[0] = (char)('0' + v / 100);
+		memcpy(out + 1, digit_pairs + 2 * (v % 100), 2);
+		return 3;
+	}
+	if (v >= 10) {
+		memcpy(out, digit_pairs + 2 * v, 2);
+		return 2;
+	}
+	out[0] = (char)('0' + v);
+	return 1;
 }
 
 /* The dotted quad of a[0..3], or reversed (a[3] first) for in-addr.arpa. */

@@ -228,11 +228,15 @@ static struct spfkit__rcache_entry *parse_entry(int cached, const struct spfkit_
 		return NULL;
 	if (rc == 0) {
 		spfkit__record_rebind(rec, under);
-		e = room;
-		memset(e, 0, sizeof(*e));
+		e = room; /* not zeroed: what is not set here is set below */
 		e->rec = rec;
 		e->text = (char *)(uintptr_t)rec->text; /* NUL-terminated: the key */
 		e->hot = (struct spfkit__hot_term *)(void *)((unsigned char *)room + ENTRY_ROOM);
+		e->ip4 = NULL;
+		e->cached = 0;
+		e->names = NULL;
+		e->chain = NULL;
+		e->lru.prev = e->lru.next = NULL;
 	} else {
 		e = spfkit__zalloc(under, sizeof(*e));
 		if (e == NULL)

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -296,6 +297,46 @@ struct sized_v2 {
 	int b; /* added later */
 };
 
+static size_t format(char *out, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static size_t format(char *out, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	n = spfkit__vformat(out, size, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+/* Every conversion it takes, as snprintf() writes it, cut at every size;
+ * at one it does not take, the text ends there. */
+static void format_as_snprintf(void **state)
+{
+	static const char term[] = "ip4:192.0.2.1/33 rest";
+	char got[128], want[128];
+	size_t size, n;
+	int w;
+
+	(void)state;
+	for (size = 1; size <= sizeof(got); size++) {
+		w = snprintf(want, size, "SPF record of %s, term '%.*s' at offset %zu: %s %u%% %d %d%s",
+			     "example.com", 16, term, (size_t)18446744073709551615u, "rule",
+			     4294967295u, -2147483647 - 1, 0, "");
+		n = format(got, size, "SPF record of %s, term '%.*s' at offset %zu: %s %u%% %d %d%s",
+			   "example.com", 16, term, (size_t)18446744073709551615u, "rule",
+			   4294967295u, -2147483647 - 1, 0, "");
+		assert_string_equal(got, want);
+		assert_int_equal(n, (size_t)w < size ? (size_t)w : size - 1);
+	}
+	assert_int_equal(format(got, sizeof(got), "%.*s|%.*s|%.*s", 0, "abc", -1, "abc", 2, "abc"), 7);
+	assert_string_equal(got, "|abc|ab");
+	assert_int_equal(format(got, sizeof(got), "a %x b %s", 15u, "never read"), 2);
+	assert_string_equal(got, "a ");
+	assert_int_equal(format(got, 0, "abc"), 0);
+}
+
 static void sized_copy_older_and_newer(void **state)
 {
 	unsigned char raw[sizeof(struct sized_v2) + 8];
@@ -337,6 +378,7 @@ int main(void)
 		cmocka_unit_test(keyed_hash_long_keys_whole_and_keyed),
 		cmocka_unit_test(keyed_hash_long_keys_spread),
 		cmocka_unit_test(sized_copy_older_and_newer),
+		cmocka_unit_test(format_as_snprintf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
