@@ -51,13 +51,15 @@ static struct query *query_add(struct spfkit_eval *ev, uint16_t type, const char
 		ev->queries = grown;
 		ev->cap_queries = cap;
 	}
-	q = spfkit__arena_alloc(&ev->arena, sizeof(*q));
+	/* the name right after the query, in one block */
+	q = len < SIZE_MAX - sizeof(*q) ? spfkit__arena_alloc(&ev->arena, sizeof(*q) + len + 1)
+					: NULL;
 	if (q == NULL)
 		return NULL;
 	memset(q, 0, sizeof(*q));
-	q->name = spfkit__arena_strndup(&ev->arena, name, len);
-	if (q->name == NULL)
-		return NULL;
+	q->name = (char *)(q + 1);
+	memcpy(q->name, name, len);
+	q->name[len] = '\0';
 	q->name_len = len;
 	q->hash = hash;
 	q->type = type;
