@@ -33,6 +33,7 @@
 #define EVAL_MAX_DEPTH 16
 /* Slots of the replay memo (struct spfkit_eval), a power of two. */
 #define EVAL_NEED_MEMO 16
+_Static_assert(EVAL_NEED_MEMO <= 32, "need_valid holds a bit per slot");
 /* questions of one evaluation; the RFC limits keep a valid one near 150 */
 #define EVAL_MAX_QUERIES 512
 /* questions and arena bytes that need no allocation of their own; the
@@ -215,6 +216,12 @@ struct spfkit_eval {
 	 * check_host() reads it (includes and redirects still fetch) */
 	struct query *given;
 	struct spfkit_result result;
+	/* need_memo's slots written by this evaluation, bit per slot (the
+	 * slots themselves are not zeroed: a block is used again) */
+	uint32_t need_valid;
+	/* Not zeroed by spfkit_eval_new(): each slot is written before it is
+	 * read (a frame when pushed, a question pointer when filed). */
+	struct frame frames[EVAL_MAX_DEPTH];
 	/*
 	 * A term waiting for an answer asks its questions again from the
 	 * start each time it resumes (the replay above). Names live in the
@@ -228,10 +235,7 @@ struct spfkit_eval {
 		size_t len;
 		uint16_t type;
 		struct query *q;
-	} need_memo[EVAL_NEED_MEMO];
-	/* Not zeroed by spfkit_eval_new(): each slot is written before it is
-	 * read (a frame when pushed, a question pointer when filed). */
-	struct frame frames[EVAL_MAX_DEPTH];
+	} need_memo[EVAL_NEED_MEMO]; /* a slot is read only when need_valid says so */
 	struct query *queries_first[EVAL_FIRST_QUERIES];
 };
 

@@ -169,11 +169,11 @@ struct query *spfkit__file(struct spfkit_eval *ev, uint16_t type, const char *na
 static struct query *need_file(struct spfkit_eval *ev, uint16_t type, const char *name, size_t len,
 			       unsigned flags, unsigned level)
 {
-	struct need_memo *m =
-		&ev->need_memo[(((uintptr_t)name >> 3) ^ len ^ type) & (EVAL_NEED_MEMO - 1)];
+	unsigned slot = (unsigned)((((uintptr_t)name >> 3) ^ len ^ type) & (EVAL_NEED_MEMO - 1));
+	struct need_memo *m = &ev->need_memo[slot];
 	struct query *q;
 
-	if (m->name == name && m->len == len && m->type == type) {
+	if ((ev->need_valid >> slot & 1) && m->name == name && m->len == len && m->type == type) {
 		m->q->flags |= (uint8_t)flags;
 		return m->q;
 	}
@@ -183,6 +183,7 @@ static struct query *need_file(struct spfkit_eval *ev, uint16_t type, const char
 		m->len = len;
 		m->type = type;
 		m->q = q;
+		ev->need_valid |= 1u << slot;
 	}
 	return q;
 }
