@@ -44,7 +44,7 @@ int spfkit__buf_puts(struct spfkit__buf *b, const char *s);
 int spfkit__buf_printf(struct spfkit__buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* vsnprintf() for the library's messages (format.c), which take only
- * %s, %.*s, %u, %d, %zu and %%: at an other conversion the text ends.
+ * %s, %.*s, %u, %d, %zu and %%: at any other conversion the text ends.
  * Always NUL-terminated when size > 0, cut to fit; returns the length
  * written. */
 size_t spfkit__vformat(char *out, size_t size, const char *fmt, va_list ap)
