@@ -126,6 +126,56 @@ static void cancel_questions(job *j)
 	}
 }
 
+/* ---- time ---------------------------------------------------------------- */
+
+/*
+ * A phase's clock (Lookup_Time, Whitelist_Lookup_Time) and the check's
+ * budget run from their start, but their timers go into the loop only
+ * when the check waits for an answer: most checks are answered from the
+ * caches without waiting, and putting a timer in and taking it out again
+ * cost several hundred instructions a request.
+ */
+uint64_t spfkit__mta_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void arm(struct event *ev, uint64_t end_ms, uint64_t now)
+{
+	uint64_t left = end_ms > now ? end_ms - now : 0;
+	struct timeval tv = {(time_t)(left / 1000u), (suseconds_t)(left % 1000u) * 1000};
+
+	evtimer_add(ev, &tv);
+}
+
+/* The check waits for answers: its clocks must be able to end it. */
+static void timers_arm(job *j)
+{
+	uint64_t now;
+
+	if (j->deadline_on && (j->budget == NULL || j->budget_on))
+		return;
+	now = spfkit__mta_now_ms();
+	if (!j->deadline_on) {
+		arm(j->deadline, j->phase_end_ms, now);
+		j->deadline_on = 1;
+	}
+	if (j->budget != NULL && !j->budget_on) {
+		arm(j->budget, j->budget_end_ms, now);
+		j->budget_on = 1;
+	}
+}
+
+static void deadline_stop(job *j)
+{
+	if (j->deadline_on)
+		evtimer_del(j->deadline);
+	j->deadline_on = 0;
+}
+
 /* This phase's time is over: every open question, and every later one, times out. */
 static void expire(job *j)
 {
@@ -155,9 +205,12 @@ static void expire(job *j)
 
 static void on_deadline(evutil_socket_t fd, short what, void *arg)
 {
+	job *j = arg;
+
 	(void)fd;
 	(void)what;
-	expire(arg);
+	j->deadline_on = 0;
+	expire(j);
 }
 
 /* The whole check's budget is spent: this phase and every later one expire. */
@@ -167,8 +220,9 @@ static void on_budget(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	j->budget_on = 0;
 	j->over = 1;
-	evtimer_del(j->deadline);
+	deadline_stop(j);
 	expire(j);
 }
 
@@ -236,10 +290,13 @@ static void feed_from(job *j, struct spfkit_eval *ev)
 /* Start this phase's clock; an exhausted budget leaves it expired at once. */
 static void phase_timer(job *j, int seconds)
 {
-	struct timeval tv = {seconds, 0};
+	uint64_t now = spfkit__mta_now_ms();
 
+	deadline_stop(j);
+	if (j->budget != NULL && now >= j->budget_end_ms)
+		j->over = 1; /* spent before anything waited, so before its timer was armed */
 	j->expired = j->over;
-	evtimer_add(j->deadline, &tv);
+	j->phase_end_ms = now + (uint64_t)seconds * 1000u;
 }
 
 /* ---- the evaluations ----------------------------------------------------- */
@@ -298,7 +355,7 @@ static void stage_done(job *j)
 									  : &j->in.mfrom_check;
 
 	if (j->phase == SPFKIT__MTA_PH_WL_DOMAIN) {
-		evtimer_del(j->deadline);
+		deadline_stop(j);
 		const struct spfkit_result *r = spfkit_eval_result(j->wl_ev);
 
 		if (r != NULL && r->code == SPFKIT_RESULT_PASS) {
@@ -313,17 +370,17 @@ static void stage_done(job *j)
 	chk->res = spfkit_eval_result(j->ev[j->stage]);
 	chk->no_mail_record = j->no_mail[j->stage];
 	if (j->stage == SPFKIT_IDENTITY_HELO && spfkit__mta_want_mailfrom(j->cfg, &j->in)) {
-		/* the timer stays: the next stage's start re-arms it for its own Lookup_Time */
+		/* the next stage's start gives the deadline its own Lookup_Time */
 		int rc = stage_start(j, SPFKIT_IDENTITY_MAILFROM);
 
 		/* deciding on HELO alone would pass off its result as MAIL FROM's */
 		if (rc != 0) {
-			evtimer_del(j->deadline);
+			deadline_stop(j);
 			fail(j, rc, "starting the MAIL FROM check");
 		}
 		return;
 	}
-	evtimer_del(j->deadline);
+	deadline_stop(j);
 	finish(j);
 }
 
@@ -347,8 +404,10 @@ static void run(job *j)
 		}
 		if (asked)
 			spfkit_event_kick(j->loop->dnsloop);
-		if (s == SPFKIT_STEP_WAIT)
+		if (s == SPFKIT_STEP_WAIT) {
+			timers_arm(j);
 			return;
+		}
 		if (s == SPFKIT_STEP_DONE) {
 			stage_done(j);
 			return;
@@ -369,11 +428,11 @@ static void checks_start(job *j)
 	else if (spfkit__mta_want_mailfrom(j->cfg, &j->in))
 		rc = stage_start(j, SPFKIT_IDENTITY_MAILFROM);
 	else {
-		evtimer_del(j->deadline); /* a whitelist's, if any */
+		deadline_stop(j); /* a whitelist's, if any */
 		finish(j);
 	}
 	if (rc != 0) {
-		evtimer_del(j->deadline);
+		deadline_stop(j);
 		fail(j, rc, "starting the SPF check");
 	}
 }
@@ -411,6 +470,7 @@ static int wl_ask(job *j, const char *name, size_t len, uint16_t type)
 	if (submit(j, name, len, type, 0, 1) != 0)
 		return -1;
 	spfkit_event_kick(j->loop->dnsloop);
+	timers_arm(j);
 	return 0;
 }
 
@@ -502,7 +562,7 @@ static void wl_answer(job *j, const struct spfkit_dns_answer *answer)
 {
 	const char *name;
 
-	evtimer_del(j->deadline);
+	deadline_stop(j);
 	switch (j->phase) {
 	case SPFKIT__MTA_PH_WL_HELO:
 		if (has_address(j, answer)) {
@@ -545,6 +605,7 @@ void spfkit__mta_job_start(job *j)
 		return;
 	}
 	j->in.bypass = spfkit__mta_ip_bypass(cfg, client(j));
+	j->deadline_on = j->budget_on = 0;
 	if (j->lent_timer == NULL)
 		j->deadline = evtimer_new(j->loop->base, on_deadline, j);
 	else if (evtimer_assign(j->lent_timer, j->loop->base, on_deadline, j) == 0)
@@ -559,11 +620,8 @@ void spfkit__mta_job_start(job *j)
 		finish(j);
 		return;
 	}
-	if (j->budget != NULL) {
-		struct timeval tv = {j->budget_s, 0};
-
-		evtimer_add(j->budget, &tv);
-	}
+	if (j->budget != NULL)
+		j->budget_end_ms = spfkit__mta_now_ms() + (uint64_t)j->budget_s * 1000u;
 	j->phase = SPFKIT__MTA_PH_WL_DOMAIN;
 	j->wl_index = 0;
 	wl_next(j);
@@ -573,13 +631,14 @@ void spfkit__mta_job_cleanup(job *j)
 {
 	cancel_questions(j);
 	if (j->deadline != NULL && j->deadline == j->lent_timer)
-		evtimer_del(j->deadline);
+		deadline_stop(j);
 	else if (j->deadline != NULL)
 		event_free(j->deadline);
 	if (j->budget != NULL)
 		event_free(j->budget);
 	j->deadline = NULL;
 	j->budget = NULL;
+	j->deadline_on = j->budget_on = 0;
 	spfkit_eval_free(j->ev[0]);
 	spfkit_eval_free(j->ev[1]);
 	spfkit_eval_free(j->wl_ev);

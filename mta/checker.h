@@ -97,10 +97,18 @@ struct spfkit__mta_job {
 	unsigned slots_used; /* a bit per slot */
 	struct event *deadline;     /* Lookup_Time / Whitelist_Lookup_Time */
 	struct event *budget;       /* budget_s */
+	/* the clocks run from the phase's and the check's start; their timers
+	 * are armed only when the check waits for an answer (checker.c) */
+	uint64_t phase_end_ms;      /* CLOCK_MONOTONIC */
+	uint64_t budget_end_ms;
+	int deadline_on, budget_on; /* pending in the loop */
 	int expired;                /* this phase's time is up */
 	int over;                   /* the whole budget is up: every later phase starts expired */
 	char ptr_name[256];         /* the Domain_Whitelist_PTR candidate */
 };
+
+/* CLOCK_MONOTONIC in milliseconds: the checks' clocks, and the daemons' idle time. */
+uint64_t spfkit__mta_now_ms(void);
 
 /* Run the check of a filled job; may end (done called) before returning. */
 void spfkit__mta_job_start(struct spfkit__mta_job *j);

@@ -48,6 +48,8 @@ struct conn {
 	int read_on;            /* off after EOF, or while the client does not read its answers */
 	int read_full;          /* input at its cap: suspended until requests are taken */
 	int idle;               /* between requests: the idle timeout counts (server.c) */
+	uint64_t idle_since_ms; /* spfkit__mta_now_ms() when it became idle */
+	int idle_short;         /* the read event's timeout holds a remainder (server.c) */
 	char peer[96];
 	struct spfkit__policy_request req;
 	struct job *job;

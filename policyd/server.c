@@ -223,9 +223,10 @@ static int has_partial(const struct conn *c)
 
 /*
  * Reading on or off. The idle timeout stays on the read event all the
- * time: it is restarted whenever the connection becomes idle again
- * (set_timeouts) and ignored when it fires at any other time (on_read),
- * which spares taking it off and putting it back for every request.
+ * time, restarted by libevent at each read: it is ignored when it fires
+ * while the connection is busy, and when it fires early for an idle one
+ * (the idle time began after the read that last restarted it) it is put
+ * back for what is left (on_read). So nothing is re-armed per request.
  */
 static void read_update(struct conn *c)
 {
@@ -270,7 +271,7 @@ static void set_timeouts(struct conn *c)
 	}
 	c->idle = c->job == NULL && !reading;
 	if (c->idle)
-		read_update(c); /* the idle time starts again */
+		c->idle_since_ms = spfkit__mta_now_ms();
 }
 
 /* Room for n more input bytes. 0, or SPFKIT_ENOMEM. */
@@ -595,6 +596,25 @@ static void take_more(struct conn *c, const char *buf, size_t n)
 	spfkit__policyd_conn_process(c);
 }
 
+/*
+ * 1 when the idle time is not over yet: the timeout is put back for the
+ * rest. libevent keeps that shorter time as the event's timeout from then
+ * on, so the next read puts the whole one back (on_read).
+ */
+static int idle_left(struct conn *c)
+{
+	uint64_t idle_ms = (uint64_t)c->srv->opts.idle_timeout * 1000u;
+	uint64_t gone = spfkit__mta_now_ms() - c->idle_since_ms;
+	struct timeval rest;
+
+	if (gone >= idle_ms)
+		return 0;
+	rest.tv_sec = (time_t)((idle_ms - gone) / 1000u);
+	rest.tv_usec = (suseconds_t)((idle_ms - gone) % 1000u) * 1000;
+	c->idle_short = 1;
+	return event_add(c->rd, &rest) == 0;
+}
+
 static void on_read(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
@@ -605,7 +625,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	if (what & EV_TIMEOUT) {
 		/* the idle timeout counts between requests only: see read_update() */
-		if (!c->idle)
+		if (!c->idle || idle_left(c))
 			return;
 		if (spfkit__policyd_debug_level(c->srv) >= 2)
 			spfkit__policyd_log(c->srv, LOG_INFO, "%s: idle, closing", c->peer);
@@ -614,6 +634,10 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	}
 	if (room == 0)
 		return; /* full: reading is suspended (read_update) */
+	if (c->idle_short) {
+		c->idle_short = 0;
+		read_update(c);
+	}
 	n = read(c->in_fd, buf, room < sizeof(buf) ? room : sizeof(buf));
 	if (!read_result(c, n, errno))
 		return;
@@ -737,9 +761,9 @@ static struct conn *conn_new(struct spfkit__policyd *srv, int in_fd, int out_fd,
 		c->next->prev = c;
 	srv->conns = c;
 	srv->n_conns++;
-	c->read_on = 1;
 	c->idle = 1;
 	set_timeouts(c);
+	read_enable(c, 1); /* the idle time runs from here */
 	return c;
 }
 

@@ -767,6 +767,80 @@ def idle_timeout_spares_requests_in_flight():
     assert rc == 0, rc
 
 
+def idle_time_runs_from_the_answer():
+    """The idle time starts when the answer goes, not at the request's read
+    (where libevent last restarted the timeout): with --idle-timeout 2 and
+    an answer 1.5 s late, the timeout first fires while the connection has
+    been idle 0.5 s; it must wait out the rest, so a request 1 s after the
+    answer is still served; 2 s after that one, the connection is closed."""
+    if DNSD is None:
+        print("skip idle_time_runs_from_the_answer: no dnsd given")
+        return
+    dns = SlowDns()
+    d = Daemon(dns=dns.server, args=["--idle-timeout", "2"])
+    try:
+        with d.connect() as s:
+            s.settimeout(30)
+            expect(ask(s, request(sender="x@late.example", helo="h.unknown.test")),
+                   "Received-SPF: pass")
+            time.sleep(1.0)
+            expect(ask(s, request()), "action=")
+            t0 = time.time()
+            expect_closed_without_reply(s, timeout=10)
+            waited = time.time() - t0
+            assert 1.5 < waited < 5, "closed %.2f s after the last answer, not 2" % waited
+    finally:
+        rc = d.stop()
+        dns.stop()
+    assert rc == 0, rc
+
+
+def lookup_time_ends_a_silent_dns():
+    """Lookup_Time (1 s) ends a check whose DNS answers 10 s late, long before
+    the resolver would give up: a temperror that names Lookup_Time."""
+    if DNSD is None:
+        print("skip lookup_time_ends_a_silent_dns: no dnsd given")
+        return
+    dns = SlowDns(delay="late.example:10000")
+    d = Daemon(conf="Lookup_Time = 1\n", dns=dns.server)
+    try:
+        with d.connect() as s:
+            s.settimeout(30)
+            t0 = time.time()
+            r = ask(s, request(sender="x@late.example", helo="h.unknown.test"))
+            took = time.time() - t0
+        expect(r, "Received-SPF: temperror")
+        expect(r, "Lookup_Time")
+        assert 0.8 < took < 3, "answered after %.2f s, not 1" % took
+    finally:
+        rc = d.stop()
+        dns.stop()
+    assert rc == 0, rc
+
+
+def whitelist_lookup_time_ends_a_silent_dns():
+    """Whitelist_Lookup_Time (1 s) ends a HELO_Whitelist lookup whose answer
+    comes 10 s late: no match, and the checks go on."""
+    if DNSD is None:
+        print("skip whitelist_lookup_time_ends_a_silent_dns: no dnsd given")
+        return
+    dns = SlowDns(extra="", delay="h.late.example/A:10000")
+    d = Daemon(conf="HELO_Whitelist = h.late.example\nWhitelist_Lookup_Time = 1\n",
+               dns=dns.server)
+    try:
+        with d.connect() as s:
+            s.settimeout(30)
+            t0 = time.time()
+            r = ask(s, request(helo="h.late.example"))
+            took = time.time() - t0
+        expect(r, "Received-SPF: pass")
+        assert 0.8 < took < 2.5, "answered after %.2f s, not 1" % took
+    finally:
+        rc = d.stop()
+        dns.stop()
+    assert rc == 0, rc
+
+
 def spawn_mode():
     """policyd-spf's way: one client on stdin/stdout; ends at EOF."""
     tmp = tempfile.mkdtemp(prefix="spfkit-policyd-spawn-")
@@ -809,7 +883,8 @@ def main():
     passed = failed = 0
     for t in TESTS + [spawn_mode, check_config, privilege_drop, slow_dns_stalls_no_one,
                       lookahead_starts_at_the_first_miss,
-                      idle_timeout_spares_requests_in_flight,
+                      idle_timeout_spares_requests_in_flight, idle_time_runs_from_the_answer,
+                      lookup_time_ends_a_silent_dns, whitelist_lookup_time_ends_a_silent_dns,
                       sigterm_finishes_requests_in_flight, half_close_by_a_client_that_reads_late]:
         d = None
         try:
