@@ -30,7 +30,10 @@
 # BENCH_PD_WORKERS (default: online CPUs). With each of our rounds, the
 # CPU time per request of the daemon (user and system) and of the load
 # generator: on this machine they share the cores, so their sum bounds
-# the requests/s any daemon could reach here.
+# the requests/s any daemon could reach here, and the generator's own
+# bounds what its one thread can ask. When the default runs more than one
+# worker, the same daemon with --workers 1 is measured in the same rounds
+# too and printed beside it.
 set -eu
 
 if [ $# -ne 1 ] || [ ! -f "$1/build.ninja" ]; then
@@ -82,6 +85,18 @@ start_ours() { # SOCKET WORKERS [wrapper...]
 	while [ ! -S "$sock" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
 }
 start_ours "$TMP/policy.sock" "$WORKERS"
+# The same daemon with one worker, measured in the same rounds: with the
+# load generator on the same cores (as an MTA on the daemon's host), the
+# default's second worker sleeps and is woken per request, and those
+# wake-ups cost more than the core it adds. Printed beside the default,
+# not instead of it.
+DEFAULT=$OURS
+ONE=""
+if [ "$WORKERS" -gt 1 ]; then
+	start_ours "$TMP/policy1.sock" 1
+	ONE=$OURS
+	OURS=$DEFAULT
+fi
 
 LOAD="$BUILD/policyd/bench_policyd"
 OUT="$TMP/out"
@@ -104,6 +119,10 @@ while [ $round -le "$PAIRS" ]; do
 	for c in 8 64; do
 		"$LOAD" --unix "$TMP/policy.sock" -c $c -t "$SECS" --name "spfkit-policyd" --pid "$OURS" |
 			sed "s/^#BENCH /#BENCH round=$round /" | tee -a "$OUT"
+		if [ -n "$ONE" ]; then
+			"$LOAD" --unix "$TMP/policy1.sock" -c $c -t "$SECS" --name "spfkit-policyd-1worker" \
+				--pid "$ONE" | sed "s/^#BENCH /#BENCH round=$round /" | tee -a "$OUT"
+		fi
 	done
 	if [ $THEIRS = 1 ]; then
 		for c in 8 64; do
@@ -146,6 +165,30 @@ function kv(key,   i, f) { for (i = 2; i <= NF; i++) { split($i, f, "="); if (f[
 function sort_n(a, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } }
 function med(a, n) { sort_n(a, n); return a[int((n + 1) / 2)] }
 function rng(a, n) { sort_n(a, n); return sprintf("[%s-%s]", a[1], a[n]) }
+# one line per daemon and client count, each ratio taken within its round
+function summary(nm, c,   r, n, m, q, t, a, b, p, th, rm, g, u, y, gg, uu, yy, gm, um, ym) {
+	n = 0; m = 0; q = 0; t = 0
+	for (r = 1; r <= maxr; r++) {
+		if (((nm, c, r) in rps)) { a[++n] = rps[nm, c, r]; p[++q] = p99[nm, c, r] }
+		if (((nm, c, r) in rps) && (("policyd-spf", c, r) in rps) && rps["policyd-spf", c, r] > 0) {
+			th[++t] = rps["policyd-spf", c, r]
+			b[++m] = rps[nm, c, r] / rps["policyd-spf", c, r]
+		}
+	}
+	if (n == 0) return
+	printf "%2d clients: %s %s requests/s %s, p99 %s us %s", c, nm, med(a, n), rng(a, n), med(p, q), rng(p, q)
+	if (t > 0) { rm = med(b, m); printf "; policyd-spf %s %s; ratio %.0fx [%.0f-%.0fx]", med(th, t), rng(th, t), rm, b[1], b[m] }
+	printf "\n"
+	# CPU per request: what the cores, and the generator'"'"'s one thread, can give at most
+	g = 0; u = 0; y = 0
+	for (r = 1; r <= maxr; r++)
+		if (gen[nm, c, r] != "" && su[nm, c, r] != "") {
+			gg[++g] = gen[nm, c, r]; uu[++u] = su[nm, c, r]; yy[++y] = ss[nm, c, r]
+		}
+	if (g == 0) return
+	gm = med(gg, g); um = med(uu, u); ym = med(yy, y)
+	printf "            CPU per request: daemon %.1f us (user %.1f, system %.1f), load generator %.1f us; %d cores give at most %.0f requests/s, the generator'"'"'s one thread %.0f\n", um + ym, um, ym, gm, cores, cores * 1e6 / (um + ym + gm), 1e6 / gm
+}
 $1 == "#BENCH" && kv("round") != "" {
 	r = kv("round"); name = $3; c = kv("clients")
 	rps[name, c, r] = kv("rps"); p99[name, c, r] = kv("p99_us"); rounds[r] = 1
@@ -156,31 +199,10 @@ $1 == "#BENCH" && $2 == "policyd-idle" { idle = kv("per_conn_bytes"); conns = kv
 $1 == "#BENCH" && $2 == "policyd-callgrind" { ir = kv("instructions_per_request") }
 END {
 	split("8 64", cs, " ")
-	for (k = 1; k <= 2; k++) {
-		c = cs[k]; n = 0; m = 0; q = 0; t = 0
-		delete a; delete b; delete p; delete th
-		for (r = 1; r <= maxr; r++) {
-			if ((("spfkit-policyd", c, r) in rps)) { a[++n] = rps["spfkit-policyd", c, r]; p[++q] = p99["spfkit-policyd", c, r] }
-			if ((("policyd-spf", c, r) in rps) && rps["policyd-spf", c, r] > 0) {
-				th[++t] = rps["policyd-spf", c, r]
-				if ((("spfkit-policyd", c, r) in rps)) b[++m] = rps["spfkit-policyd", c, r] / rps["policyd-spf", c, r]
-			}
-		}
-		if (n == 0) continue
-		printf "%2d clients: spfkit-policyd %s requests/s %s, p99 %s us %s", c, med(a, n), rng(a, n), med(p, q), rng(p, q)
-		if (t > 0 && m > 0) { rm = med(b, m); printf "; policyd-spf %s %s; ratio %.0fx [%.0f-%.0fx]", med(th, t), rng(th, t), rm, b[1], b[m] }
-		printf "\n"
-		# CPU per request: what the two cores can give at most
-		g = 0; u = 0; y = 0; delete gg; delete uu; delete yy
-		for (r = 1; r <= maxr; r++)
-			if (gen["spfkit-policyd", c, r] != "" && su["spfkit-policyd", c, r] != "") {
-				gg[++g] = gen["spfkit-policyd", c, r]; uu[++u] = su["spfkit-policyd", c, r]; yy[++y] = ss["spfkit-policyd", c, r]
-			}
-		if (g > 0) {
-			gm = med(gg, g); um = med(uu, u); ym = med(yy, y)
-			printf "            CPU per request: spfkit-policyd %.1f us (user %.1f, system %.1f), load generator %.1f us; %d cores give at most %.0f requests/s\n", um + ym, um, ym, gm, cores, cores * 1e6 / (um + ym + gm)
-		}
-	}
+	split("spfkit-policyd spfkit-policyd-1worker", names, " ")
+	for (k = 1; k <= 2; k++)
+		for (j = 1; j <= 2; j++)
+			summary(names[j], cs[k])
 	if (idle != "") printf "idle connections: %s bytes of RSS each (%s open)\n", idle, conns
 	if (ir != "") printf "instructions per request (callgrind, debugLevel 1, all included): %s\n", ir
 }' cores="$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)" "$OUT"
