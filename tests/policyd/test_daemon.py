@@ -795,27 +795,35 @@ def idle_time_runs_from_the_answer():
     assert rc == 0, rc
 
 
+def timed_answer(conf, req, **slow):
+    """req asked of a daemon with conf behind SlowDns(**slow): (reply, seconds)."""
+    dns = SlowDns(**slow)
+    d = Daemon(conf=conf, dns=dns.server)
+    try:
+        with d.connect() as s:
+            s.settimeout(30)
+            t0 = time.time()
+            r = ask(s, req)
+            took = time.time() - t0
+    finally:
+        rc = d.stop()
+        dns.stop()
+    assert rc == 0, rc
+    return r, took
+
+
 def lookup_time_ends_a_silent_dns():
     """Lookup_Time (1 s) ends a check whose DNS answers 10 s late, long before
     the resolver would give up: a temperror that names Lookup_Time."""
     if DNSD is None:
         print("skip lookup_time_ends_a_silent_dns: no dnsd given")
         return
-    dns = SlowDns(delay="late.example:10000")
-    d = Daemon(conf="Lookup_Time = 1\n", dns=dns.server)
-    try:
-        with d.connect() as s:
-            s.settimeout(30)
-            t0 = time.time()
-            r = ask(s, request(sender="x@late.example", helo="h.unknown.test"))
-            took = time.time() - t0
-        expect(r, "Received-SPF: temperror")
-        expect(r, "Lookup_Time")
-        assert 0.8 < took < 3, "answered after %.2f s, not 1" % took
-    finally:
-        rc = d.stop()
-        dns.stop()
-    assert rc == 0, rc
+    r, took = timed_answer("Lookup_Time = 1\n",
+                           request(sender="x@late.example", helo="h.unknown.test"),
+                           delay="late.example:10000")
+    expect(r, "Received-SPF: temperror")
+    expect(r, "Lookup_Time")
+    assert 0.8 < took < 3, "answered after %.2f s, not 1" % took
 
 
 def whitelist_lookup_time_ends_a_silent_dns():
@@ -824,21 +832,11 @@ def whitelist_lookup_time_ends_a_silent_dns():
     if DNSD is None:
         print("skip whitelist_lookup_time_ends_a_silent_dns: no dnsd given")
         return
-    dns = SlowDns(extra="", delay="h.late.example/A:10000")
-    d = Daemon(conf="HELO_Whitelist = h.late.example\nWhitelist_Lookup_Time = 1\n",
-               dns=dns.server)
-    try:
-        with d.connect() as s:
-            s.settimeout(30)
-            t0 = time.time()
-            r = ask(s, request(helo="h.late.example"))
-            took = time.time() - t0
-        expect(r, "Received-SPF: pass")
-        assert 0.8 < took < 2.5, "answered after %.2f s, not 1" % took
-    finally:
-        rc = d.stop()
-        dns.stop()
-    assert rc == 0, rc
+    r, took = timed_answer("HELO_Whitelist = h.late.example\nWhitelist_Lookup_Time = 1\n",
+                           request(helo="h.late.example"),
+                           extra="", delay="h.late.example/A:10000")
+    expect(r, "Received-SPF: pass")
+    assert 0.8 < took < 2.5, "answered after %.2f s, not 1" % took
 
 
 def spawn_mode():
