@@ -8,6 +8,7 @@ DNS comes from a zone file (--zone), so nothing leaves the machine; the
 daemon listens on 127.0.0.1 port 0 (it reports the port it got) and on a
 UNIX socket in a private temporary directory, removed at the end.
 """
+import contextlib
 import os
 import resource
 import shutil
@@ -620,6 +621,19 @@ class SlowDns:
         return err
 
 
+@contextlib.contextmanager
+def daemon_behind_slow_dns(conf="", args=(), **slow):
+    """A daemon with conf and args behind SlowDns(**slow); it must exit cleanly."""
+    dns = SlowDns(**slow)
+    d = Daemon(conf=conf, dns=dns.server, args=args)
+    try:
+        yield d
+    finally:
+        rc = d.stop()
+        dns.stop()
+    assert rc == 0, rc
+
+
 def lookahead_starts_at_the_first_miss():
     """Behind the DNS cache an evaluation starts without lookahead and
     switches it on at its first miss: with the answer for the first of four
@@ -658,9 +672,7 @@ def slow_dns_stalls_no_one():
     if DNSD is None:
         print("skip slow_dns_stalls_no_one: no dnsd given")
         return
-    dns = SlowDns()
-    d = Daemon(dns=dns.server)
-    try:
+    with daemon_behind_slow_dns() as d:
         slow = d.connect()
         slow.sendall(request(sender="x@late.example", helo="h.unknown.test"))
         time.sleep(0.1)
@@ -671,10 +683,6 @@ def slow_dns_stalls_no_one():
         assert time.time() - t0 < 1.0, "fast clients waited %.2f s" % (time.time() - t0)
         expect(read_reply(slow), "Received-SPF: pass")
         slow.close()
-    finally:
-        rc = d.stop()
-        dns.stop()
-    assert rc == 0, rc
 
 
 def sigterm_finishes_requests_in_flight():
@@ -713,9 +721,7 @@ def half_close_by_a_client_that_reads_late():
     if DNSD is None:
         print("skip half_close_by_a_client_that_reads_late: no dnsd given")
         return
-    dns = SlowDns()
-    d = Daemon(dns=dns.server)
-    try:
+    with daemon_behind_slow_dns() as d:
         n = 500
         small = (b"request=smtpd_access_policy\nclient_address=192.0.2.10\n"
                  b"helo_name=mx.example.com\nsender=bob@exp.example\n\n")
@@ -732,10 +738,6 @@ def half_close_by_a_client_that_reads_late():
         with d.lock:
             bad = [l for l in d.lines if "inside a request" in l or "not finished" in l]
         assert not bad, bad
-    finally:
-        rc = d.stop()
-        dns.stop()
-    assert rc == 0, rc
 
 
 TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
@@ -747,9 +749,7 @@ def idle_timeout_spares_requests_in_flight():
     if DNSD is None:
         print("skip idle_timeout_spares_requests_in_flight: no dnsd given")
         return
-    dns = SlowDns()
-    d = Daemon(dns=dns.server, args=["--idle-timeout", "1"])
-    try:
+    with daemon_behind_slow_dns(args=["--idle-timeout", "1"]) as d:
         with d.connect() as idle:
             with d.connect() as s:
                 s.settimeout(30)
@@ -761,10 +761,6 @@ def idle_timeout_spares_requests_in_flight():
                 expect_closed_without_reply(s, timeout=10)
                 assert time.time() - t0 < 5, "idle connection not closed"
             expect_closed_without_reply(idle, timeout=10)
-    finally:
-        rc = d.stop()
-        dns.stop()
-    assert rc == 0, rc
 
 
 def idle_time_runs_from_the_answer():
@@ -776,39 +772,25 @@ def idle_time_runs_from_the_answer():
     if DNSD is None:
         print("skip idle_time_runs_from_the_answer: no dnsd given")
         return
-    dns = SlowDns()
-    d = Daemon(dns=dns.server, args=["--idle-timeout", "2"])
-    try:
-        with d.connect() as s:
-            s.settimeout(30)
-            expect(ask(s, request(sender="x@late.example", helo="h.unknown.test")),
-                   "Received-SPF: pass")
-            time.sleep(1.0)
-            expect(ask(s, request()), "action=")
-            t0 = time.time()
-            expect_closed_without_reply(s, timeout=10)
-            waited = time.time() - t0
-            assert 1.5 < waited < 5, "closed %.2f s after the last answer, not 2" % waited
-    finally:
-        rc = d.stop()
-        dns.stop()
-    assert rc == 0, rc
+    with daemon_behind_slow_dns(args=["--idle-timeout", "2"]) as d, d.connect() as s:
+        s.settimeout(30)
+        expect(ask(s, request(sender="x@late.example", helo="h.unknown.test")),
+               "Received-SPF: pass")
+        time.sleep(1.0)
+        expect(ask(s, request()), "action=")
+        t0 = time.time()
+        expect_closed_without_reply(s, timeout=10)
+        waited = time.time() - t0
+        assert 1.5 < waited < 5, "closed %.2f s after the last answer, not 2" % waited
 
 
 def timed_answer(conf, req, **slow):
     """req asked of a daemon with conf behind SlowDns(**slow): (reply, seconds)."""
-    dns = SlowDns(**slow)
-    d = Daemon(conf=conf, dns=dns.server)
-    try:
-        with d.connect() as s:
-            s.settimeout(30)
-            t0 = time.time()
-            r = ask(s, req)
-            took = time.time() - t0
-    finally:
-        rc = d.stop()
-        dns.stop()
-    assert rc == 0, rc
+    with daemon_behind_slow_dns(conf, **slow) as d, d.connect() as s:
+        s.settimeout(30)
+        t0 = time.time()
+        r = ask(s, req)
+        took = time.time() - t0
     return r, took
 
 
