@@ -26,6 +26,7 @@
 struct gen {
 	struct spfkit__mta_config *cfg;
 	struct spfkit_ctx *ctx;
+	int budget_s; /* each check's (mta/checker.h); 0: its phases alone end within --time-limit */
 	unsigned refs;
 };
 

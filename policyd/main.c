@@ -86,6 +86,9 @@ static void usage(FILE *f)
 	      "      --idle-timeout S    close a connection idle that long (default 600)\n"
 	      "      --request-timeout S drop a client whose request is not complete S seconds after\n"
 	      "                          its first byte (default 30)\n"
+	      "      --time-limit S      answer every request within S seconds, DNS whitelists\n"
+	      "                          included: what DNS has not answered by then is a\n"
+	      "                          temperror (default 40)\n"
 	      "  -h, --help, -V, --version\n",
 	      f);
 }
@@ -103,7 +106,7 @@ static const char *option_name(const struct option *longs, int ch)
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_CHECK = 256, O_STDIO, O_MODE, O_DNS, O_DNS_TIMEOUT, O_DNS_CACHE, O_ZONE, O_ZONE_TIMEOUT,
-	       O_RECEIVER, O_LOG, O_MAXC, O_PER_CLIENT, O_IDLE, O_REQ, O_LOG_SOCKET };
+	       O_RECEIVER, O_LOG, O_MAXC, O_PER_CLIENT, O_IDLE, O_REQ, O_LOG_SOCKET, O_TIME };
 	static const struct option longs[] = {
 		{"config", required_argument, NULL, 'c'}, {"check-config", no_argument, NULL, O_CHECK},
 		{"listen", required_argument, NULL, 'l'}, {"stdio", no_argument, NULL, O_STDIO},
@@ -115,7 +118,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"workers", required_argument, NULL, 'w'}, {"max-connections", required_argument, NULL, O_MAXC},
 		{"max-per-client", required_argument, NULL, O_PER_CLIENT},
 		{"idle-timeout", required_argument, NULL, O_IDLE},
-		{"request-timeout", required_argument, NULL, O_REQ}, {"help", no_argument, NULL, 'h'},
+		{"request-timeout", required_argument, NULL, O_REQ},
+		{"time-limit", required_argument, NULL, O_TIME}, {"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0},
 	};
 	int ch;
@@ -186,6 +190,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (v < 0)
 				goto bad;
 			*(ch == O_IDLE ? &o->srv.idle_timeout : &o->srv.request_timeout) = (int)v;
+			break;
+		case O_TIME:
+			v = spfkit__mta_number(optarg, 1, 3600);
+			if (v < 0)
+				goto bad;
+			o->srv.time_limit = (int)v;
 			break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': puts("spfkit-policyd " SPFKIT_VERSION_STRING); exit(0);

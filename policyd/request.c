@@ -357,6 +357,7 @@ struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__po
 	j->chk.done = on_check_done;
 	j->chk.arg = j;
 	j->chk.lent_timer = c->check_timer;
+	j->chk.budget_s = j->gen->budget_s;
 	j->chk.in.receiver = srv->receiver;
 	c->job = j;
 	fill_helo(j);

@@ -163,6 +163,22 @@ void spfkit__policyd_accept_on_close(struct spfkit__policyd *srv)
 
 /* ---- generations -------------------------------------------------------- */
 
+/*
+ * The check's budget, only where it is needed: without DNS whitelists a
+ * check is HELO's and MAIL FROM's evaluations, each ended by Lookup_Time,
+ * so with 2 x Lookup_Time within --time-limit (the defaults: 40 s) the
+ * phases alone end it in time and no budget timer is allocated per request.
+ * Each DNS whitelist method (each Domain_Whitelist entry) adds a phase of
+ * Whitelist_Lookup_Time: then the budget caps the sum.
+ */
+static int check_budget(const struct spfkit__mta_config *cfg, int limit)
+{
+	int whitelists = cfg->domain_whitelist.count > 0 || cfg->helo_whitelist.count > 0 ||
+			 cfg->domain_whitelist_ptr.count > 0;
+
+	return whitelists || 2L * cfg->lookup_time > limit ? limit : 0;
+}
+
 static struct gen *gen_new(struct spfkit__policyd *srv, struct spfkit__mta_config *cfg)
 {
 	struct spfkit_config ec;
@@ -181,6 +197,7 @@ static struct gen *gen_new(struct spfkit__policyd *srv, struct spfkit__mta_confi
 		return NULL;
 	}
 	g->cfg = cfg;
+	g->budget_s = check_budget(cfg, srv->opts.time_limit);
 	g->refs = 1;
 	return g;
 }
@@ -918,6 +935,8 @@ int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_op
 		srv->opts.request_timeout = SPFKIT_POLICYD_REQUEST_TIMEOUT;
 	if (srv->opts.cache_max == 0)
 		srv->opts.cache_max = SPFKIT_POLICYD_CACHE_MAX;
+	if (srv->opts.time_limit <= 0)
+		srv->opts.time_limit = SPFKIT_POLICYD_TIME_LIMIT;
 	if (srv->opts.max_per_client == 0)
 		srv->opts.max_per_client =
 			srv->opts.max_connections >= 4 ? srv->opts.max_connections / 4 : 1;

@@ -31,6 +31,8 @@ struct spfkit__policyd_opts {
 	int request_timeout;      /* s from a request's first byte to its end (a deadline, not
 				     reset by each byte); 0: SPFKIT_POLICYD_REQUEST_TIMEOUT */
 	size_t cache_max;         /* instance cache entries; 0: SPFKIT_POLICYD_CACHE_MAX */
+	int time_limit;           /* s for a whole check, whitelists included; then what DNS has
+				     not answered is a temperror; 0: SPFKIT_POLICYD_TIME_LIMIT */
 	/* The SPF contexts' allocator (every evaluation's memory); NULL: libc.
 	 * tests/policyd/test_request.c makes it fail. */
 	const struct spfkit_allocator *alloc;
@@ -41,6 +43,13 @@ struct spfkit__policyd_opts {
 #define SPFKIT_POLICYD_IDLE_TIMEOUT 600
 #define SPFKIT_POLICYD_REQUEST_TIMEOUT 30
 #define SPFKIT_POLICYD_WRITE_TIMEOUT 30
+/*
+ * Every request is answered within this (--time-limit): twice Lookup_Time's
+ * default, so HELO and MAIL FROM keep policyd-spf's 20 s each; under Postfix's
+ * 100 s smtpd_policy_service_timeout, and under the 45 s the Exim ACL of
+ * docs/exim.md waits, so a slow DNS gets the daemon's answer, not silence.
+ */
+#define SPFKIT_POLICYD_TIME_LIMIT 40
 #define SPFKIT_POLICYD_CACHE_MAX 8192u
 /* accept() out of descriptors: stop accepting that long, or until a connection closes. */
 #define SPFKIT_POLICYD_ACCEPT_PAUSE_MS 250

@@ -784,9 +784,9 @@ def idle_time_runs_from_the_answer():
         assert 1.5 < waited < 5, "closed %.2f s after the last answer, not 2" % waited
 
 
-def timed_answer(conf, req, **slow):
-    """req asked of a daemon with conf behind SlowDns(**slow): (reply, seconds)."""
-    with daemon_behind_slow_dns(conf, **slow) as d, d.connect() as s:
+def timed_answer(conf, req, args=(), **slow):
+    """req asked of a daemon with conf and args behind SlowDns(**slow): (reply, seconds)."""
+    with daemon_behind_slow_dns(conf, args, **slow) as d, d.connect() as s:
         s.settimeout(30)
         t0 = time.time()
         r = ask(s, req)
@@ -819,6 +819,26 @@ def whitelist_lookup_time_ends_a_silent_dns():
                            extra="", delay="h.late.example/A:10000")
     expect(r, "Received-SPF: pass")
     assert 0.8 < took < 2.5, "answered after %.2f s, not 1" % took
+
+
+def time_limit_ends_the_whole_check():
+    """--time-limit (1 s) answers a request whose phases alone could take
+    far longer: Lookup_Time 30 (twice that is over the limit), and a
+    HELO_Whitelist whose 8 s Whitelist_Lookup_Time comes before the checks.
+    Both with DNS answering 10 s late: a temperror within about 1 s."""
+    if DNSD is None:
+        print("skip time_limit_ends_the_whole_check: no dnsd given")
+        return
+    r, took = timed_answer("Lookup_Time = 30\n",
+                           request(sender="x@late.example", helo="h.unknown.test"),
+                           args=["--time-limit", "1"], delay="late.example:10000")
+    expect(r, "Received-SPF: temperror")
+    assert 0.8 < took < 5, "answered after %.2f s, not 1" % took
+    r, took = timed_answer("HELO_Whitelist = h.late.example\nWhitelist_Lookup_Time = 8\n",
+                           request(helo="h.late.example"), args=["--time-limit", "1"],
+                           extra="", delay="h.late.example:10000")
+    expect(r, "Received-SPF: temperror")
+    assert 0.8 < took < 5, "answered after %.2f s, not 1" % took
 
 
 def spawn_mode():
@@ -865,6 +885,7 @@ def main():
                       lookahead_starts_at_the_first_miss,
                       idle_timeout_spares_requests_in_flight, idle_time_runs_from_the_answer,
                       lookup_time_ends_a_silent_dns, whitelist_lookup_time_ends_a_silent_dns,
+                      time_limit_ends_the_whole_check,
                       sigterm_finishes_requests_in_flight, half_close_by_a_client_that_reads_late]:
         d = None
         try:
