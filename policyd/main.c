@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <netdb.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +222,58 @@ bad:
 	return 2;
 }
 
+/* ---- stderr ----------------------------------------------------------- */
+
+/* stderr was the client's connection and now points at /dev/null (see below). */
+static int stderr_was_client;
+
+/*
+ * Postfix's spawn(8) gives the child the client's socket as its standard
+ * input, output and error: a byte written to stderr reaches Postfix ahead
+ * of the reply and corrupts it. So when descriptor 2 is the very socket of
+ * descriptor 0 or 1 (or is not open: the next open() would get it), it is
+ * pointed at /dev/null before anything can write there (our lines,
+ * libevent's, c-ares's), and the log channel sends to syslog only: nowhere
+ * when no syslog daemon answers, for there is nobody else to tell.
+ * Postfix logs the exit status of a child that cannot start.
+ * 0: left alone; 1: now /dev/null; -1: /dev/null cannot be opened.
+ */
+static int stderr_off_the_client(void)
+{
+	struct stat err, st;
+	int fd, i, same = 0;
+
+	if (fstat(2, &err) == 0) {
+		for (i = 0; i < 2 && S_ISSOCK(err.st_mode); i++)
+			same |= fstat(i, &st) == 0 && st.st_dev == err.st_dev && st.st_ino == err.st_ino;
+		if (!same)
+			return 0;
+	}
+	fd = open("/dev/null", O_WRONLY);
+	if (fd < 0)
+		return -1;
+	if (fd != 2 && (dup2(fd, 2) != 2 || close(fd) != 0))
+		return -1;
+	return 1;
+}
+
+/* A problem at start: on stderr, or to syslog when stderr was the client. */
+static void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void complain(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (stderr_was_client) {
+		spfkit__mta_log_vprintf(LOG_ERR, fmt, ap);
+	} else {
+		fputs("spfkit-policyd: ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
+}
+
 /* ---- configuration ---------------------------------------------------- */
 
 static void print_diag(void *arg, const struct spfkit__mta_diag *d)
@@ -229,7 +282,12 @@ static void print_diag(void *arg, const struct spfkit__mta_diag *d)
 
 	if (d->is_error)
 		(*errors)++;
-	fprintf(stderr, "%s:%u: %s: %s\n", d->file, d->line, d->is_error ? "error" : "warning", d->text);
+	if (stderr_was_client)
+		spfkit__mta_log_printf(d->is_error ? LOG_ERR : LOG_WARNING, "%s:%u: %s: %s", d->file,
+				       d->line, d->is_error ? "error" : "warning", d->text);
+	else
+		fprintf(stderr, "%s:%u: %s: %s\n", d->file, d->line,
+			d->is_error ? "error" : "warning", d->text);
 }
 
 static int load_config(struct options *o, struct spfkit__mta_config **cfg)
@@ -600,7 +658,7 @@ static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit_
 	if (ec != NULL)
 		event_config_free(ec);
 	if (base == NULL || spfkit__policyd_new(base, &o->srv, cfg, d->r, d->layer, &srv) != 0) {
-		fputs("spfkit-policyd: cannot start the event loop\n", stderr);
+		complain("cannot start the event loop");
 		spfkit__mta_config_free(cfg);
 		goto out;
 	}
@@ -669,9 +727,15 @@ int main(int argc, char **argv)
 	int rc;
 
 	memset(&o, 0, sizeof(o));
+	rc = stderr_off_the_client();
+	if (rc < 0)
+		return 1; /* stderr is the client's: not a word may go there */
+	stderr_was_client = rc;
 	rc = parse_args(argc, argv, &o);
 	if (rc != 0)
 		return rc;
+	if (stderr_was_client) /* early, for the configuration's problems */
+		spfkit__mta_log_open("spfkit-policyd", 0, o.log_socket);
 	rc = load_config(&o, &cfg);
 	if (o.check_config) {
 		if (rc == 0)
@@ -680,7 +744,7 @@ int main(int argc, char **argv)
 		return rc == 0 ? 0 : 1;
 	}
 	if (rc != 0) {
-		fprintf(stderr, "spfkit-policyd: %s: %s; not starting\n", o.config, spfkit_strerror(rc));
+		complain("%s: %s; not starting", o.config, spfkit_strerror(rc));
 		return 1;
 	}
 	if (o.workers == 0) {
@@ -688,7 +752,8 @@ int main(int argc, char **argv)
 
 		o.workers = cpus < 1 ? 1 : cpus > MAX_WORKERS ? MAX_WORKERS : cpus;
 	}
-	spfkit__mta_log_open("spfkit-policyd", o.srv.log_stderr, o.log_socket);
+	/* --log stderr cannot mean the client's connection: syslog then */
+	spfkit__mta_log_open("spfkit-policyd", o.srv.log_stderr && !stderr_was_client, o.log_socket);
 #if defined(__GLIBC__) && defined(M_TRIM_THRESHOLD)
 	/*
 	 * Every request allocates its evaluations and frees them a moment
