@@ -24,7 +24,7 @@ BENCH_DEPS = libspf2-dev valgrind postfix-policyd-spf-python
 SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
-.PHONY: all deps test-deps build demo test bench fuzz clean
+.PHONY: all deps test-deps build demo test bench fuzz deb clean
 
 all: build
 
@@ -78,6 +78,22 @@ bench: deps
 	ninja -C $(BENCH_BUILD)
 	@sh bench/run.sh $(BENCH_BUILD)
 
+# The Debian packages (debian/; README, "Installing"): the source tree,
+# without build folders, copied to $(DEB_BUILD)/spfkit and built there with
+# dpkg-buildpackage, so the .deb files land in $(DEB_BUILD); then lintian,
+# which fails on any error.
+DEB_BUILD ?= build-deb
+DEB_DEPS = debhelper dpkg-dev fakeroot lintian
+deb: deps
+	@sh tools/install-deps.sh $(DEB_DEPS)
+	rm -rf $(DEB_BUILD) && mkdir -p $(DEB_BUILD)/spfkit
+	tar -cf - --exclude-vcs --exclude='./build*' --exclude='./fuzz/out' \
+		--exclude='./bench/out' --exclude='./obj-*' --exclude='./debian/.debhelper' \
+		--exclude='./debian/tmp' . | tar -xf - -C $(DEB_BUILD)/spfkit
+	cd $(DEB_BUILD)/spfkit && dpkg-buildpackage -us -uc -b
+	lintian --fail-on error $(DEB_BUILD)/*.changes
+	@ls -1 $(DEB_BUILD)/*.deb
+
 # Real fuzzing with libFuzzer (clang): FUZZ_SECONDS per target (default 60);
 # `make test` only replays the seed corpora.
 fuzz: deps
@@ -85,4 +101,4 @@ fuzz: deps
 	@sh tools/fuzz.sh
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(BENCH_BUILD) fuzz/out
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(BENCH_BUILD) $(DEB_BUILD) fuzz/out
