@@ -25,7 +25,12 @@ addresses another milter list, so one Postfix serves every case:
   dmarc=fail: it used spfkit's verdict, not the forged one;
 - the same with OpenDMARC's RejectFailures: the message is refused (550);
 - spfkit-milter, then OpenDMARC, client allowed by SPF: dmarc=pass, so
-  OpenDMARC does read spfkit's header (the fail above is not an accident).
+  OpenDMARC does read spfkit's header (the fail above is not an accident);
+- the id written in forms OpenDMARC also reads as mx.test (issue 33
+  finding 3: `mx . test`, folded, escaped, quoted, behind 17 comments...):
+  each fools OpenDMARC alone, and each is refused (550) once spfkit-milter
+  is in front, as the plain form is. Before the fix spfkit kept them and
+  OpenDMARC passed the message.
 
 Exit 77 only when not root; opendmarc is installed with apt-get when
 missing, and failing that the test fails.
@@ -80,6 +85,22 @@ TestDNSData {dir}/dmarc-dns
 
 FORGED_AR = "Authentication-Results: mx.test; spf=pass smtp.mailfrom=example.com"
 
+# Our id as OpenDMARC 1.4.2's tokenizer also reads it: it joins the parts
+# around a dot, and drops white space, quote marks, backslashes and
+# comments at any depth (issue 33 finding 3; the first six are the
+# issue's). Forms only other readers accept are in tests/mta/test_header_field.c.
+VARIANTS = [
+    ("spaces around the dot", "mx . test"),
+    ("a fold after the dot", "mx.\r\n test"),
+    ("an escaped dot", "mx\\.test"),
+    ("an escaped letter", "m\\x.test"),
+    ("a quoted label", 'mx."test"'),
+    ("17 nested comments", "(" * 17 + "c" + ")" * 17 + " mx.test"),
+    ("two quoted labels", '"mx"."test"'),
+    ("a comment after the dot", "mx.(c)test"),
+    ("an empty quoted string in a label", 'mx.te""st'),
+]
+
 CONTROL_IP = "203.0.113.5"     # OpenDMARC alone
 FAIL_IP = "198.51.100.7"        # spfkit, OpenDMARC (headers)
 REJECT_IP = "198.51.100.8"      # spfkit, OpenDMARC (RejectFailures)
@@ -120,9 +141,9 @@ def results(message, authserv_id):
 
 
 def run(cases, pf, sink):
-    def send(tag, ip):
+    def send(tag, ip, forged=FORGED_AR):
         return harness.session(pf.smtp, "client.unknown.test", "alice@example.com", tag,
-                               client_ip=ip, extra_headers=[FORGED_AR],
+                               client_ip=ip, extra_headers=[forged],
                                from_header="Alice <alice@example.com>")
 
     def control():
@@ -163,10 +184,27 @@ def run(cases, pf, sink):
         expect(len(dm) == 1 and "dmarc=pass" in dm[0],
                "OpenDMARC did not see spfkit's pass: got %r\n%s" % (dm, harness.show_headers(m)))
 
+    def variant(tag, form):
+        forged = "Authentication-Results: %s; spf=pass smtp.mailfrom=example.com" % form
+        stage, code, msg = send(tag + "alone", CONTROL_IP, forged)
+        expect(code == 250, "got %d %s at %s, want 250" % (code, msg, stage))
+        m = sink.wait("spfkit e2e %salone" % tag)
+        dm = results(m, DMARC_ID)
+        expect(len(dm) == 1 and "dmarc=pass" in dm[0],
+               "OpenDMARC alone does not take %r for %s (no dmarc=pass): %r\n%s"
+               % (form, AUTHSERV_ID, dm, harness.show_headers(m)))
+        stage, code, msg = send(tag + "reject", REJECT_IP, forged)
+        expect(code == 550 and stage == "data",
+               "forged %r passed spfkit: OpenDMARC (RejectFailures) gave %d %s at %s, "
+               "want 550 at DATA" % (form, code, msg, stage))
+
     cases.run("control: OpenDMARC alone is fooled by a forged spf=pass", control)
     cases.run("spfkit then OpenDMARC: forged pass removed, dmarc=fail", forged_fail)
     cases.run("spfkit then OpenDMARC RejectFailures: 550 at DATA", forged_reject)
     cases.run("spfkit then OpenDMARC: SPF pass gives dmarc=pass", spf_pass)
+    for i, (name, form) in enumerate(VARIANTS):
+        cases.run("forged id with %s fools OpenDMARC alone; after spfkit, 550" % name,
+                  lambda tag="variant%d" % i, form=form: variant(tag, form))
 
 
 def main():
