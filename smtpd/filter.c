@@ -520,14 +520,24 @@ static int starts_ar(const char *line, size_t len)
 	return i < len && line[i] == ':';
 }
 
-/* The held field: drop it (ours) or pass it (not ours); its next lines follow that. */
-static void ar_judge(struct spfkit__smtpd *f, struct session *s)
+/*
+ * The held field: drop it (ours) or pass it (not ours); its next lines
+ * follow that. `complete`: the field has ended. Otherwise it outgrew
+ * what we hold (SPFKIT_SMTPD_AR_HOLD_MAX), or we could hold no more, and
+ * we judge what we have. When its authserv-id is still open there (8 KiB
+ * of folded comment lines, say), what follows could name us: it goes as
+ * ours. No host's field is that long before its first ';', and a field
+ * we cannot read is not one we need to keep (RFC 8601 §5, §7.8). The
+ * other way, a scanner streaming over its lines, would still have to
+ * hold every line until the verdict: memory without bound.
+ */
+static void ar_judge(struct spfkit__smtpd *f, struct session *s, int complete)
 {
 	struct spfkit__buf *h = &s->hold;
 	const char *colon, *id = f->cfg->authserv_id;
 	char *text;
 	size_t i, start;
-	int ours;
+	enum spfkit__mta_ar_owner owner = SPFKIT__MTA_AR_OTHER;
 
 	if (s->ar != AR_HOLD)
 		return;
@@ -536,24 +546,30 @@ static void ar_judge(struct spfkit__smtpd *f, struct session *s)
 		s->ar = AR_NONE;
 		return;
 	}
-	/* the body after the colon; a NUL a client slipped in reads as a space */
-	for (i = 0; i < h->len; i++)
-		if (text[i] == '\0')
-			text[i] = ' ';
 	colon = memchr(text, ':', h->len);
-	ours = colon != NULL && spfkit__mta_ar_is_ours(colon + 1, id);
-	if (ours) {
+	if (colon != NULL)
+		owner = spfkit__mta_ar_owner(colon + 1, h->len - (size_t)(colon + 1 - text), id,
+					     complete);
+	if (owner == SPFKIT__MTA_AR_OURS) {
 		spfkit__mta_log_printf(LOG_NOTICE, "session %s: Authentication-Results carrying our "
 				  "authserv-id %s removed (forged)", s->id, id);
 		s->ar = AR_DROP;
+	} else if (owner == SPFKIT__MTA_AR_UNKNOWN) {
+		spfkit__mta_log_printf(LOG_NOTICE, "session %s: Authentication-Results with no "
+				  "authserv-id in its first %zu bytes removed (it could name ours)",
+				  s->id, h->len);
+		s->ar = AR_DROP;
 	} else {
-		/* a NUL went out as a space: smtpd's lines never hold one */
-		for (start = 0, i = 0; i < h->len; i++)
+		/* a NUL a client slipped in goes out as a space: smtpd's lines never hold one */
+		for (start = 0, i = 0; i < h->len; i++) {
+			if (text[i] == '\0')
+				text[i] = ' ';
 			if (text[i] == '\n') {
 				dataline(f, &s->hold_version, s->id, s->hold_token, text + start,
 					 i - start);
 				start = i + 1;
 			}
+		}
 		s->ar = AR_PASS;
 	}
 	spfkit__buf_reset(h);
@@ -566,13 +582,13 @@ static void hold_line(struct spfkit__smtpd *f, struct session *s,
 {
 	if (spfkit__buf_append(&s->hold, line, len) != 0 || spfkit__buf_putc(&s->hold, '\n') != 0) {
 		/* cannot keep it: judge on what is held; this line follows the verdict */
-		ar_judge(f, s);
+		ar_judge(f, s, 0);
 		if (s->ar == AR_PASS)
 			dataline(f, v, s->id, token, line, len);
 		return;
 	}
 	if (s->hold.len > SPFKIT_SMTPD_AR_HOLD_MAX)
-		ar_judge(f, s); /* the authserv-id comes first: this much is enough */
+		ar_judge(f, s, 0);
 }
 
 static void prepend_ours(struct spfkit__smtpd *f, struct session *s,
@@ -617,7 +633,7 @@ static void on_data_line(struct spfkit__smtpd *f, const struct spfkit__smtpd_ver
 		if (continuation && s->ar == AR_DROP)
 			return;
 		if (!continuation) {
-			ar_judge(f, s); /* the field before ends here */
+			ar_judge(f, s, 1); /* the field before ends here */
 			s->ar = AR_NONE;
 			if (line->len == 0 || end)
 				s->data = DATA_BODY;

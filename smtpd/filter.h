@@ -26,7 +26,7 @@ struct spfkit__smtpd;
  */
 #define SPFKIT_SMTPD_OUT_HIGH (1u << 20)
 #define SPFKIT_SMTPD_OUT_LOW (256u << 10)
-/* An Authentication-Results field held to read its authserv-id; longer: judged on this much. */
+/* An Authentication-Results field held to read its authserv-id; longer, id still open: deleted. */
 #define SPFKIT_SMTPD_AR_HOLD_MAX 8192u
 /* HELO names kept per session (no valid one is longer; the check says so). */
 #define SPFKIT_SMTPD_HELO_MAX 1024u
