@@ -115,11 +115,11 @@ struct cli_query {
 };
 
 /*
- * The longest sender or HELO name the evaluator takes (lib/spf/request.c
+ * The longest sender or HELO name the evaluator takes (spfkit_eval_new()
  * refuses longer ones with SPFKIT_EINVAL); the CLI refuses them first,
  * as bad arguments with a reason.
  */
-#define CLI_IDENTITY_MAX 4096u
+#define CLI_IDENTITY_MAX SPFKIT_IDENTITY_MAX
 
 /*
  * Parse the IP and fill q. One pair of angle brackets around the sender

@@ -103,7 +103,7 @@ void cli_check_usage(FILE *f)
 	      "Exit status:\n"
 	      "  0 pass, 1 fail, 3 softfail, 4 neutral, 5 none, 6 temperror, 7 permerror;\n"
 	      "  2 bad arguments (a bad --dns server list too, a sender or HELO name\n"
-	      "  over 4096 bytes), an unreadable zone file, or (--batch) a malformed\n"
+	      "  over 65536 bytes), an unreadable zone file, or (--batch) a malformed\n"
 	      "  line; 8 no result (out of memory, or the DNS resolver could not start\n"
 	      "  or could not send a question). --batch exits 0 when every line was\n"
 	      "  evaluated, whatever the results. Without --zone, DNS temporary failures\n"

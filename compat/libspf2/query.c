@@ -25,6 +25,9 @@
 
 /* Longest piece of SMTP input copied into a text; the rest becomes "...". */
 #define SPF2_VALUE_MAX 256u
+/* An explanation as long as the library expands one (8 KiB): libspf2
+ * keeps the whole, and a sender of 5 KB shows in the default one. */
+#define SPF2_EXPLANATION_MAX 8192u
 
 /* ---- text helpers ---------------------------------------------------- */
 
@@ -320,7 +323,7 @@ static SPF_errcode_t finish(SPF_request_t *sr, SPF_response_t *rp, SPF_result_t 
 		struct sbuf e = {0}, c = {0};
 		char *reply;
 
-		sb_clean(&e, explanation, 4096);
+		sb_clean(&e, explanation, SPF2_EXPLANATION_MAX);
 		rp->explanation = sb_take(&e);
 		if (rp->explanation != NULL) {
 			sb_str(&c, rp->explanation);
@@ -778,7 +781,8 @@ SPF_errcode_t spf2_query(SPF_request_t *sr, SPF_response_t **out, enum spf2_quer
 			err = finish(sr, r.rp, SPF_RESULT_TEMPERROR, SPF_REASON_NONE, SPF_E_NO_MEMORY,
 				     NULL);
 		} else {
-			/* a sender or HELO spfkit refuses (over 4096 bytes ...) */
+			/* a sender or HELO spfkit refuses (over SPFKIT_IDENTITY_MAX
+			 * bytes: no SMTP line carries one) */
 			SPF_response_add_error(r.rp, SPF_E_INVALID_OPT, "Request refused: %s",
 					       spfkit_strerror(rc));
 			err = finish(sr, r.rp, SPF_RESULT_PERMERROR, SPF_REASON_NONE,

@@ -338,10 +338,21 @@ struct spfkit_question {
 
 struct spfkit_eval;
 
+/*
+ * The longest sender or HELO name an evaluation takes (bytes). Generous
+ * on purpose: it is the longest line an MTA we know hands a filter, so
+ * no sender a front end receives is refused for its length (a refused
+ * one would go unchecked). Nothing depends on it but a copy: the local
+ * part reaches the evaluation only through macros, whose expansion
+ * §7.3 cuts to 253 octets in one pass over the value; a domain or HELO
+ * name over 253 octets is no domain (§4.3: result none). 1.0 took 4096.
+ */
+#define SPFKIT_IDENTITY_MAX 65536u
+
 /* Copies the request; ctx is kept (it must outlive the evaluation).
  * 0, SPFKIT_ENOMEM, SPFKIT_EINVAL (ctx, req or out NULL, a family other
  * than 4 and 6, a NULL string with a length, a sender or HELO longer
- * than 4096 bytes or with a NUL among its len bytes). */
+ * than SPFKIT_IDENTITY_MAX bytes or with a NUL among its len bytes). */
 SPFKIT_MUSTCHECK int spfkit_eval_new(const struct spfkit_ctx *ctx, const struct spfkit_request *req,
 				     struct spfkit_eval **out);
 /*

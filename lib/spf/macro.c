@@ -433,7 +433,8 @@ static int is_delim(unsigned char b, unsigned delims)
 	return (delim_bit(b) & delims) != 0;
 }
 
-/* Index of the k-th delimiter of v[0..n) (k >= 1), or n when there are fewer. */
+/* Index of the k-th delimiter of v[0..n) (k >= 1), or n when there are
+ * fewer: reads no further than that delimiter. */
 static size_t nth_delim(const char *v, size_t n, unsigned delims, size_t k)
 {
 	size_t i;
@@ -444,12 +445,24 @@ static size_t nth_delim(const char *v, size_t n, unsigned delims, size_t k)
 	return n;
 }
 
+/* Index just after the k-th delimiter of v[0..n) counted from its end
+ * (k >= 1), or 0 when there are fewer: reads only what it skips. */
+static size_t after_nth_delim_from_end(const char *v, size_t n, unsigned delims, size_t k)
+{
+	size_t i;
+
+	for (i = n; i > 0; i--)
+		if (is_delim((unsigned char)v[i - 1], delims) && --k == 0)
+			return i;
+	return 0;
+}
+
 /* Parts in order from v[0..n), each delimiter written as "." (§7.3). */
 static void emit_forward(struct emit *e, const char *v, size_t n, unsigned delims, int esc)
 {
 	size_t i, s = 0;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !e->err; i++) {
 		if (!is_delim((unsigned char)v[i], delims))
 			continue;
 		emit(e, v + s, i - s, esc);
@@ -464,7 +477,7 @@ static void emit_reversed(struct emit *e, const char *v, size_t n, unsigned deli
 {
 	size_t end = n, s;
 
-	for (;;) {
+	while (!e->err) {
 		s = end;
 		while (s > 0 && !is_delim((unsigned char)v[s - 1], delims))
 			s--;
@@ -480,32 +493,109 @@ static void emit_reversed(struct emit *e, const char *v, size_t n, unsigned deli
  * §7.3: split on the delimiters (default "."), reverse if asked, keep the
  * rightmost `digits` parts, rejoin with ".". Empty parts are kept: "no
  * special treatment is given to leading, trailing, or consecutive
- * delimiters".
+ * delimiters". The parts are never counted: the kept ones are found
+ * from the end they are kept from, so the bytes read are the bytes
+ * written (and an explanation stops reading at its cap).
  */
 static void emit_transformed(struct emit *e, const char *v, size_t n,
 			     const struct spfkit_macro_piece *p)
 {
 	unsigned delims = p->delims ? p->delims : SPFKIT_DELIM_DOT;
 	int esc = p->url_escape;
-	size_t parts, keep, i;
+	size_t i;
 
 	if (p->digits == 0 && !p->reverse && delims == SPFKIT_DELIM_DOT) {
 		emit(e, v, n, esc);
 		return;
 	}
-	parts = 1;
-	for (i = 0; i < n; i++)
-		if (is_delim((unsigned char)v[i], delims))
-			parts++;
-	keep = (p->digits == 0 || p->digits >= parts) ? parts : p->digits;
 	if (!p->reverse) {
-		/* the rightmost `keep` parts start after delimiter parts - keep */
-		i = keep == parts ? 0 : nth_delim(v, n, delims, parts - keep) + 1;
+		i = p->digits == 0 ? 0 : after_nth_delim_from_end(v, n, delims, p->digits);
 		emit_forward(e, v + i, n - i, delims, esc);
 		return;
 	}
-	/* reversed, the rightmost `keep` parts are the first `keep` ones */
-	emit_reversed(e, v, nth_delim(v, n, delims, keep), delims, esc);
+	/* reversed, the rightmost `digits` parts are the first ones */
+	emit_reversed(e, v, p->digits == 0 ? n : nth_delim(v, n, delims, p->digits), delims, esc);
+}
+
+/*
+ * A domain-spec keeps at most its last 253 octets, cut after a dot
+ * (§7.3), so which ones it keeps depends on nothing but the last 255
+ * bytes of the expansion (254 of name, one final dot). Of a
+ * letter's value longer than that, a transformation that yields at
+ * least DOMAIN_TAIL bytes of its own tail gives the same name: a
+ * 64 KiB local part costs each %{l} a few hundred bytes, not 64 KiB.
+ */
+#define DOMAIN_TAIL 256u
+#define DELIM_CHARS 7u
+
+/* Where the first delimiter of each kind is at or after DOMAIN_TAIL in
+ * the letters' values (n when none): found once per expansion. */
+struct tail_memo {
+	struct {
+		const char *v;
+		size_t n;
+		size_t at[DELIM_CHARS];
+		unsigned known; /* bit i: at[i] is set */
+	} slot[8];          /* one per letter with a string value (s l o d h p r) */
+	size_t used;
+};
+
+static size_t delim_after_tail(struct tail_memo *m, const char *v, size_t n, unsigned delims)
+{
+	static const char chars[DELIM_CHARS] = {'.', '-', '+', ',', '/', '_', '='};
+	size_t s, i, best = n;
+	const char *hit;
+
+	for (s = 0; s < m->used && (m->slot[s].v != v || m->slot[s].n != n); s++)
+		;
+	if (s == m->used) {
+		if (s == sizeof(m->slot) / sizeof(m->slot[0]))
+			return nth_delim(v + DOMAIN_TAIL, n - DOMAIN_TAIL, delims, 1) + DOMAIN_TAIL;
+		m->slot[s].v = v;
+		m->slot[s].n = n;
+		m->slot[s].known = 0;
+		m->used++;
+	}
+	for (i = 0; i < DELIM_CHARS; i++) {
+		if (!(delim_bit(chars[i]) & delims))
+			continue;
+		if (!(m->slot[s].known & (1u << i))) {
+			hit = memchr(v + DOMAIN_TAIL, chars[i], n - DOMAIN_TAIL);
+			m->slot[s].at[i] = hit != NULL ? (size_t)(hit - v) : n;
+			m->slot[s].known |= 1u << i;
+		}
+		if (m->slot[s].at[i] < best)
+			best = m->slot[s].at[i];
+	}
+	return best;
+}
+
+/* emit_transformed() for a domain-spec and n > DOMAIN_TAIL. */
+static void emit_domain_tail(struct emit *e, const char *v, size_t n,
+			     const struct spfkit_macro_piece *p, struct tail_memo *m)
+{
+	unsigned delims = p->delims ? p->delims : SPFKIT_DELIM_DOT;
+	char t[2 * DOMAIN_TAIL];
+	size_t end, last, part;
+
+	if (!p->reverse) { /* the kept parts end the value: its own tail */
+		emit_transformed(e, v + n - DOMAIN_TAIL, DOMAIN_TAIL, p);
+		return;
+	}
+	/* reversed, the value's first parts end the result */
+	end = p->digits == 0 ? DOMAIN_TAIL : nth_delim(v, DOMAIN_TAIL, delims, p->digits);
+	if (end < DOMAIN_TAIL) { /* all the kept parts are there */
+		emit_reversed(e, v, end, delims, p->url_escape);
+		return;
+	}
+	/* the parts before the tail's last delimiter, then the last DOMAIN_TAIL
+	 * bytes of the part that crosses it: it comes first in the result */
+	last = after_nth_delim_from_end(v, DOMAIN_TAIL, delims, 1);
+	end = delim_after_tail(m, v, n, delims);
+	part = end - last < DOMAIN_TAIL ? end - last : DOMAIN_TAIL;
+	memcpy(t, v, last);
+	memcpy(t + last, v + end - part, part);
+	emit_reversed(e, t, last + part, delims, p->url_escape);
 }
 
 /*
@@ -608,6 +698,7 @@ int spfkit__macro_expand(const struct spfkit_macro_string *ms, const struct spfk
 			 enum spfkit__macro_use use, struct spfkit__buf *out)
 {
 	struct emit e;
+	struct tail_memo memo;
 	const struct spfkit_macro_piece *p;
 	char tmp[80]; /* IPv6 nibbles: 63 bytes */
 	const char *v;
@@ -623,6 +714,7 @@ int spfkit__macro_expand(const struct spfkit_macro_string *ms, const struct spfk
 	e.domain = use == SPFKIT__MACRO_DOMAIN;
 	e.skip = 0;
 	e.staged = 0;
+	memo.used = 0;
 	for (i = 0; i < ms->count && !e.err; i++) {
 		p = &ms->pieces[i];
 		if (p->kind == SPFKIT_PIECE_LITERAL) {
@@ -630,7 +722,9 @@ int spfkit__macro_expand(const struct spfkit_macro_string *ms, const struct spfk
 			continue;
 		}
 		e.err = letter_value(env, p->letter, tmp, sizeof(tmp), &v, &n);
-		if (e.err == 0)
+		if (e.err == 0 && e.domain && n > DOMAIN_TAIL)
+			emit_domain_tail(&e, v, n, p, &memo);
+		else if (e.err == 0)
 			emit_transformed(&e, v, n, p);
 	}
 	emit_flush(&e);

@@ -7,7 +7,6 @@
 #include "domain.h"
 #include "eval_int.h"
 
-#define EVAL_MAX_IDENTITY 4096 /* bytes of a sender or HELO name we accept */
 #define EVAL_ARENA_CHUNK 16384
 /* the evaluation rounded up to the arena's alignment */
 #define EVAL_SIZE SPFKIT__ALIGN_UP(sizeof(struct spfkit_eval))
@@ -179,7 +178,7 @@ static int check_request(const struct spfkit_request *req)
 		return SPFKIT_EINVAL;
 	if ((req->sender == NULL && req->sender_len != 0) || (req->helo == NULL && req->helo_len != 0))
 		return SPFKIT_EINVAL;
-	if (req->sender_len > EVAL_MAX_IDENTITY || req->helo_len > EVAL_MAX_IDENTITY)
+	if (req->sender_len > SPFKIT_IDENTITY_MAX || req->helo_len > SPFKIT_IDENTITY_MAX)
 		return SPFKIT_EINVAL;
 	/* length-delimited: a NUL inside would cut the C strings made from them */
 	if ((req->sender_len > 0 && memchr(req->sender, '\0', req->sender_len) != NULL) ||

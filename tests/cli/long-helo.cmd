@@ -1,1 +1,1 @@
-check --zone cli.zone --receiver mx.example.org --ip 192.0.2.10 --sender a@plain.example --helo "$(printf '%04097d' 0)"
+check --zone cli.zone --receiver mx.example.org --ip 192.0.2.10 --sender a@plain.example --helo "$(printf '%065537d' 0)"

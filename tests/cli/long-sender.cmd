@@ -1,1 +1,1 @@
-check --zone cli.zone --receiver mx.example.org --ip 192.0.2.10 --sender "a@$(printf '%04095d' 0)" --helo mail.example
+check --zone cli.zone --receiver mx.example.org --ip 192.0.2.10 --sender "a@$(printf '%065535d' 0)" --helo mail.example

@@ -970,6 +970,76 @@ static void bad_requests(void **state)
 	assert_int_equal(spfkit_ip_parse("2001:db8::1::2", 14, &req.ip), SPFKIT_EINVAL);
 }
 
+/* Issue 33 finding 7: a sender past 4096 bytes was refused (SPFKIT_EINVAL)
+ * and the front ends accepted it unchecked. Any sender an SMTP line can
+ * carry is evaluated: the local part reaches nothing but macros, whose
+ * expansion §7.3 cuts; a HELO name that long is no domain (§4.3). */
+static char *long_local(size_t local, const char *domain, char unit)
+{
+	size_t dlen = strlen(domain), i;
+	char *s = malloc(local + 1 + dlen + 1);
+
+	assert_non_null(s);
+	for (i = 0; i < local; i++)
+		s[i] = (i % 8 == 7) ? '.' : unit;
+	s[local] = '@';
+	memcpy(s + local + 1, domain, dlen + 1);
+	return s;
+}
+
+static void long_identities_are_evaluated(void **state)
+{
+	struct fixture *fx = *state;
+	struct spfkit_request req;
+	struct spfkit_eval *ev = NULL;
+	static char rec[24000];
+	char *s, *helo;
+	size_t n = 0, i;
+	clock_t t0;
+	double secs;
+
+	txt(fx, "forged.example", "v=spf1 ip4:198.51.100.0/24 -all");
+	s = long_local(5000, "forged.example", 'a');
+	assert_result(check(fx, "192.0.2.1", s), SPFKIT_RESULT_FAIL);
+	assert_result(check(fx, "198.51.100.7", s), SPFKIT_RESULT_PASS);
+	free(s);
+	/* the longest accepted, and one past it */
+	s = long_local(SPFKIT_IDENTITY_MAX - 1 - strlen("forged.example"), "forged.example", 'b');
+	assert_int_equal(strlen(s), SPFKIT_IDENTITY_MAX);
+	assert_result(check(fx, "192.0.2.1", s), SPFKIT_RESULT_FAIL);
+	spfkit_request_init(&req);
+	assert_int_equal(spfkit_ip_parse("192.0.2.1", 9, &req.ip), 0);
+	req.sender = s;
+	req.sender_len = SPFKIT_IDENTITY_MAX + 1; /* the NUL: refused for its length first */
+	assert_int_equal(spfkit_eval_new(fx->ctx, &req, &ev), SPFKIT_EINVAL);
+	assert_null(ev);
+	free(s);
+
+	/* every letter of the local part expanded, reversed and split, many
+	 * times over: each expansion is cut to 253 octets (§7.3), and the
+	 * work is bounded by the bytes read, not their square */
+	n += (size_t)snprintf(rec, sizeof(rec), "v=spf1 exists:");
+	for (i = 0; i < 3000; i++)
+		n += (size_t)snprintf(rec + n, sizeof(rec) - n, "%%{lr-.}");
+	snprintf(rec + n, sizeof(rec) - n, ".m.example exists:%%{s}.m.example exists:%%{L}.m.example -all");
+	txt(fx, "macro.example", rec);
+	s = long_local(SPFKIT_IDENTITY_MAX - 1 - strlen("macro.example"), "macro.example", '-');
+	t0 = clock();
+	assert_result(check(fx, "192.0.2.1", s), SPFKIT_RESULT_FAIL);
+	secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+	print_message("3,000 expansions of a 64 KiB local part: %.3f s of CPU\n", secs);
+	/* 2.7 s at -O2 when each read the whole value */
+	if (secs > 1.0)
+		fail_msg("expansion took %.1f s", secs);
+	free(s);
+
+	/* a 5,000-byte HELO name is no domain: none, as §4.3 says */
+	helo = long_local(5000, "helo.example", 'h');
+	helo[5000] = '.';
+	assert_result(check_id(fx, "192.0.2.1", "", helo, SPFKIT_IDENTITY_HELO), SPFKIT_RESULT_NONE);
+	free(helo);
+}
+
 /* Our formatter against the C library's, and RFC 5952 by example. */
 static void ip_text_forms(void **state)
 {
@@ -1784,7 +1854,7 @@ int main(void)
 		T(redirect_and_exp), T(identities), T(dns_term_limit), T(redirect_counts_as_term),
 		T(void_lookup_limit), T(void_lookups_after_ptr_macro), T(mx_name_limit), T(ptr_name_limit), T(question_table_growth), T(permerror_reasons),
 		T(temperror_on_dns_failure), T(huge_and_binary_records), T(expansion_is_bounded), T(non_ascii_input), T(answer_of_64k),
-		T(threads_share_a_context), T(time_budget_gives_temperror), T(step_and_answer_contract), T(bad_requests), T(ip_text_forms), T(ip_text_every_octet_and_group), T(ip_match_every_prefix), T(allocation_failures),
+		T(threads_share_a_context), T(time_budget_gives_temperror), T(step_and_answer_contract), T(bad_requests), T(long_identities_are_evaluated), T(ip_text_forms), T(ip_text_every_octet_and_group), T(ip_match_every_prefix), T(allocation_failures),
 		/* lookahead's speculative traffic (issue 7, item 4) */
 		T(la_stops_at_matching_ip), T(la_sixty_includes), T(la_include_tree_with_mx),
 		T(la_prefetches_exp_of_a_failing_record),

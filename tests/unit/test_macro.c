@@ -4,6 +4,7 @@
  * expansion cap. Memory goes through cmocka's test allocator, so every
  * test also checks for leaks.
  */
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -794,6 +795,152 @@ static void long_domain_is_cut_not_refused(void **state)
 	test_free(full);
 }
 
+static unsigned next_rand(uint32_t *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return (unsigned)(*seed >> 16);
+}
+
+/* §7.3 by the letter, on the whole value: split on the delimiters, reverse
+ * if asked, keep the rightmost `digits` parts, join with ".", escape if
+ * uppercase. Appends to out at *n. */
+static void naive_transform(const char *v, size_t n, const char *delims, unsigned digits,
+			    int reverse, int esc, char *out, size_t *len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	static size_t start[20002], end[20002];
+	size_t parts = 0, i, s = 0, first, j, k;
+
+	for (i = 0; i <= n; i++)
+		if (i == n || strchr(delims, v[i]) != NULL) {
+			start[parts] = s;
+			end[parts++] = i;
+			s = i + 1;
+		}
+	k = digits == 0 || digits >= parts ? parts : digits;
+	first = reverse ? 0 : parts - k; /* reversed, the first k parts, backwards */
+	for (j = 0; j < k; j++) {
+		size_t part = reverse ? k - 1 - j : first + j;
+
+		if (j > 0)
+			out[(*len)++] = '.';
+		for (i = start[part]; i < end[part]; i++) {
+			unsigned char b = (unsigned char)v[i];
+
+			if (!esc || (b < 0x80 && (isalnum(b) || strchr("-._~", b) != NULL))) {
+				out[(*len)++] = (char)b;
+			} else {
+				out[(*len)++] = '%';
+				out[(*len)++] = hex[b >> 4];
+				out[(*len)++] = hex[b & 0x0f];
+			}
+		}
+	}
+}
+
+/*
+ * Issue 33, finding 7: a domain-spec reads only the tail of a long value
+ * that can matter (a sender of 64 KiB is evaluated now). Random long
+ * local parts and helo names, every transformer, escaping, several
+ * pieces: the same name as the whole text cut by hand.
+ */
+static void long_values_read_by_their_tail(void **state)
+{
+	static const char alphabet[] = "abcXYZ09.-+,/_=.~";
+	static const char *const delim_sets[] = {"", "-", ".", "+,", "/_=", "-.+,/_=", "="};
+	static const unsigned digit_choices[] = {0, 1, 2, 3, 5, 40, 200};
+	struct spfkit__macro_env env = env_for(&ip4);
+	char *local = test_malloc(20001), *helo = test_malloc(20001), *full = test_malloc(400000);
+	char src[512];
+	struct spfkit__arena ar;
+	struct spfkit_macro_string ms;
+	struct spfkit__buf b;
+	uint32_t seed = 33;
+	unsigned cases;
+	size_t i, n, k, sn, llen, hlen, pieces, pi;
+
+	(void)state;
+	for (cases = 0; cases < 3000; cases++) {
+		llen = 200 + (size_t)(next_rand(&seed) % 19800);
+		hlen = 1 + (size_t)(next_rand(&seed) % 600);
+		/* sometimes runs with no delimiter but '.' longer than a name */
+		for (i = 0; i < llen; i++)
+			local[i] = cases % 3 == 0 && i % 700 < 600 ? (i % 50 == 49 ? '.' : 'q')
+							      : alphabet[next_rand(&seed) % (sizeof(alphabet) - 1)];
+		for (i = 0; i < hlen; i++)
+			helo[i] = alphabet[next_rand(&seed) % (sizeof(alphabet) - 1)];
+		env.local = local;
+		env.local_len = llen;
+		env.helo = helo;
+		env.helo_len = hlen;
+		pieces = 1 + (size_t)(next_rand(&seed) % 4);
+		sn = 0;
+		n = 0;
+		for (pi = 0; pi < pieces; pi++) {
+			const char *ds = delim_sets[next_rand(&seed) % 7];
+			unsigned digits = digit_choices[next_rand(&seed) % 7];
+			int rev = next_rand(&seed) % 2, esc = next_rand(&seed) % 4 == 0, h = next_rand(&seed) % 4 == 0;
+			char letter = h ? 'h' : 'l';
+
+			if (pi > 0) {
+				sn += (size_t)snprintf(src + sn, sizeof(src) - sn, "x.");
+				full[n++] = 'x';
+				full[n++] = '.';
+			}
+			sn += (size_t)snprintf(src + sn, sizeof(src) - sn, "%%{%c", esc ? toupper(letter) : letter);
+			if (digits)
+				sn += (size_t)snprintf(src + sn, sizeof(src) - sn, "%u", digits);
+			sn += (size_t)snprintf(src + sn, sizeof(src) - sn, "%s%s}", rev ? "r" : "", ds);
+			naive_transform(h ? helo : local, h ? hlen : llen, ds[0] ? ds : ".",
+					digits, rev, esc, full, &n);
+		}
+		snprintf(src + sn, sizeof(src) - sn, ".example");
+		memcpy(full + n, ".example", 8);
+		n += 8;
+		k = naive_cut(full, n);
+		spfkit__arena_init(&ar, &talloc, 256, 0);
+		spfkit__buf_init(&b, &talloc, SPFKIT_MACRO_MAX_EXPANSION);
+		assert_int_equal(spfkit__macro_parse(src, strlen(src), SPFKIT__MACRO_DOMAIN, &ar, &ms, NULL, NULL), 0);
+		assert_int_equal(spfkit__macro_expand(&ms, &env, SPFKIT__MACRO_DOMAIN, &b), 0);
+		if (b.len != n - k || (n > k && memcmp(b.data, full + k, n - k) != 0))
+			fail_msg("case %u, %s, local %zu bytes, helo %zu: got \"%s\", want \"%.*s\"",
+				 cases, src, llen, hlen, spfkit__buf_str(&b), (int)(n - k), full + k);
+		spfkit__buf_free(&b);
+		spfkit__arena_free(&ar);
+	}
+	/* a single dot at each place around the cut, with and without a final dot */
+	for (cases = 0; cases < 4 * 2 * 2 * 40; cases++) {
+		static const char *const srcs[] = {"%{lr-}", "%{l-}", "%{lr-}.", "%{l-}."};
+		const char *one = srcs[cases % 4];
+		size_t dot = 230 + cases / 16 % 40, reversed = one[3] == 'r';
+
+		llen = cases / 4 % 2 ? 300 : 1000;
+		memset(local, 'q', llen);
+		local[llen - 1 - dot] = '.'; /* no '-' to split at: that far from the end */
+		if (cases / 8 % 2)
+			local[llen - 1] = '.'; /* a final dot of the value's own */
+		env.local = local;
+		env.local_len = llen;
+		n = 0;
+		naive_transform(local, llen, "-", 0, (int)reversed, 0, full, &n);
+		if (one[strlen(one) - 1] == '.')
+			full[n++] = '.';
+		k = naive_cut(full, n);
+		spfkit__arena_init(&ar, &talloc, 256, 0);
+		spfkit__buf_init(&b, &talloc, SPFKIT_MACRO_MAX_EXPANSION);
+		assert_int_equal(spfkit__macro_parse(one, strlen(one), SPFKIT__MACRO_DOMAIN, &ar, &ms, NULL, NULL), 0);
+		assert_int_equal(spfkit__macro_expand(&ms, &env, SPFKIT__MACRO_DOMAIN, &b), 0);
+		if (b.len != n - k || (n > k && memcmp(b.data, full + k, n - k) != 0))
+			fail_msg("%s, local %zu bytes, dot %zu from the end: got %zu bytes, want %zu",
+				 one, llen, dot, b.len, n - k);
+		spfkit__buf_free(&b);
+		spfkit__arena_free(&ar);
+	}
+	test_free(local);
+	test_free(helo);
+	test_free(full);
+}
+
 /* Thousands of %{i}: an explain-string stops at the cap with SPFKIT_E2BIG
  * (out unchanged); a domain-spec is cut to its last 253 octets (§7.3). */
 static void thousands_of_i_hit_the_cap(void **state)
@@ -1032,6 +1179,7 @@ int main(void)
 		cmocka_unit_test(rule_253_only_on_appended_part),
 		cmocka_unit_test(thousands_of_i_hit_the_cap),
 		cmocka_unit_test(long_domain_is_cut_not_refused),
+		cmocka_unit_test(long_values_read_by_their_tail),
 		cmocka_unit_test(cap_is_exact),
 		cmocka_unit_test(out_buffer_cap),
 		cmocka_unit_test(missing_ip_is_einval),

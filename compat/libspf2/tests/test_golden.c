@@ -33,6 +33,11 @@ struct tcase {
 	const char *want_exp;
 };
 
+/* Issue 33, finding 7: a local part of 5,000 bytes (filled in by main()).
+ * libspf2 evaluates it; we refused senders over 4,096 bytes with a
+ * permerror, which Exim's stock ACL accepts: a forgery got through. */
+static char long_sender[5000 + sizeof("@example.com")];
+
 static const struct tcase cases[] = {
 	{"pass-ip4", "192.0.2.5", "alice@example.com", "mail.example.com", NULL, 0, 0, 0, 0, 0, NULL},
 	{"fail-ip4", "203.0.113.5", "alice@example.com", "mail.example.com", NULL, 0, 0, 0, 0, 0, NULL},
@@ -86,6 +91,8 @@ static const struct tcase cases[] = {
 	{"amplification-51", "192.0.2.9", "pat@amp.example", "h.example", NULL, 0, 1,
 	 SPF_RESULT_PERMERROR, SPF_E_BIG_DNS, 0, NULL},
 	{"hostile-helo", "203.0.113.5", "", "x; identity=mailfrom", NULL, 0, 0, 0, 0, 0, NULL},
+	{"long-sender-fail", "203.0.113.5", long_sender, "mail.example.com", NULL, 0, 0, 0, 0, 0, NULL},
+	{"long-sender-pass", "192.0.2.5", long_sender, "mail.example.com", NULL, 0, 0, 0, 0, 0, NULL},
 	/* the CVE triggers, our library only */
 	{"cve-2021-20314", "198.51.100.1", "q@cve20314.example", "h.example", NULL, 0, 1,
 	 SPF_RESULT_FAIL, SPF_E_SUCCESS, 1, "AAAAq@cve20314.exampleAAAA"},
@@ -278,6 +285,8 @@ int main(int argc, char **argv)
 	}
 	if (api_load(&ours, argv[1]) != 0)
 		return 1;
+	memset(long_sender, 'x', 5000);
+	memcpy(long_sender + 5000, "@example.com", sizeof("@example.com"));
 	have_real = api_load(&real, argc > 2 ? argv[2] : "/usr/lib/libspf2.so.2") == 0;
 	if (!have_real)
 		printf("# Debian libspf2 not loadable: our library's promises only\n");
