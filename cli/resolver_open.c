@@ -7,6 +7,7 @@
 #include <spfkit/cares.h>
 
 #include "cli.h"
+#include "daemon.h" /* spfkit__mta_dns_servers_ok(): as the daemons check --dns */
 
 static int open_zone(const char *path, struct cli_resolver *out, char *err, size_t errlen)
 {
@@ -41,6 +42,12 @@ static int open_dns(const struct cli_dns_options *opt, struct cli_resolver *out,
 	struct spfkit_cares_options copt;
 	int rc;
 
+	/* c-ares would take port 99999 as some other port */
+	if (opt->servers != NULL && !spfkit__mta_dns_servers_ok(opt->servers)) {
+		snprintf(err, errlen, "--dns '%.200s': not a list of HOST[:PORT] with ports 1 to 65535",
+			 opt->servers);
+		return SPFKIT_EINVAL;
+	}
 	spfkit_cares_options_init(&copt);
 	copt.servers = opt->servers;
 	copt.timeout_ms = opt->timeout_ms;
