@@ -3,7 +3,8 @@
 
   test_opendmarc_e2e.py OUR_LIBSPF2_SO SPFKIT DNSD
 
-Debian's opendmarc, unmodified (installed with apt-get when missing), links
+Debian's opendmarc, unmodified (installed with apt-get when missing, as is
+Postfix, before the namespaces below are entered), links
 libspf2 through libopendmarc.so.2 (its opendmarc_spf2_test() calls
 SPF_server_new, SPF_request_*, SPF_response_result, SPF_strresult). Here a
 private instance (its own configuration, a 127.0.0.1 port, never the system
@@ -344,6 +345,9 @@ def main():
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         print("skip: needs root and unshare")
         return SKIP
+    # everything installed here, before the namespace: apt cannot reach its
+    # mirrors from inside, where resolv.conf points at dnsd (issue 27)
+    harness.ensure_postfix()
     harness.ensure_packages("opendmarc")
     # opendmarc -> libopendmarc.so.2 -> libspf2.so.2: ours by LD_LIBRARY_PATH
     libdir = os.path.dirname(ours)

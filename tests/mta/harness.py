@@ -62,9 +62,62 @@ def need_root():
         sys.exit(SKIP)
 
 
+# Issue 27: inside a private network namespace (unshare -n, ip netns exec)
+# /etc/resolv.conf may point at tests/dnsd and nothing outside answers, so
+# apt cannot fetch: a test that installs there passes only where the
+# package happened to be installed. Every install goes first, outside;
+# each call below refuses inside a namespace even when nothing is
+# missing, so such a test fails on every machine, not just a fresh one.
+ENSURED_ENV = "SPFKIT_TEST_ENSURED"  # what was installed before entering one
+# The namespaces the test started in, as the first process to import this
+# module saw them; children (unshare ... python3 test.py --inner) inherit it.
+NAMESPACES_ENV = "SPFKIT_TEST_NAMESPACES"
+
+
+def _namespaces():
+    out = []
+    for ns in ("net", "mnt"):
+        try:
+            out.append(os.readlink("/proc/self/ns/" + ns))
+        except OSError:
+            out.append(ns + ":?")
+    return ",".join(out)
+
+
+os.environ.setdefault(NAMESPACES_ENV, _namespaces())
+
+
+def in_private_namespace():
+    """Whether this process runs in a network or mount namespace other than
+    the one the test started in (its first process imports this module
+    before it enters any)."""
+    return os.environ[NAMESPACES_ENV] != _namespaces()
+
+
+def refuse_in_namespace(what):
+    if in_private_namespace():
+        raise AssertionError("%s inside a private namespace, where apt cannot reach its "
+                             "mirrors: install before entering it (issue 27)" % what)
+
+
+def mark_ensured(*packages):
+    """Remember, for children entering a namespace, what is installed."""
+    have = set(filter(None, os.environ.get(ENSURED_ENV, "").split(",")))
+    os.environ[ENSURED_ENV] = ",".join(sorted(have | set(packages)))
+    ENV[ENSURED_ENV] = os.environ[ENSURED_ENV]
+
+
+def require_ensured(package):
+    """Inside a namespace: PACKAGE must have been ensured before entering."""
+    if package not in os.environ.get(ENSURED_ENV, "").split(","):
+        raise AssertionError("%s is used inside a private namespace but was not installed "
+                             "before entering it (call ensure_* first; issue 27)" % package)
+
+
 def apt_install(*packages):
     """apt-get install PACKAGES (an apt-get update and a retry when it fails).
     Raises with apt's message: a missing MTA is a failure, not a skip."""
+    refuse_in_namespace("apt-get install %s" % " ".join(packages))
     cmd = ["apt-get", "install", "-y", "-q", "--no-install-recommends"] + list(packages)
     r = subprocess.run(cmd, env=ENV, capture_output=True)
     if r.returncode != 0:
@@ -82,19 +135,23 @@ def installed(pkg):
 
 def ensure_packages(*packages):
     """apt-get install those of PACKAGES that are not installed."""
+    refuse_in_namespace("ensure_packages(%s)" % ", ".join(packages))
     need = [p for p in packages if not installed(p)]
     if need:
         apt_install(*need)
+    mark_ensured(*packages)
 
 
 def ensure_postfix():
-    if shutil.which("postfix") or os.path.exists("/usr/sbin/postfix"):
-        return
-    if not shutil.which("apt-get"):
-        raise AssertionError("postfix is not installed and there is no apt-get to install it")
-    subprocess.run(["debconf-set-selections"], env=ENV, capture_output=True,
-                   input=b"postfix postfix/main_mailer_type select No configuration\n")
-    apt_install("postfix")
+    refuse_in_namespace("ensure_postfix()")
+    if not (shutil.which("postfix") or os.path.exists("/usr/sbin/postfix")):
+        if not shutil.which("apt-get"):
+            raise AssertionError("postfix is not installed and there is no apt-get to "
+                                 "install it")
+        subprocess.run(["debconf-set-selections"], env=ENV, capture_output=True,
+                       input=b"postfix postfix/main_mailer_type select No configuration\n")
+        apt_install("postfix")
+    mark_ensured("postfix")
 
 
 class Cleanup:
@@ -371,7 +428,10 @@ class Postfix:
     sink. EXTRA is appended to main.cf (smtpd_milters and the like)."""
 
     def __init__(self, cleanup, tmp, sink_port, extra, name="postfix", files=None):
-        ensure_postfix()
+        if in_private_namespace():
+            require_ensured("postfix")
+        else:
+            ensure_postfix()
         self.dir = os.path.join(tmp.path, name)
         os.makedirs(os.path.join(self.dir, "queue"))
         os.makedirs(os.path.join(self.dir, "data"))
