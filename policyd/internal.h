@@ -152,20 +152,12 @@ void spfkit__policyd_gen_put(struct gen *g);
 int spfkit__policyd_adopt(struct spfkit__policyd *srv, int fd, const char *peer,
 			  const struct spfkit_ip *addr, struct pool_slot *slot);
 void spfkit__policyd_accept_on_close(struct spfkit__policyd *srv);
+/* At --max-connections: close this loop's connection idle the longest; 1 if there was one. */
+int spfkit__policyd_make_room(struct spfkit__policyd *srv);
 
-/* pool.c: --workers (see there) */
+/* pool.c: --workers (see there); make_room: the limit is reached (on_accept) */
 int spfkit__policyd_pool_place(struct spfkit__policyd *srv, int fd, const char *peer,
-			       const struct spfkit_ip *addr);
-size_t spfkit__policyd_pool_conns(const struct spfkit__policyd_pool *p);
-size_t spfkit__policyd_pool_conns_from(const struct spfkit__policyd_pool *p,
-				       const struct spfkit_ip *ip);
-void spfkit__policyd_pool_closed(struct spfkit__policyd *srv, struct pool_slot *slot);
-void spfkit__policyd_pool_drained(struct spfkit__policyd *srv);
-
-
-/* pool.c: --workers (see there) */
-int spfkit__policyd_pool_place(struct spfkit__policyd *srv, int fd, const char *peer,
-			       const struct spfkit_ip *addr);
+			       const struct spfkit_ip *addr, int make_room);
 size_t spfkit__policyd_pool_conns(const struct spfkit__policyd_pool *p);
 size_t spfkit__policyd_pool_conns_from(const struct spfkit__policyd_pool *p,
 				       const struct spfkit_ip *ip);

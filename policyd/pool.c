@@ -56,6 +56,7 @@ struct pool_msg {
 	struct pool_slot *slot; /* opaque to every worker but 0 */
 	int has_addr;
 	struct spfkit_ip addr;
+	int make_room; /* MSG_CONN at the limit: close an idle connection first */
 	char peer[96];
 	struct pool_msg *next;
 };
@@ -132,6 +133,8 @@ static void handle(struct spfkit__policyd *srv, struct pool_msg *m)
 
 	switch (m->kind) {
 	case MSG_CONN:
+		if (m->make_room)
+			(void)spfkit__policyd_make_room(srv);
 		if (spfkit__policyd_adopt(srv, m->fd, m->peer, m->has_addr ? &m->addr : NULL,
 					  m->slot) != 0) {
 			close(m->fd);
@@ -343,6 +346,17 @@ size_t spfkit__policyd_pool_conns_from(const struct spfkit__policyd_pool *p,
 	return n;
 }
 
+/* The worker with the most connections: the most to choose an idle one from. */
+static unsigned most_loaded(const struct spfkit__policyd_pool *p)
+{
+	unsigned i, best = 0;
+
+	for (i = 1; i < p->n; i++)
+		if (p->load[i] > p->load[best])
+			best = i;
+	return best;
+}
+
 /* The worker with the fewest connections, taking turns among equals. */
 static unsigned least_loaded(struct spfkit__policyd_pool *p)
 {
@@ -358,8 +372,14 @@ static unsigned least_loaded(struct spfkit__policyd_pool *p)
 	return best;
 }
 
+/*
+ * At the limit (make_room), the connection goes to the worker with the
+ * most, which closes its idle one first (spfkit__policyd_make_room()):
+ * the loads stay as they were, and worker 0 counts one over the limit
+ * until that close comes back as MSG_CLOSED.
+ */
 int spfkit__policyd_pool_place(struct spfkit__policyd *srv, int fd, const char *peer,
-			       const struct spfkit_ip *addr)
+			       const struct spfkit_ip *addr, int make_room)
 {
 	struct spfkit__policyd_pool *p = srv->pool;
 	struct pool_slot *s = spfkit__zalloc(NULL, sizeof(*s));
@@ -371,7 +391,7 @@ int spfkit__policyd_pool_place(struct spfkit__policyd *srv, int fd, const char *
 		s->has_addr = 1;
 		s->addr = *addr;
 	}
-	s->worker = least_loaded(p);
+	s->worker = make_room ? most_loaded(p) : least_loaded(p);
 	s->next = p->slots;
 	if (s->next != NULL)
 		s->next->prev = s;
@@ -379,6 +399,8 @@ int spfkit__policyd_pool_place(struct spfkit__policyd *srv, int fd, const char *
 	p->n_slots++;
 	p->load[s->worker]++;
 	if (s->worker == srv->worker) {
+		if (make_room)
+			(void)spfkit__policyd_make_room(srv);
 		if (spfkit__policyd_adopt(srv, fd, peer, addr, s) != 0) {
 			slot_release(p, s);
 			return SPFKIT_ENOMEM;
@@ -396,6 +418,7 @@ int spfkit__policyd_pool_place(struct spfkit__policyd *srv, int fd, const char *
 	m->has_addr = addr != NULL;
 	if (addr != NULL)
 		m->addr = *addr;
+	m->make_room = make_room;
 	snprintf(m->peer, sizeof(m->peer), "%s", peer);
 	post(&p->mb[s->worker], m);
 	return 0;

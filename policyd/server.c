@@ -108,13 +108,15 @@ static size_t open_conns(const struct spfkit__policyd *srv)
 }
 
 /*
- * Accept again unless draining, full, or pausing after accept() ran out
- * of descriptors. While the listeners are off, new clients wait in the
- * kernel's backlog instead of being accepted and closed in a loop.
+ * Accept again unless draining, over the limit, or pausing after accept()
+ * ran out of descriptors. At the limit itself the listeners stay on: a
+ * new client makes room by closing an idle connection (on_accept). While
+ * they are off, new clients wait in the kernel's backlog instead of being
+ * accepted and closed in a loop.
  */
 static void accept_resume(struct spfkit__policyd *srv)
 {
-	if (srv->draining || open_conns(srv) >= srv->opts.max_connections ||
+	if (srv->draining || open_conns(srv) > srv->opts.max_connections ||
 	    evtimer_pending(srv->accept_pause, NULL))
 		return;
 	accept_set(srv, 1);
@@ -867,37 +869,93 @@ int spfkit__policyd_adopt(struct spfkit__policyd *srv, int fd, const char *peer,
 	return 0;
 }
 
+/*
+ * The connection of this loop idle the longest, with nothing of its own
+ * under way: no request in flight or begun, no answer waiting, no end of
+ * input being finished. NULL when there is none. A scan, but only at the
+ * connection limit: nothing is kept up to date per request for it.
+ */
+static struct conn *idle_longest(struct spfkit__policyd *srv)
+{
+	struct conn *c, *best = NULL;
+
+	for (c = srv->conns; c != NULL; c = c->next)
+		if (c->own_fd && c->idle && c->job == NULL && !c->blocked && !c->eof &&
+		    c->out.len == 0 && !has_partial(c) &&
+		    (best == NULL || c->idle_since_ms < best->idle_since_ms))
+			best = c;
+	return best;
+}
+
+/*
+ * At --max-connections, a new client must still be served: idle
+ * connections from many addresses (each under --max-per-client) would
+ * otherwise hold every slot for --idle-timeout. So the one idle the
+ * longest is closed to make room; a Postfix whose connection it was
+ * connects again on its next request (its policy client retries a
+ * request once on a new connection), as after its own idle timeout. A
+ * connection in the middle of a request is never taken: when every one
+ * is, the new client is served one over the limit and the next ones wait
+ * in the backlog (on_accept). 1 when one was closed.
+ */
+int spfkit__policyd_make_room(struct spfkit__policyd *srv)
+{
+	struct conn *c = idle_longest(srv);
+	char note[RATELOG_NOTE_MAX];
+
+	if (c == NULL) {
+		if (ratelog_due(&srv->log_full, note))
+			spfkit__policyd_log(srv, LOG_WARNING,
+					    "%zu connections (--max-connections), none idle: not "
+					    "accepting until one closes%s", open_conns(srv), note);
+		return 0;
+	}
+	if (ratelog_due(&srv->log_full, note))
+		spfkit__policyd_log(srv, LOG_WARNING,
+				    "%zu connections (--max-connections): closing %s, idle %llu s, "
+				    "to make room for a new client%s",
+				    open_conns(srv), c->peer,
+				    (unsigned long long)((spfkit__mta_now_ms() - c->idle_since_ms) / 1000u),
+				    note);
+	conn_close(c);
+	return 1;
+}
+
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
 		      void *arg)
 {
 	struct spfkit__policyd *srv = arg;
 	struct spfkit_ip ip;
 	int has_addr = peer_addr(sa, &ip);
-	char note[RATELOG_NOTE_MAX];
 	char peer[96];
+	int full;
 
 	(void)l;
 	(void)salen;
 	peer_name(sa, (int)fd, "client", peer, sizeof(peer));
-	if (srv->draining || open_conns(srv) >= srv->opts.max_connections ||
+	if (srv->draining || open_conns(srv) > srv->opts.max_connections ||
 	    (has_addr && over_per_client(srv, &ip, peer))) {
 		evutil_closesocket(fd);
 		return;
 	}
+	full = open_conns(srv) == srv->opts.max_connections;
 	if (srv->pool != NULL) {
-		if (spfkit__policyd_pool_place(srv, (int)fd, peer, has_addr ? &ip : NULL) != 0)
+		/* the worker that takes it makes room first (pool.c) */
+		if (spfkit__policyd_pool_place(srv, (int)fd, peer, has_addr ? &ip : NULL, full) != 0)
 			evutil_closesocket(fd);
-	} else if (spfkit__policyd_adopt(srv, (int)fd, peer, has_addr ? &ip : NULL, NULL) != 0) {
-		evutil_closesocket(fd);
+	} else {
+		if (full)
+			(void)spfkit__policyd_make_room(srv);
+		if (spfkit__policyd_adopt(srv, (int)fd, peer, has_addr ? &ip : NULL, NULL) != 0)
+			evutil_closesocket(fd);
 	}
-	if (open_conns(srv) < srv->opts.max_connections)
-		return;
-	/* full: the next clients wait in the backlog until one of these closes */
-	accept_set(srv, 0);
-	if (ratelog_due(&srv->log_full, note))
-		spfkit__policyd_log(srv, LOG_WARNING,
-				    "%zu connections (--max-connections): not accepting until one closes%s",
-				    open_conns(srv), note);
+	/*
+	 * One over the limit (the descriptors kept spare hold it): no idle
+	 * connection to close, or another worker closes one now. The next
+	 * clients wait in the backlog until a connection closes.
+	 */
+	if (open_conns(srv) > srv->opts.max_connections)
+		accept_set(srv, 0);
 }
 
 /* ---- the server ------------------------------------------------------------ */

@@ -19,7 +19,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_daemon import (BIN, Daemon, ask, expect, expect_closed_without_reply,  # noqa: E402
-                         request)
+                         read_reply, request)
 
 
 def still_open(s, wait=0.3):
@@ -185,6 +185,74 @@ def test_per_address_limit_has_a_default():
     finally:
         for s in mine:
             s.close()
+        assert d.stop() == 0
+
+
+def fill_with_idle_clients(d, n, net, first=None):
+    """n connections from n addresses of 127.0.NET.0/24, each under
+    --max-per-client, all answered once and then idle. The first (or the
+    connection `first`, if given) answers 0.1 s before the others: it is
+    the one idle the longest, whatever the machine's speed."""
+    conns = [first if first is not None else d.connect_from("127.0.%d.1" % net)]
+    if first is None:
+        expect(ask(conns[0], request()), "Received-SPF: pass")
+    time.sleep(0.1)
+    for i in range(1, n):
+        s = d.connect_from("127.0.%d.%d" % (net, i + 1))
+        expect(ask(s, request()), "Received-SPF: pass")
+        conns.append(s)
+    return conns
+
+
+def test_full_table_of_idle_clients_makes_room():
+    """Issue 33 finding 8: idle clients from as many addresses as
+    --max-connections allows (20 here) must not lock new clients out for
+    --idle-timeout: a new one is answered at once, and the connection idle
+    the longest is the one closed for it (Postfix reconnects). With
+    --workers 2 too, where the worker with the most connections closes one."""
+    for workers in ("1", "2"):
+        d = Daemon(args=("--max-connections", "20", "--max-per-client", "5",
+                         "--workers", workers))
+        idle = []
+        try:
+            idle = fill_with_idle_clients(d, 20, 3)
+            for k in range(3):  # each new client is served, and stays: the table is full again
+                s = d.connect_from("127.0.4.%d" % (k + 1))
+                expect(ask(s, request()), "Received-SPF: pass")
+                gone = [i for i, c in enumerate(idle) if not still_open(c, 0.05)]
+                idle.append(s)
+                assert len(gone) == 1, "workers %s: %d idle connections closed for a new " \
+                    "client, want 1" % (workers, len(gone))
+                if workers == "1" and k == 0:
+                    assert gone == [0], "closed %r, not the one idle the longest" % gone
+                idle.pop(gone[0]).close()
+            d.wait_log("to make room for a new client")
+        finally:
+            for c in idle:
+                c.close()
+            assert d.stop() == 0
+
+
+def test_full_table_spares_a_request_being_read():
+    """A connection in the middle of its request is never closed to make
+    room, even when it is the oldest: the oldest idle one is."""
+    d = Daemon(args=("--max-connections", "10", "--max-per-client", "5",
+                     "--request-timeout", "60", "--workers", "1"))
+    conns = []
+    try:
+        half = d.connect_from("127.0.5.1")
+        half.sendall(request()[:40])
+        time.sleep(0.1)
+        conns = [half] + fill_with_idle_clients(d, 9, 6)
+        with d.connect_from("127.0.5.200") as s:
+            expect(ask(s, request()), "Received-SPF: pass")
+        assert still_open(half, 0.1), "the connection in the middle of a request was closed"
+        assert not still_open(conns[1], 1.0), "the oldest idle connection is still open"
+        half.sendall(request()[40:])
+        expect(read_reply(half), "Received-SPF: pass")
+    finally:
+        for c in conns:
+            c.close()
         assert d.stop() == 0
 
 
