@@ -1,5 +1,5 @@
 /*
- * A message's header edits. During the header callbacks we note every
+ * A message's header edits. During the header commands we note every
  * Authentication-Results field whose authserv-id is ours (a client
  * cannot have a right to our name: RFC 8601 §5 tells us to delete them,
  * or a later filter such as OpenDMARC would believe a forged
@@ -11,8 +11,6 @@
  */
 #include <string.h>
 #include <syslog.h>
-
-#include <libmilter/mfapi.h>
 
 #include "spfkit_util.h"
 #include "milter.h"
@@ -49,95 +47,99 @@ static void note_removal(struct spfkit__milter_msg *m, int received_spf, unsigne
 	m->n_removals++;
 }
 
-int spfkit__milter_on_header(SMFICTX *ctx, char *name, char *value)
+/*
+ * "name NUL value NUL". A field without its value (no MTA sends one) is
+ * counted all the same: the MTA counts it when it numbers the fields.
+ */
+void spfkit__milter_on_header(struct spfkit__milter_conn *c, const unsigned char *d, size_t n)
 {
-	struct spfkit__milter_conn *c = smfi_getpriv(ctx);
-	struct spfkit__milter_msg *m;
+	struct spfkit__milter_msg *m = &spfkit__milter_session_of(c)->msg;
+	const char *field[2] = {NULL, ""};
 
-	if (c == NULL || name == NULL)
-		return SMFIS_CONTINUE;
-	m = &c->msg;
-	if (!m->active || m->trusted)
-		return SMFIS_CONTINUE;
-	if (spfkit__milter_name_is(name, AR)) {
+	if (spfkit__milter_strings(d, n, field, NULL, 2) < 1 || !m->active || m->trusted)
+		return;
+	if (spfkit__milter_name_is(field[0], AR)) {
 		m->ar_seen++;
-		if (spfkit__mta_ar_is_ours(value, spfkit__milter_g.authserv_id))
+		if (spfkit__mta_ar_is_ours(field[1], spfkit__milter_g.authserv_id))
 			note_removal(m, 0, m->ar_seen);
-	} else if (spfkit__milter_name_is(name, RSPF)) {
+	} else if (spfkit__milter_name_is(field[0], RSPF)) {
 		m->rspf_seen++;
 		if (spfkit__milter_g.cfg->delete_received_spf)
 			note_removal(m, 1, m->rspf_seen);
 	}
-	return SMFIS_CONTINUE;
 }
 
-static const char *queue_id(SMFICTX *ctx)
+static const char *queue_id(struct spfkit__milter_conn *c)
 {
-	const char *id = smfi_getsymval(ctx, "i");
+	const char *id = spfkit__milter_macro(&spfkit__milter_session_of(c)->macros, "i");
 
 	return id != NULL ? id : "NOQUEUE";
 }
 
 /* Delete from the last noted down: per name the indexes were noted rising. */
-static int remove_forged(SMFICTX *ctx, struct spfkit__milter_msg *m)
+static int remove_forged(struct spfkit__milter_conn *c, struct spfkit__milter_msg *m)
 {
 	size_t i;
 
+	if (m->n_removals > 0 && !(spfkit__milter_actions(c) & SPFKIT_MILTER_F_CHGHDRS)) {
+		spfkit__mta_log_printf(LOG_ERR, "%s: cannot delete %s: the MTA does not let us "
+				       "change header fields", MESC(queue_id(c)),
+				       m->removals[0].received_spf ? RSPF : AR);
+		return -1;
+	}
 	for (i = m->n_removals; i > 0; i--) {
 		const struct spfkit__milter_removal *r = &m->removals[i - 1];
 		const char *name = r->received_spf ? RSPF : AR;
 
-		if (smfi_chgheader(ctx, (char *)name, (int)r->index, NULL) != MI_SUCCESS) {
-			spfkit__mta_log_printf(LOG_ERR, "%s: cannot delete %s #%u", MESC(queue_id(ctx)), name,
-					   r->index);
-			return -1;
-		}
-		spfkit__mta_log_printf(LOG_INFO, "%s: deleted %s #%u%s", MESC(queue_id(ctx)), name, r->index,
-				   r->received_spf ? "" : " carrying our authserv-id (forged)");
+		/* an empty value deletes the field */
+		spfkit__milter_send_header(c, SPFKIT_MILTER_R_CHGHEADER, r->index, name, "");
+		spfkit__mta_log_printf(LOG_INFO, "%s: deleted %s #%u%s", MESC(queue_id(c)), name,
+				       r->index, r->received_spf ? "" : " carrying our authserv-id (forged)");
 	}
 	return 0;
 }
 
 /* Ours at index 0, the last first, so they end up in the decision's order. */
-static int insert_ours(SMFICTX *ctx, const struct spfkit__mta_decision *d)
+static int insert_ours(struct spfkit__milter_conn *c, const struct spfkit__mta_decision *d)
 {
 	size_t i;
 
+	if (d->header_count > 0 && !(spfkit__milter_actions(c) & SPFKIT_MILTER_F_ADDHDRS)) {
+		spfkit__mta_log_printf(LOG_ERR, "%s: cannot insert our header: the MTA does not let "
+				       "us add header fields", MESC(queue_id(c)));
+		return -1;
+	}
 	for (i = d->header_count; i > 0; i--) {
 		char name[64];
 		const char *value = spfkit__milter_header_split(d->headers[i - 1], name, sizeof(name));
 
-		if (value == NULL)
-			continue;
-		if (smfi_insheader(ctx, 0, name, (char *)value) != MI_SUCCESS) {
-			spfkit__mta_log_printf(LOG_ERR, "%s: cannot insert %s", MESC(queue_id(ctx)), name);
-			return -1;
-		}
+		if (value != NULL)
+			spfkit__milter_send_header(c, SPFKIT_MILTER_R_INSHEADER, 0, name, value);
 	}
 	return 0;
 }
 
-int spfkit__milter_on_eom(SMFICTX *ctx)
+void spfkit__milter_on_eom(struct spfkit__milter_conn *c)
 {
-	struct spfkit__milter_conn *c = smfi_getpriv(ctx);
-	struct spfkit__milter_msg *m;
-	int rc = SMFIS_CONTINUE;
+	struct spfkit__milter_msg *m = &spfkit__milter_session_of(c)->msg;
+	char final = SPFKIT_MILTER_R_CONTINUE;
 
-	if (c == NULL)
-		return SMFIS_CONTINUE;
-	m = &c->msg;
 	if (m->active && !m->trusted) {
 		if (m->too_many) {
 			/* a forged result we could not note would reach the next filter */
 			spfkit__mta_log_printf(LOG_NOTICE, "%s: too many Authentication-Results fields; "
-				"message rejected", MESC(queue_id(ctx)));
-			smfi_setreply(ctx, "550", "5.7.0", "Too many Authentication-Results header fields");
-			rc = SMFIS_REJECT;
-		} else if (remove_forged(ctx, m) != 0 ||
-			   (m->have_decision && insert_ours(ctx, &m->d) != 0)) {
-			rc = SMFIS_TEMPFAIL; /* the MTA refused an edit: never pass a forged result on */
+					       "message rejected", MESC(queue_id(c)));
+			spfkit__milter_send_reply(c, "550", "5.7.0",
+						  "Too many Authentication-Results header fields");
+			final = 0;
+		} else if (remove_forged(c, m) != 0 ||
+			   (m->have_decision && insert_ours(c, &m->d) != 0)) {
+			final = SPFKIT_MILTER_R_TEMPFAIL; /* never pass a forged result on */
 		}
 	}
+	if (final != 0)
+		spfkit__milter_send(c, final, NULL, 0);
 	spfkit__milter_msg_reset(m);
-	return rc;
+	spfkit__milter_macros_clear_from(&spfkit__milter_session_of(c)->macros,
+					 spfkit__milter_stage('M'));
 }

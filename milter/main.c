@@ -1,50 +1,61 @@
 /*
- * spfkit-milter: options, configuration, the listening socket,
- * daemon mode, PID file, privilege drop; then libmilter's loop, with
- * the worker (worker.c) doing every SPF check.
+ * spfkit-milter: options, configuration, the listening socket, the
+ * descriptor limit, daemon mode, PID file, privilege drop, signals; then
+ * the one event loop (server.c) that speaks the milter protocol and runs
+ * every SPF check.
  *
  *   spfkit-milter [options] [CONFIG]
  *
  * The order matters: the socket is opened while still root (a port
  * below 1024, a socket in a root-owned directory), we fork into the
- * background before any thread exists, and the worker thread starts
- * last, with the signals libmilter handles blocked in it.
+ * background before the event loop exists, and privileges are dropped
+ * before the first connection is taken.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
-#include <libmilter/mfapi.h>
+#include <event2/event.h>
 
 #include <spfkit/version.h>
 
 #include "config.h"
 #include "daemon.h"
+#include "listen.h"
 #include "options.h"
 #include "spfkit_util.h"
 #include "milter.h"
 
 #define PROG "spfkit-milter"
 #define DEFAULT_CONFIG "/etc/spfkit/policyd-spf.conf"
-#define DEFAULT_SOCKET "inet:8895@127.0.0.1"
+#define DEFAULT_SOCKET "unix:/run/spfkit-milter/spfkit-milter.sock"
+#define DEFAULT_SOCKET_MODE 0660
+/* c-ares's sockets (a UDP and a TCP one per server, at most 3 servers), with room */
+#define FD_DNS 16
+/* the listening socket, syslog, the event loop's own, the configuration file */
+#define FD_SPARE 8
 
 struct options {
 	const char *config;
 	int config_given;
 	int check_config;
 	const char *socket;
+	int socket_mode;         /* -1: 0660, or from UMask */
+	const char *socket_group;
 	int foreground;
 	const char *user;
 	const char *pid_file;
-	const char *receiver;
 	int log_stderr;
+	struct spfkit__milter_server_opts srv;
 	struct spfkit__mta_dns_opts dns;
 };
 
@@ -54,11 +65,20 @@ static void usage(FILE *f)
 	      "  SPF milter for Postfix and Sendmail (RFC 7208), a drop-in for pyspf-milter.\n"
 	      "  -c, --config FILE       policyd-spf.conf format (default " DEFAULT_CONFIG ")\n"
 	      "      --check-config      report problems of the configuration with file:line, then exit\n"
-	      "  -s, --socket SPEC       unix:/path | inet:PORT@HOST | inet6:PORT@HOST\n"
-	      "                          (default: the configuration's Socket, else " DEFAULT_SOCKET ")\n"
+	      "  -s, --socket SPEC       unix:/path | inet:PORT@HOST | inet6:PORT@HOST (default: the\n"
+	      "                          configuration's Socket, else " DEFAULT_SOCKET ")\n"
+	      "      --socket-mode MODE  permissions of a unix socket (octal; default 0660, or 0777\n"
+	      "                          less the configuration's UMask)\n"
+	      "      --socket-group GROUP  group of a unix socket (e.g. postfix; default: --user's)\n"
 	      "  -f, --foreground        do not fork into the background (systemd)\n"
 	      "  -u, --user USER[:GROUP] drop privileges after opening the socket (default: UserID)\n"
 	      "  -p, --pid-file FILE     write the process id there (default: PidFile)\n"
+	      "      --max-connections N MTA connections at once (default 4096; lowered to fit the\n"
+	      "                          open-file limit, which is raised first)\n"
+	      "      --read-timeout S    drop a connection that has not negotiated S seconds after\n"
+	      "                          connecting, or whose packet is not whole S seconds after its\n"
+	      "                          first byte (default 30)\n"
+	      "      --idle-timeout S    drop a connection with no command for S seconds (default 3600)\n"
 	      "      --dns SERVERS       DNS servers HOST[:PORT],... (default: /etc/resolv.conf)\n"
 	      "      --dns-timeout MS    per-try DNS timeout\n"
 	      "      --dns-cache-mb N    answer cache size (default 4; 0: none)\n"
@@ -76,36 +96,67 @@ static int bad_value(const char *name, const char *value)
 	return 2;
 }
 
+enum { O_CHECK = 256, O_MODE, O_GROUP, O_MAXC, O_READ, O_IDLE, O_RECEIVER, O_LOG, O_DNS };
+
+/* The server's numbers: 0, or 2 (said). */
+static int server_option(struct options *o, int ch, const char *name)
+{
+	long v = spfkit__mta_number(optarg, 1, ch == O_MAXC ? 1000000 : 86400);
+
+	if (v < 0)
+		return bad_value(name, optarg);
+	if (ch == O_MAXC)
+		o->srv.max_connections = (size_t)v;
+	else
+		*(ch == O_READ ? &o->srv.read_timeout : &o->srv.idle_timeout) = (int)v;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { O_CHECK = 256, O_DNS, O_DNS_TIMEOUT, O_DNS_CACHE, O_ZONE, O_ZONE_TIMEOUT, O_RECEIVER,
-	       O_LOG };
 	static const struct option longs[] = {
 		{"config", required_argument, NULL, 'c'}, {"check-config", no_argument, NULL, O_CHECK},
-		{"socket", required_argument, NULL, 's'}, {"foreground", no_argument, NULL, 'f'},
+		{"socket", required_argument, NULL, 's'}, {"socket-mode", required_argument, NULL, O_MODE},
+		{"socket-group", required_argument, NULL, O_GROUP},
+		{"foreground", no_argument, NULL, 'f'},
 		{"user", required_argument, NULL, 'u'}, {"pid-file", required_argument, NULL, 'p'},
+		{"max-connections", required_argument, NULL, O_MAXC},
+		{"read-timeout", required_argument, NULL, O_READ},
+		{"idle-timeout", required_argument, NULL, O_IDLE},
 		SPFKIT__MTA_DNS_OPTIONS(O_DNS),
 		{"receiver", required_argument, NULL, O_RECEIVER}, {"log", required_argument, NULL, O_LOG},
 		{"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
-	int ch;
+	int ch, rc;
+	char *end;
+	long v;
 
 	o->config = DEFAULT_CONFIG;
+	o->socket_mode = -1;
 	o->dns.cache_mb = 4;
 	while ((ch = getopt_long(argc, argv, "c:s:fu:p:hV", longs, NULL)) != -1) {
 		switch (ch) {
 		case 'c': o->config = optarg; o->config_given = 1; break;
 		case O_CHECK: o->check_config = 1; break;
 		case 's': o->socket = optarg; break;
+		case O_MODE:
+			v = strtol(optarg, &end, 8);
+			if (optarg[0] == '\0' || *end != '\0' || v < 0 || v > 0777)
+				return bad_value("socket-mode", optarg);
+			o->socket_mode = (int)v;
+			break;
+		case O_GROUP: o->socket_group = optarg; break;
 		case 'f': o->foreground = 1; break;
 		case 'u': o->user = optarg; break;
 		case 'p': o->pid_file = optarg; break;
-		case O_DNS: case O_DNS_TIMEOUT: case O_DNS_CACHE: case O_ZONE: case O_ZONE_TIMEOUT:
-			if (spfkit__mta_dns_option(&o->dns, ch - O_DNS, optarg) != 0)
-				return bad_value(spfkit__mta_dns_option_name(ch - O_DNS), optarg);
+		case O_MAXC: case O_READ: case O_IDLE:
+			rc = server_option(o, ch, ch == O_MAXC ? "max-connections" :
+					   ch == O_READ ? "read-timeout" : "idle-timeout");
+			if (rc != 0)
+				return rc;
 			break;
-		case O_RECEIVER: o->receiver = optarg; break;
+		case O_RECEIVER: o->srv.receiver = optarg; break;
 		case O_LOG:
 			if (strcmp(optarg, "stderr") != 0 && strcmp(optarg, "syslog") != 0)
 				return bad_value("log", optarg);
@@ -113,7 +164,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': puts(PROG " " SPFKIT_VERSION_STRING); exit(0);
-		default: usage(stderr); return 2;
+		default:
+			if (ch >= O_DNS && ch < O_DNS + SPFKIT__MTA_DNS_OPTION_COUNT) {
+				if (spfkit__mta_dns_option(&o->dns, ch - O_DNS, optarg) != 0)
+					return bad_value(spfkit__mta_dns_option_name(ch - O_DNS), optarg);
+				break;
+			}
+			usage(stderr);
+			return 2;
 		}
 	}
 	/* like policyd-spf and pyspf-milter, the one argument is the configuration file */
@@ -156,11 +214,108 @@ static void adapt_config(struct spfkit__mta_config *cfg)
 		cfg->header_type = SPFKIT_MTA_HEADER_AR;
 	if (cfg->helo_pass_restriction != NULL || cfg->mail_from_pass_restriction != NULL)
 		spfkit__mta_log_printf(LOG_WARNING, "HELO_pass_restriction and Mail_From_pass_restriction "
-				   "are Postfix policy features; the milter ignores them");
+				       "are Postfix policy features; the milter ignores them");
 	spfkit__free(cfg->alloc, cfg->helo_pass_restriction);
 	spfkit__free(cfg->alloc, cfg->mail_from_pass_restriction);
 	cfg->helo_pass_restriction = NULL;
 	cfg->mail_from_pass_restriction = NULL;
+}
+
+/* ---- the socket -------------------------------------------------------- */
+
+/* The path of a unix:, local: or bare absolute socket spec, or NULL. */
+static const char *unix_path(const char *spec)
+{
+	if (strncmp(spec, "unix:", 5) == 0 || strncmp(spec, "local:", 6) == 0)
+		return strchr(spec, ':') + 1;
+	return spec[0] == '/' ? spec : NULL;
+}
+
+/* Who owns a UNIX socket: --user's ids (when root), the group of --socket-group. 0, or -1 (said). */
+static int socket_owner(const struct options *o, const char *user, uid_t *uid, gid_t *gid)
+{
+	*uid = (uid_t)-1;
+	*gid = (gid_t)-1;
+	if (user != NULL && geteuid() == 0 && spfkit__mta_user_ids(PROG, user, uid, gid) != 0)
+		return -1;
+	if (o->socket_group != NULL) {
+		struct group *gr = getgrnam(o->socket_group);
+
+		if (gr == NULL) {
+			fprintf(stderr, PROG ": no such group: %s\n", o->socket_group);
+			return -1;
+		}
+		*gid = gr->gr_gid;
+	}
+	return 0;
+}
+
+/* The socket's directory, made when missing (one level: /run/spfkit-milter), for its owner. */
+static int socket_dir(const char *path, uid_t uid, gid_t gid)
+{
+	char dir[256];
+	const char *slash = strrchr(path, '/');
+	size_t n = slash != NULL ? (size_t)(slash - path) : 0;
+	struct stat st;
+
+	if (n == 0 || n >= sizeof(dir))
+		return 0;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	if (stat(dir, &st) == 0)
+		return 0;
+	if (mkdir(dir, 0755) != 0 || ((uid != (uid_t)-1 || gid != (gid_t)-1) && chown(dir, uid, gid) != 0)) {
+		fprintf(stderr, PROG ": socket directory %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* "inet:PORT@HOST", "inet:PORT", "inet6:PORT@HOST" (libmilter's forms). */
+static int listen_inet(const char *spec)
+{
+	int v6 = strncmp(spec, "inet6:", 6) == 0;
+	const char *p = spec + (v6 ? 6 : 5), *at = strchr(p, '@');
+	char port[16];
+	size_t n = at != NULL ? (size_t)(at - p) : strlen(p);
+	unsigned bound;
+
+	if (n == 0 || n >= sizeof(port)) {
+		fprintf(stderr, PROG ": bad socket %s (want inet:PORT@HOST)\n", spec);
+		return -1;
+	}
+	memcpy(port, p, n);
+	port[n] = '\0';
+	if (!spfkit__mta_port_ok(port, 1)) {
+		fprintf(stderr, PROG ": bad port in %s\n", spec);
+		return -1;
+	}
+	return spfkit__mta_listen_tcp(PROG, at != NULL ? at + 1 : NULL, port, v6 ? AF_INET6 : AF_INET,
+				      &bound);
+}
+
+/*
+ * The socket, opened now (as root, before the fork). A UNIX socket gets
+ * `mode` and is handed to the user we become (and --socket-group), so
+ * that the MTA's group can be given access and the socket can be
+ * replaced at the next start; a live one is never taken over.
+ */
+static int open_socket(const struct options *o, const char *spec, const char *user, mode_t mode)
+{
+	const char *path = unix_path(spec);
+	uid_t uid;
+	gid_t gid;
+
+	if (path == NULL) {
+		if (strncmp(spec, "inet:", 5) == 0 || strncmp(spec, "inet6:", 6) == 0)
+			return listen_inet(spec);
+		fprintf(stderr, PROG ": bad socket %s (unix:/path, inet:PORT@HOST, inet6:PORT@HOST)\n",
+			spec);
+		return -1;
+	}
+	if (socket_owner(o, user, &uid, &gid) != 0 || socket_dir(path, uid, gid) != 0)
+		return -1;
+	return spfkit__mta_listen_unix(PROG, path, mode, uid, gid);
 }
 
 /* ---- the process ------------------------------------------------------- */
@@ -181,52 +336,6 @@ static int write_pid_file(const char *path)
 	return 0;
 }
 
-/* libmilter's socket, opened now (as root, before the fork), a stale UNIX socket replaced. */
-static int open_socket(const char *spec, const struct spfkit__mta_config *cfg)
-{
-	static struct smfiDesc desc;
-
-	if (cfg->umask >= 0)
-		umask((mode_t)cfg->umask);
-	spfkit__milter_describe(&desc);
-	if (smfi_setconn((char *)spec) != MI_SUCCESS || smfi_register(desc) != MI_SUCCESS ||
-	    smfi_opensocket(1) != MI_SUCCESS) {
-		fprintf(stderr, PROG ": cannot listen on %s\n", spec);
-		return -1;
-	}
-	return 0;
-}
-
-/* The path of a unix: or local: socket spec, or NULL. */
-static const char *unix_path(const char *spec)
-{
-	if (strncmp(spec, "unix:", 5) == 0 || strncmp(spec, "local:", 6) == 0)
-		return strchr(spec, ':') + 1;
-	return NULL;
-}
-
-/*
- * A UNIX socket made as root is handed to the user we become, so that
- * with UMask (e.g. 007) the MTA's group can be given access with
- * --user USER:GROUP and the socket can be replaced at the next start.
- */
-static int give_socket(const char *spec, const char *user)
-{
-	const char *path = unix_path(spec);
-	uid_t uid;
-	gid_t gid;
-
-	if (path == NULL || user == NULL || geteuid() != 0)
-		return 0;
-	if (spfkit__mta_user_ids(PROG, user, &uid, &gid) != 0)
-		return -1;
-	if (chown(path, uid, gid) != 0) {
-		fprintf(stderr, PROG ": chown %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 static int go_background(void)
 {
 	if (daemon(0, 0) != 0) {
@@ -236,65 +345,124 @@ static int go_background(void)
 	return 0;
 }
 
-static void receiver_name(const struct options *o, char *buf, size_t size)
+static void receiver_name(const char *given, char *buf, size_t size)
 {
-	if (o->receiver != NULL)
-		snprintf(buf, size, "%s", o->receiver);
+	if (given != NULL)
+		snprintf(buf, size, "%s", given);
 	else if (gethostname(buf, size - 1) != 0)
 		snprintf(buf, size, "unknown");
 	buf[size - 1] = '\0';
 }
 
-/* Process setup done: run libmilter until a signal stops it. */
-static int serve(const struct options *o, struct spfkit__mta_config *cfg, struct spfkit__mta_dns *d,
-		 const char *spec)
+/* SIGTERM, SIGINT, SIGHUP stop the milter (as libmilter did): connections close, checks end. */
+static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
-	struct spfkit__milter_worker_opts wo;
-	char receiver[256];
+	struct event_base *base = arg;
+
+	(void)what;
+	spfkit__mta_log_printf(LOG_NOTICE, "signal %d: stopping", (int)sig);
+	event_base_loopexit(base, NULL);
+}
+
+/* The loop; log lines of one pass go out together (mta/log.h). */
+static void run_loop(struct event_base *base)
+{
+	int holding = spfkit__mta_log_hold() == 0;
 	int rc;
 
-	receiver_name(o, receiver, sizeof(receiver));
-	memset(&wo, 0, sizeof(wo));
-	wo.cfg = cfg;
-	wo.receiver = receiver;
-	wo.backend = d->r;
-	wo.cache = d->layer;
-	wo.budget_s = cfg->milter_time_limit;
-	if (spfkit__milter_worker_new(&wo, &spfkit__milter_g.worker) != 0) {
-		spfkit__mta_log_printf(LOG_ERR, "cannot start the worker thread");
-		return 1;
+	do {
+		rc = event_base_loop(base, EVLOOP_ONCE);
+		spfkit__mta_log_flush();
+	} while (rc == 0 && !event_base_got_exit(base) && !event_base_got_break(base));
+	if (holding)
+		spfkit__mta_log_unhold();
+}
+
+/* Process setup done: serve until a signal stops us. */
+static int serve(struct options *o, struct spfkit__mta_config *cfg, struct spfkit__mta_dns *d,
+		 int fd, const char *spec, const char *fd_note)
+{
+	static const int sigv[3] = {SIGTERM, SIGINT, SIGHUP};
+	struct event_base *base = event_base_new();
+	struct spfkit__milter_server *srv = NULL;
+	struct event *ev[3] = {NULL, NULL, NULL};
+	char receiver[256];
+	int rc = 1, i;
+
+	receiver_name(o->srv.receiver, receiver, sizeof(receiver));
+	o->srv.receiver = receiver;
+	if (base == NULL || spfkit__milter_server_new(base, &o->srv, cfg, d->r, d->layer, &srv) != 0 ||
+	    spfkit__milter_server_listen_fd(srv, fd) != 0) {
+		spfkit__mta_log_printf(LOG_ERR, "cannot start the event loop");
+		if (srv == NULL)
+			close(fd);
+		goto out;
 	}
-	spfkit__milter_g.cfg = cfg;
-	spfkit__milter_g.authserv_id = cfg->authserv_id;
+	for (i = 0; i < 3; i++) {
+		ev[i] = evsignal_new(base, sigv[i], on_signal, base);
+		if (ev[i] == NULL || event_add(ev[i], NULL) != 0)
+			goto out;
+	}
+	if (fd_note[0] != '\0')
+		spfkit__mta_log_printf(LOG_WARNING, "%s", fd_note);
 	spfkit__mta_log_printf(LOG_NOTICE, "ready on %s (authserv-id %s)", spec, cfg->authserv_id);
-	rc = smfi_main() == MI_SUCCESS ? 0 : 1;
-	spfkit__mta_log_printf(LOG_NOTICE, "stopping");
-	spfkit__milter_worker_free(spfkit__milter_g.worker);
-	spfkit__milter_g.worker = NULL;
+	run_loop(base);
+	rc = 0;
+out:
+	spfkit__milter_server_free(srv); /* closes the connections, then the socket */
+	for (i = 0; i < 3; i++)
+		if (ev[i] != NULL)
+			event_free(ev[i]);
+	if (base != NULL)
+		event_base_free(base);
 	return rc;
 }
 
-static int setup_and_serve(const struct options *o, struct spfkit__mta_config *cfg)
+/* --socket-mode, else 0777 less UMask when the configuration has one (pyspf-milter's way), else 0660. */
+static mode_t socket_mode(const struct options *o, const struct spfkit__mta_config *cfg)
+{
+	if (o->socket_mode >= 0)
+		return (mode_t)o->socket_mode;
+	if (cfg->umask >= 0)
+		return (mode_t)(0777 & ~cfg->umask);
+	return DEFAULT_SOCKET_MODE;
+}
+
+static int setup_and_serve(struct options *o, struct spfkit__mta_config *cfg)
 {
 	const char *spec = o->socket ? o->socket : cfg->socket ? cfg->socket : DEFAULT_SOCKET;
 	const char *pid_file = o->pid_file ? o->pid_file : cfg->pid_file;
 	const char *user = o->user ? o->user : cfg->user_id;
 	struct spfkit__mta_dns d;
-	int rc = 1;
+	char fd_note[256];
+	size_t fit;
+	int fd, rc = 1;
 
 	memset(&d, 0, sizeof(d));
-	if (open_socket(spec, cfg) != 0 || give_socket(spec, user) != 0 ||
-	    (!o->foreground && go_background() != 0))
+	if (cfg->umask >= 0)
+		umask((mode_t)cfg->umask);
+	fd = open_socket(o, spec, user, socket_mode(o, cfg));
+	if (fd < 0)
 		return 1;
-	if (pid_file != NULL && write_pid_file(pid_file) != 0)
-		return 1;
+	spfkit__mta_fit_fd_limit(o->srv.max_connections ? o->srv.max_connections
+							: SPFKIT_MILTER_MAX_CONNECTIONS,
+				 FD_DNS + FD_SPARE, &fit, fd_note, sizeof(fd_note));
+	o->srv.max_connections = fit;
+	if ((!o->foreground && go_background() != 0) ||
+	    (pid_file != NULL && write_pid_file(pid_file) != 0)) {
+		close(fd);
+		goto out;
+	}
 	if (spfkit__mta_dns_open(PROG, &o->dns, &d) == 0 &&
 	    (user == NULL || spfkit__mta_drop_privileges(PROG, user) == 0))
-		rc = serve(o, cfg, &d, spec);
+		rc = serve(o, cfg, &d, fd, spec, fd_note);
+	else
+		close(fd);
 	spfkit__mta_dns_close(&d);
-	/* ours to remove (libmilter leaves it); may fail after the privilege drop: harmless */
+	/* ours to remove; may fail after the privilege drop: harmless */
 	if (pid_file != NULL)
 		unlink(pid_file);
+out:
 	if (unix_path(spec) != NULL)
 		unlink(unix_path(spec));
 	return rc;
@@ -322,7 +490,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s: %s; not starting\n", o.config, spfkit_strerror(rc));
 		return 1;
 	}
-	spfkit__mta_log_open("spfkit-milter", o.log_stderr, NULL);
+	spfkit__mta_log_open(PROG, o.log_stderr, NULL);
 	adapt_config(cfg);
 	signal(SIGPIPE, SIG_IGN);
 	rc = setup_and_serve(&o, cfg);

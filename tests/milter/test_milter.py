@@ -49,7 +49,7 @@ InternalHosts = 198.51.100.0/24,2001:db8:1::/48
 
 
 class Daemon:
-    def __init__(self, conf=CONF, dns=None):
+    def __init__(self, conf=CONF, dns=None, args=(), preexec_fn=None):
         self.dir = tempfile.mkdtemp(prefix="spfkit-milter-test-")
         self.zone = os.path.join(self.dir, "zone")
         self.conf = os.path.join(self.dir, "milter.conf")
@@ -62,8 +62,9 @@ class Daemon:
         resolver = ["--dns", dns, "--dns-timeout", "5000"] if dns else \
             ["--zone", self.zone, "--zone-timeout", "tempfail.example"]
         cmd = [BIN, "-f", "--log", "stderr", "-s", "unix:" + self.sock,
-               "--receiver", ID, "-p", self.pid_file] + resolver + [self.conf]
-        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+               "--receiver", ID, "-p", self.pid_file] + resolver + list(args) + [self.conf]
+        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                     preexec_fn=preexec_fn)
         self.lines = []
         self.lock = threading.Lock()
         self.reader = threading.Thread(target=self._read_log, daemon=True)
