@@ -330,19 +330,23 @@ def t_hostile_values(d):
 
 
 def t_hostile_headers(d):
-    """Unclosed and deeply nested comments, bare quotes, junk names: no crash, only ours go."""
+    """Unclosed and deeply nested comments, bare quotes, junk names: no crash; ours go,
+    and so do the malformed ones (an id we cannot read may be ours: issue 33)."""
     m, r = session(d, "192.0.2.10", "mx.example.com", "<alice@example.com>")
     expect(r, ("continue", b""))
     edits = finish(m, [
-        ("Authentication-Results", "(" * 5000 + ID + ";"),
-        ("Authentication-Results", "\"" + ID),
+        ("Authentication-Results", "(" * 5000 + ID + ";"),                # 1: malformed
+        ("Authentication-Results", "\"" + ID),                            # 2: malformed
         ("Authentication-Results", ""),
-        ("Authentication-Results", "(unclosed \\"),
+        ("Authentication-Results", "(unclosed \\"),                       # 4: malformed
         ("Auth\u00e9ntication-Results", ID + "; spf=pass"),
         ("Authentication-Results", "\t(ok) " + ID + " (x); spf=pass"),  # 5: ours
         ("Received-SPF", "pass (forged)"),
     ])
     expect(edits, [("m", 5, "Authentication-Results", ""),
+                   ("m", 4, "Authentication-Results", ""),
+                   ("m", 2, "Authentication-Results", ""),
+                   ("m", 1, "Authentication-Results", ""),
                    ar(ID + "; spf=pass smtp.mailfrom=example.com")])
     m.quit()
 
