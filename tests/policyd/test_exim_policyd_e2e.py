@@ -18,12 +18,22 @@ each case needs.
 
 Checks: a forged sender gets the daemon's 550 5.7.23 with the record's
 explanation; an authorised one is delivered with Received-SPF at the top,
-once for two recipients; a DNS timeout gives 451 4.7.24; with the daemon
-stopped, mail is accepted (the ACL's DUNNO default) and Exim logs it. The
-daemon must exit cleanly (it is the sanitizer build's). Given SPFKIT, the
-`${run}` example of docs/exim.md (`spfkit check --format exim` per
-message, also read from the file) is run through the same Exim: forged ->
-550, pass -> header, DNS timeout -> 451, null sender -> postmaster@HELO.
+once for two recipients; a DNS timeout gives the daemon's 451 4.7.24. When
+the daemon does not answer, the stanza defers (451 4.3.5) and Exim logs
+it: the daemon stopped with SIGSTOP (silent: the ACL's whole timeout goes
+by), not running (no socket), and a server that closes without a reply;
+the stanza's commented alternative, put in place of its "defer", accepts
+instead. The stanza's timeout must be above the daemon's default
+--time-limit (from its --help). The daemon must exit cleanly (it is the
+sanitizer build's). Given SPFKIT, the `${run}` example of docs/exim.md
+(`spfkit check --format exim` per message, also read from the file) is run
+through the same Exim: forged -> 550, pass -> header, DNS timeout -> 451,
+null sender -> postmaster@HELO.
+
+Nothing depends on how fast the machine is: DNS answers have 10 s
+(Lookup_Time, the CLI's --timeout) where they take milliseconds; the one
+name that must time out (slow.example) is one dnsd never answers; the
+silent daemon is a stopped one, not a slow one.
 
 Exit 77 (skipped) when not root, or when the packages cannot be downloaded.
 """
@@ -31,6 +41,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -58,10 +69,12 @@ why.pass IN TXT "%{i} is not one of %{d}'s mail servers"
 slow    IN TXT "v=spf1 ip4:192.0.2.0/24 -all"
 """
 
+# docs/exim.md's settings; Lookup_Time 10 s: ample for an answer from dnsd on a
+# loaded machine, and the time slow.example's temperror takes
 POLICYD_CONF = """debugLevel = 1
 TempError_Defer = True
 TempError_Action = 451
-Lookup_Time = 3
+Lookup_Time = 10
 """
 
 CONF = r"""
@@ -128,13 +141,41 @@ def doc_block(name, must_hold):
     return block
 
 
+def accept_alternative(acl):
+    """The stanza with its commented "warn" put in place of the "defer"
+    statement before it, as the stanza's comment tells the operator."""
+    lines = acl.split("\n")
+    alt = [i for i, l in enumerate(lines) if l == "  # warn"]
+    if len(alt) != 1:
+        raise SystemExit("the stanza has no commented '# warn' alternative")
+    end = alt[0]
+    while end < len(lines) and lines[end].startswith("  #"):
+        end += 1
+    start = max(i for i in range(alt[0]) if lines[i] == "  defer")
+    uncommented = [l[:2] + l[4:] for l in lines[alt[0]:end]]
+    return "\n".join(lines[:start] + uncommented + lines[end:])
+
+
+def timeouts_agree(acl, binary):
+    """The stanza waits longer than the daemon's default --time-limit: a slow
+    DNS gets the daemon's answer, not the ACL's "no answer"."""
+    m = re.search(r"\{(\d+)s\}\{ \}", acl)
+    helptext = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
+    d = re.search(r"--time-limit S.*?\(default (\d+)\)", helptext, re.S)
+    if m is None or d is None:
+        return "no readsocket timeout in the stanza, or no --time-limit default in --help"
+    if int(m.group(1)) <= int(d.group(1)):
+        return "the stanza waits %s s, the daemon may take %s s" % (m.group(1), d.group(1))
+    return None
+
+
 class Policyd:
     def __init__(self, binary, root, dns_port):
         self.sock = os.path.join(root, "policyd.sock")
         conf = os.path.join(root, "policyd-spf.conf")
         with open(conf, "w") as f:
             f.write(POLICYD_CONF)
-        cmd = [binary, "--dns", "127.0.0.1:%d" % dns_port, "--dns-timeout", "300",
+        cmd = [binary, "--dns", "127.0.0.1:%d" % dns_port, "--dns-timeout", "2000",
                "--listen", "unix:" + self.sock, "--socket-mode", "0666",
                "--receiver", "mx.receiver.example", "--log", "stderr", "-c", conf]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -191,13 +232,33 @@ def read(path):
     return open(path).read() if os.path.exists(path) else ""
 
 
-def run_cases(exim, conf, root, policyd):
-    failures = []
-
+def wanter(failures):
+    """want(cond, what, detail): says ok or FAIL, and notes a failure in failures."""
     def want(cond, what, detail=""):
         print(("ok   " if cond else "FAIL ") + what + ("" if cond else ": " + detail[-2000:]))
         if not cond:
             failures.append(what)
+    return want
+
+
+DEFERRED_LOG = "SPF not checked: spfkit-policyd did not answer; deferred"
+
+
+def smtp_deferred(want, exim, conf, mainlog, what, sender):
+    """A message while the daemon does not answer: the stanza's 451 4.3.5,
+    nothing accepted, and one more line in Exim's log saying why."""
+    before = read(mainlog).count(DEFERRED_LOG)
+    out = smtp(exim, conf, "203.0.113.5", "client.example", sender, ["user@receiver.example"])
+    want(one_reply(out, "451") == "451 4.3.5 SPF check not available, please try again later",
+         what + " -> 451 4.3.5", out)
+    want(re.search(r"^250 OK id=", out, re.M) is None, what + " -> nothing accepted", out)
+    want(read(mainlog).count(DEFERRED_LOG) == before + 1, what + " -> logged by Exim",
+         read(mainlog)[-1500:])
+
+
+def run_cases(exim, conf, root, policyd):
+    failures = []
+    want = wanter(failures)
 
     mainlog = os.path.join(root, "log", "mainlog")
 
@@ -252,29 +313,72 @@ def run_cases(exim, conf, root, policyd):
     want("inside a request" not in log and "protocol error" not in log,
          "policyd got whole requests", log)
 
-    # the daemon down: accepted, and Exim says why
+    # silent: the daemon stopped (SIGSTOP), so the connection is taken by the
+    # kernel and nothing answers; the ACL's timeout goes by, then it defers
+    os.kill(policyd.proc.pid, signal.SIGSTOP)
+    try:
+        smtp_deferred(want, exim, conf, mainlog, "policyd silent", "erin@pass.example")
+    finally:
+        os.kill(policyd.proc.pid, signal.SIGCONT)
+
     rc = policyd.stop()
     want(rc == 0, "policyd exits cleanly (status %r)" % rc, "\n".join(policyd.lines[-20:]))
-    if os.path.exists(os.path.join(root, "mail", "user")):
-        os.unlink(os.path.join(root, "mail", "user"))
-    out = smtp(exim, conf, "203.0.113.5", "client.example", "dave@pass.example",
+    return failures
+
+
+def run_cases_down(exim, conf, conf_accept, root, sock):
+    """No daemon: not running, then a server that closes without a reply;
+    then the commented alternative, which accepts."""
+    failures = []
+    want = wanter(failures)
+
+    mainlog = os.path.join(root, "log", "mainlog")
+    mail = os.path.join(root, "mail", "user")
+    if os.path.exists(mail):
+        os.unlink(mail)
+    want(not os.path.exists(sock), "policyd's socket removed at its exit", sock)
+    smtp_deferred(want, exim, conf, mainlog, "policyd not running", "dave@pass.example")
+
+    # a server that takes the request and closes without a word (a daemon
+    # refusing it, or dying on it): an empty answer is no answer
+    closer = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    closer.bind(sock)
+    os.chmod(sock, 0o666)
+    closer.listen(8)
+    closer.settimeout(60)
+
+    def close_one():  # the message asks once
+        try:
+            c, _ = closer.accept()
+        except OSError:
+            return
+        c.recv(4096)
+        c.close()
+
+    t = threading.Thread(target=close_one, daemon=True)
+    t.start()
+    try:
+        smtp_deferred(want, exim, conf, mainlog, "empty answer", "dave@pass.example")
+    finally:
+        t.join(60)
+        closer.close()
+        os.unlink(sock)
+
+    # the operator's choice, as documented: accepted unchecked, and logged
+    out = smtp(exim, conf_accept, "203.0.113.5", "client.example", "dave@pass.example",
                ["user@receiver.example"])
-    want(re.search(r"^250 OK id=", out, re.M) is not None, "policyd down -> accepted", out)
+    want(re.search(r"^250 OK id=", out, re.M) is not None, "accept alternative -> accepted",
+         out)
     want("SPF not checked: spfkit-policyd did not answer; accepted" in read(mainlog),
-         "policyd down -> logged by Exim", read(mainlog)[-1500:])
-    want("Received-SPF" not in read(os.path.join(root, "mail", "user")),
-         "policyd down -> no header", read(os.path.join(root, "mail", "user"))[:800])
+         "accept alternative -> logged by Exim", read(mainlog)[-1500:])
+    want("Received-SPF" not in read(mail), "accept alternative -> no header", read(mail)[:800])
     return failures
 
 
 def run_cases_run(exim, conf, root):
     """docs/exim.md's ${run} example: spfkit check --format exim per message."""
     failures = []
-
-    def want(cond, what, detail=""):
-        print(("ok   " if cond else "FAIL ") + what + ("" if cond else ": " + detail[-2000:]))
-        if not cond:
-            failures.append(what)
+    want = wanter(failures)
 
     mainlog = os.path.join(root, "log", "mainlog")
     out = smtp(exim, conf, "203.0.113.5", "client.example", "alice@pass.example",
@@ -365,11 +469,21 @@ def main():
             f.write(CONF.replace("@ROOT@", root).replace("@EXIM@", exim)
                     .replace("@SPFKIT_ACL@", acl))
         t0 = time.time()
-        failures = run_cases(exim, conf, root, policyd)
+        failures = []
+        problem = timeouts_agree(acl, policyd_bin)
+        print(("FAIL " + problem) if problem else "ok   the stanza waits longer than --time-limit")
+        if problem:
+            failures.append(problem)
+        failures += run_cases(exim, conf, root, policyd)
+        conf_accept = os.path.join(root, "exim-accept.conf")
+        with open(conf_accept, "w") as f:
+            f.write(CONF.replace("@ROOT@", root).replace("@EXIM@", exim)
+                    .replace("@SPFKIT_ACL@", accept_alternative(acl)))
+        failures += run_cases_down(exim, conf, conf_accept, root, policyd.sock)
         if spfkit_bin is not None:
             # the ${run} example: the same Exim, spfkit check per message
             acl = doc_block("run", DOC_SPFKIT).replace(
-                DOC_SPFKIT, "%s check --dns 127.0.0.1:%d --timeout 300 --tries 1"
+                DOC_SPFKIT, "%s check --dns 127.0.0.1:%d --timeout 10000 --tries 1"
                 % (spfkit_bin, dns_port))
             conf = os.path.join(root, "exim-run.conf")
             with open(conf, "w") as f:
