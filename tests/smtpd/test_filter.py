@@ -304,17 +304,22 @@ def case_transactions_and_sessions_7x():
         f.kill()
 
 
+def pass_session(f, v, sid, admd=None):
+    """The handshake, then a session whose MAIL FROM passes (b@pass.test): proceed."""
+    f.handshake(v, admd=admd)
+    connect(f, v, sid)
+    f.send(filt(v, sid, "0000000000000001", "mail-from", "<b@pass.test>"))
+    f.expect(result(v, sid, "0000000000000001", "proceed"))
+
+
 def case_forged_ar_removed():
     """Forged Authentication-Results with our id go, folded lines too; others stay.
     No config|admd here: the id is the configuration's Authserv_Id."""
     f = Filter()
     v = "0.6"
     try:
-        f.handshake(v)
         s = "00000000000000c3"
-        connect(f, v, s)
-        f.send(filt(v, s, "0000000000000001", "mail-from", "<b@pass.test>"))
-        f.expect(result(v, s, "0000000000000001", "proceed"))
+        pass_session(f, v, s)
         lines = [
             "Received: from somewhere",
             "Authentication-Results: %s; spf=pass smtp.mailfrom=paypal.example" % ID,
@@ -355,11 +360,8 @@ def case_forged_ar_last_header():
     f = Filter()
     v = "0.6"
     try:
-        f.handshake(v)
         s = "00000000000000c4"
-        connect(f, v, s)
-        f.send(filt(v, s, "0000000000000001", "mail-from", "<b@pass.test>"))
-        f.expect(result(v, s, "0000000000000001", "proceed"))
+        pass_session(f, v, s)
         message(f, v, s, "0000000000000002",
                 ["Authentication-Results: %s;" % ID, " spf=pass", "", "b"],
                 pass_headers(v, s, "t") + ["", "b"])
@@ -368,6 +370,80 @@ def case_forged_ar_last_header():
         message(f, v, s, "0000000000000004", ["Authentication-Results: %s;" % ID],
                 pass_headers(v, s, "t"))
         f.close()
+    finally:
+        f.kill()
+
+
+# Issue 33 finding 3: forms of our id that lenient readers (OpenDMARC 1.4.2
+# among them) take for ours, each as the lines of one field. All are removed.
+AR = "Authentication-Results: "
+FORGED_VARIANTS = [
+    [AR + "mx . receiver . test; spf=pass smtp.mailfrom=paypal.example"],
+    [AR + "mx.", " receiver.test; spf=pass smtp.mailfrom=paypal.example"],
+    [AR + "mx\\.receiver.test; spf=pass"],
+    [AR + "m\\x.receiver.test; spf=pass"],
+    [AR + "mx.receiver.\"test\"; spf=pass"],
+    [AR + "(" * 17 + "c" + ")" * 17 + " mx.receiver.test; spf=pass"],
+    [AR + "mx.receiver.test.; spf=pass"],
+    [AR + "mx.(c)receiver.test 1; spf=pass"],
+    [AR + "m x.receiver.test; spf=pass"],
+    [AR + "\"mx.receiver.test", "\tx\"; spf=pass"],
+    [AR + "=?us-ascii?q?mx.receiver.test?=; spf=pass"],
+    [AR + "(unclosed mx.receiver.test; spf=pass"],
+]
+# Fields of other hosts (and Microsoft's, with no id): kept.
+OTHER_HOSTS = [
+    [AR + "other.example; spf=fail"],
+    [AR + "mx.receiver.test.evil.example; spf=pass"],
+    [AR + "xmx.receiver.test; spf=pass"],
+    [AR + "(mx.receiver.test) other.example; spf=pass"],
+    [AR + "spf=pass (sender IP is 192.0.2.1) smtp.mailfrom=example.com; dkim=none"],
+]
+FOLDED_COMMENTS = [" (" + "c" * 90 + ")"] * 100  # 9,400 bytes
+
+
+def case_forged_ar_variants():
+    """Every form of our id a lenient reader accepts goes; other hosts' fields stay."""
+    f = Filter()
+    v = "0.6"
+    try:
+        s = "00000000000000c5"
+        pass_session(f, v, s)
+        lines = ["Received: from somewhere"]
+        want = pass_headers(v, s, "t") + ["Received: from somewhere"]
+        for i, forged in enumerate(FORGED_VARIANTS):  # interleaved: each verdict its own
+            other = OTHER_HOSTS[i] if i < len(OTHER_HOSTS) else []
+            lines += forged + other
+            want += other
+        message(f, v, s, "00000000000000d5", lines + ["", "b"], want + ["", "b"])
+        f.send(report(v, s, "link-disconnect"))
+        f.expect_nothing()
+        f.close()
+        removed = [e for e in f.err if "Authentication-Results carrying our" in e]
+        assert len(removed) == len(FORGED_VARIANTS), \
+            "%d removals logged, want %d: %r" % (len(removed), len(FORGED_VARIANTS), f.err)
+    finally:
+        f.kill()
+
+
+def case_forged_ar_long():
+    """Past the 8 KiB the filter holds: our id behind folded comment lines goes,
+    another host's long field (its id read first) stays whole, and a field whose
+    id is still open there goes (it could name us)."""
+    f = Filter()
+    v = "0.7"
+    try:
+        s = "00000000000000c6"
+        pass_session(f, v, s, admd=ID)
+        ours = ["Authentication-Results:"] + FOLDED_COMMENTS + [" %s; spf=pass" % ID]
+        long_other = ([AR + "other.example;"] +
+                      [" dkim=pass (%s) header.d=x.example;" % ("k" * 90)] * 100)
+        open_id = ["Authentication-Results:"] + FOLDED_COMMENTS + [" other.example; spf=fail"]
+        lines = ["Subject: a"] + ours + long_other + open_id + ["X-After: 1", "", "b"]
+        want = pass_headers(v, s, "t") + ["Subject: a"] + long_other + ["X-After: 1", "", "b"]
+        message(f, v, s, "00000000000000d6", lines, want)
+        f.close()
+        assert any("no authserv-id in its first" in e for e in f.err), f.err[-5:]
     finally:
         f.kill()
 
@@ -704,7 +780,8 @@ def case_smtpd_not_reading():
 
 
 CASES = [case_handshake_68, case_fail_and_pass_68, case_transactions_and_sessions_7x,
-         case_forged_ar_removed, case_forged_ar_last_header, case_authenticated_skipped,
+         case_forged_ar_removed, case_forged_ar_last_header, case_forged_ar_variants,
+         case_forged_ar_long, case_authenticated_skipped,
          case_internal_and_local_skipped, case_null_sender_helo, case_temperror_451,
          case_protocol_04_order, case_newer_version, case_hostile_lines,
          case_slow_dns_and_disconnect, case_eof_mid_check, case_smtpd_not_reading,
