@@ -121,22 +121,21 @@ def test_no_dev_log(tmp):
     return "two replies, nothing else"
 
 
-def test_dead_dev_log(tmp):
-    """/dev/log a socket nobody listens on (a syslog daemon stopped): refused."""
-    dead = os.path.join(tmp, "dead.sock")
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    s.bind(dead)
-    s.close()
-    check_stream(*spawn(tmp, dead, "debugLevel = 1\n", requests()), what="dead /dev/log")
-    return "two replies, nothing else"
-
-
 def listener(tmp):
+    """A syslog daemon's socket: (the socket, its path)."""
     path = os.path.join(tmp, "syslog.sock")
     s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     s.bind(path)
     os.chmod(path, 0o666)
     return s, path
+
+
+def test_dead_dev_log(tmp):
+    """/dev/log a socket nobody listens on (a syslog daemon stopped): refused."""
+    s, dead = listener(tmp)
+    s.close()  # the file stays: connecting to it is refused
+    check_stream(*spawn(tmp, dead, "debugLevel = 1\n", requests()), what="dead /dev/log")
+    return "two replies, nothing else"
 
 
 def drain(s):
