@@ -28,6 +28,10 @@ struct spfkit_zone;
 #define SPFKIT_ZONE_MAX_LINE 65536u   /* one logical record, parentheses joined */
 #define SPFKIT_ZONE_MAX_NAME 255u     /* presentation length of a name */
 #define SPFKIT_ZONE_MAX_FILE (256u << 20) /* spfkit_zone_load_file() reads at most this */
+/* Memory one zone may hold (names, records, index): a file of small
+ * records takes 15 to 20 times its size, so this, not the file cap,
+ * bounds a load; about 12 MB of A records or 20 MB of TXT fit. */
+#define SPFKIT_ZONE_MAX_MEMORY (256u << 20)
 #define SPFKIT_ZONE_MAX_CNAME 8u      /* CNAMEs followed by one lookup */
 #define SPFKIT_ZONE_MAX_PENDING 65536u /* questions queued in one zone resolver */
 /* records of one type at one name: what a 64 KiB DNS message can carry, 12 octets each at least */
@@ -61,8 +65,10 @@ void spfkit_zone_free(struct spfkit_zone *zone);
  * and control bytes (tab aside), a CR not before LF, a logical record
  * over SPFKIT_ZONE_MAX_LINE bytes (SPFKIT_E2BIG). SPFKIT_EINVAL: NULL
  * zone or path, a bad `origin`. load_file reads at most
- * SPFKIT_ZONE_MAX_FILE bytes (SPFKIT_E2BIG). errbuf may be NULL; a short
- * one gets a cut message.
+ * SPFKIT_ZONE_MAX_FILE bytes (SPFKIT_E2BIG); a zone that would hold more
+ * than SPFKIT_ZONE_MAX_MEMORY bytes stops loading at the record that
+ * would pass it (SPFKIT_E2BIG, "file:line: zone larger than the memory
+ * limit of N bytes"). errbuf may be NULL; a short one gets a cut message.
  */
 int spfkit_zone_load_file(struct spfkit_zone *zone, const char *path, const char *origin,
 			  char *errbuf, size_t errlen);
@@ -83,8 +89,9 @@ int spfkit_zone_load_text(struct spfkit_zone *zone, const char *text, size_t len
  * An MX to "." or "" is a null MX (RFC 7505),
  * stored with len 0. A CNAME owner holds nothing else (RFC 1034 §3.6.2).
  * 0, SPFKIT_EINVAL (bad name, wrong length, unsupported type, CNAME and
- * other data), SPFKIT_E2BIG (TXT/SPF data over 65535 bytes),
- * SPFKIT_ENOMEM (then the zone is unchanged).
+ * other data), SPFKIT_E2BIG (TXT/SPF data over 65535 bytes, or the zone
+ * would hold more than SPFKIT_ZONE_MAX_MEMORY bytes), SPFKIT_ENOMEM
+ * (then the zone is unchanged).
  */
 int spfkit_zone_add(struct spfkit_zone *zone, const char *name, size_t name_len, uint16_t type,
 		    uint32_t ttl, const void *data, size_t len, uint16_t pref);

@@ -39,12 +39,14 @@ static int type_index(uint16_t type)
 	return -1;
 }
 
+/* 16 bytes, eight per name: at most SPFKIT_ZONE_MAX_RRSET records a set */
 struct zset {
 	struct spfkit_dns_rr *rrs; /* contiguous: handed out as answer->rrs */
-	uint32_t count;
-	uint32_t cap;
+	uint16_t count;
+	uint16_t cap;
 	uint32_t min_ttl; /* kept on add so a lookup need not scan */
 };
+_Static_assert(SPFKIT_ZONE_MAX_RRSET <= UINT16_MAX, "a set's count fits its uint16_t");
 
 #define ZN_NAMED 1u   /* added by name, not only there because a name below exists */
 #define ZN_TIMEOUT 2u /* spfkit_zone_add_timeout() */
@@ -70,7 +72,10 @@ struct spfkit_zone {
 	size_t nnodes; /* every name, empty non-terminals included */
 	size_t nnamed; /* what spfkit_zone_size() reports */
 	int has_wildcard; /* some name has a "*" label first: lookups look for it */
+	size_t bytes;     /* held for names, records and the index: see zone_charge() */
+	size_t max_bytes; /* SPFKIT_ZONE_MAX_MEMORY unless a test set less */
 };
+
 
 /* Data of zero length still needs a non-NULL pointer for callers. */
 static const unsigned char zone_empty_data[1];
@@ -80,6 +85,19 @@ static int fail_why(const char **why, const char *text, int err)
 	if (why != NULL)
 		*why = text;
 	return err;
+}
+
+const char spfkit__zone_why_memory[] = "the zone would hold more than its memory limit";
+
+/* Bytes the zone is about to take (node, data, record array, index), all
+ * counted against its limit: a file of small records takes 15 to 20
+ * times its size, so the file's own cap does not bound the memory. */
+static int zone_charge(struct spfkit_zone *z, size_t n, const char **why)
+{
+	if (n > z->max_bytes - z->bytes)
+		return fail_why(why, spfkit__zone_why_memory, SPFKIT_E2BIG);
+	z->bytes += n;
+	return 0;
 }
 
 /* ---- names -------------------------------------------------------- */
@@ -186,7 +204,7 @@ static void slots_put(struct zslot *slots, size_t nslots, struct znode *n)
 }
 
 /* Room for `more` new names at load <= 1/2; all or nothing. */
-static int zone_reserve(struct spfkit_zone *z, size_t more)
+static int zone_reserve(struct spfkit_zone *z, size_t more, const char **why)
 {
 	size_t want = z->nslots ? z->nslots : 64, i;
 	struct zslot *ns;
@@ -197,9 +215,13 @@ static int zone_reserve(struct spfkit_zone *z, size_t more)
 		want *= 2;
 	if (want == z->nslots)
 		return 0;
+	if (zone_charge(z, (want - z->nslots) * sizeof(*ns), why) != 0)
+		return SPFKIT_E2BIG;
 	ns = spfkit__calloc(z->alloc, want, sizeof(*ns));
-	if (ns == NULL)
+	if (ns == NULL) {
+		z->bytes -= (want - z->nslots) * sizeof(*ns);
 		return SPFKIT_ENOMEM;
+	}
 	for (i = 0; i < z->nslots; i++)
 		if (z->slots[i].node != NULL)
 			slots_put(ns, want, z->slots[i].node);
@@ -245,7 +267,8 @@ struct zprep {
 	size_t nfresh;
 };
 
-static int zone_prepare(struct spfkit_zone *z, const char *name, size_t len, struct zprep *p)
+static int zone_prepare(struct spfkit_zone *z, const char *name, size_t len, struct zprep *p,
+			const char **why)
 {
 	size_t off = 0;
 	const char *dot;
@@ -259,6 +282,8 @@ static int zone_prepare(struct spfkit_zone *z, const char *name, size_t len, str
 			break; /* it exists, so every name above it does too */
 		if (p->nfresh == ZONE_MAX_LABELS)
 			return SPFKIT_EINVAL; /* unreachable for a checked name */
+		if (zone_charge(z, sizeof(*n) + len - off + 1, why) != 0)
+			return SPFKIT_E2BIG;
 		n = node_new(z, name + off, len - off);
 		if (n == NULL)
 			return SPFKIT_ENOMEM;
@@ -272,7 +297,7 @@ static int zone_prepare(struct spfkit_zone *z, const char *name, size_t len, str
 	}
 	if (p->leaf == NULL)
 		p->leaf = n;
-	return zone_reserve(z, p->nfresh);
+	return zone_reserve(z, p->nfresh, why);
 }
 
 static void zone_commit(struct spfkit_zone *z, const struct zprep *p, unsigned flags)
@@ -303,6 +328,7 @@ int spfkit_zone_new(const struct spfkit_allocator *alloc, struct spfkit_zone **o
 	if (z == NULL)
 		return SPFKIT_ENOMEM;
 	z->alloc = alloc;
+	z->max_bytes = SPFKIT_ZONE_MAX_MEMORY;
 	spfkit__arena_init(&z->arena, alloc, 65536, 0);
 	*out = z;
 	return 0;
@@ -331,6 +357,21 @@ void spfkit_zone_free(struct spfkit_zone *zone)
 const struct spfkit_allocator *spfkit__zone_alloc(const struct spfkit_zone *zone)
 {
 	return zone->alloc;
+}
+
+void spfkit__zone_set_max_memory(struct spfkit_zone *zone, size_t bytes)
+{
+	zone->max_bytes = bytes;
+}
+
+size_t spfkit__zone_max_memory(const struct spfkit_zone *zone)
+{
+	return zone->max_bytes;
+}
+
+size_t spfkit__zone_memory(const struct spfkit_zone *zone)
+{
+	return zone->bytes;
 }
 
 size_t spfkit_zone_size(const struct spfkit_zone *zone)
@@ -440,7 +481,7 @@ static int cname_conflict(const struct znode *n, int ti, const char **why)
 }
 
 /* Room for one more record in set; all or nothing. */
-static int set_reserve(const struct spfkit_allocator *a, struct zset *set, const char **why)
+static int set_reserve(struct spfkit_zone *z, struct zset *set, const char **why)
 {
 	struct spfkit_dns_rr *rrs;
 	uint32_t cap;
@@ -451,14 +492,18 @@ static int set_reserve(const struct spfkit_allocator *a, struct zset *set, const
 	if (set->cap >= SPFKIT_ZONE_MAX_RRSET)
 		return fail_why(why, "more records of one type at one name than a DNS message can carry",
 				SPFKIT_E2BIG);
-	cap = set->cap ? set->cap * 2 : 2;
+	cap = set->cap ? set->cap * 2 : 1; /* most names hold one record of a type */
 	if (cap > SPFKIT_ZONE_MAX_RRSET)
 		cap = SPFKIT_ZONE_MAX_RRSET;
-	rrs = spfkit__realloc(a, set->rrs, (size_t)cap * sizeof(*rrs));
-	if (rrs == NULL)
+	if (zone_charge(z, (size_t)(cap - set->cap) * sizeof(*rrs), why) != 0)
+		return SPFKIT_E2BIG;
+	rrs = spfkit__realloc(z->alloc, set->rrs, (size_t)cap * sizeof(*rrs));
+	if (rrs == NULL) {
+		z->bytes -= (size_t)(cap - set->cap) * sizeof(*rrs);
 		return SPFKIT_ENOMEM;
+	}
 	set->rrs = rrs;
-	set->cap = cap;
+	set->cap = (uint16_t)cap;
 	return 0;
 }
 
@@ -547,6 +592,8 @@ static int zone_add_text(struct spfkit_zone *zone, const char *name, size_t name
 	} else {
 		wlen = text_strings_len(len);
 	}
+	if (zone_charge(zone, jlen + wlen + 1, why) != 0)
+		return SPFKIT_E2BIG;
 	buf = spfkit__arena_alloc(&zone->arena, jlen + wlen + 1);
 	if (buf == NULL)
 		return SPFKIT_ENOMEM;
@@ -570,13 +617,13 @@ static int zone_add_text(struct spfkit_zone *zone, const char *name, size_t name
 			return 0;
 		}
 	}
-	rc = zone_prepare(zone, name, name_len, &prep);
+	rc = zone_prepare(zone, name, name_len, &prep, why);
 	if (rc == 0)
 		rc = cname_conflict(prep.leaf, T_TXT, why);
 	if (rc == 0)
-		rc = set_reserve(zone->alloc, &prep.leaf->sets[T_TXT], why);
+		rc = set_reserve(zone, &prep.leaf->sets[T_TXT], why);
 	if (rc == 0)
-		rc = set_reserve(zone->alloc, &prep.leaf->sets[T_TXTS], why);
+		rc = set_reserve(zone, &prep.leaf->sets[T_TXTS], why);
 	if (rc != 0) {
 		/* a node made for this add is not in the table: what it got
 		 * would never be freed with the zone */
@@ -622,9 +669,11 @@ int spfkit__zone_add(struct spfkit_zone *zone, const char *name, size_t name_len
 	if (n != NULL &&
 	    set_merge_duplicate(&n->sets[ti], type, ttl, data, len, type == SPFKIT_RR_MX ? pref : 0))
 		return 0;
-	rc = zone_prepare(zone, name, name_len, &prep);
+	rc = zone_prepare(zone, name, name_len, &prep, why);
 	if (rc == 0)
 		rc = cname_conflict(prep.leaf, ti, why);
+	if (rc == 0 && len > 0)
+		rc = zone_charge(zone, len, why);
 	if (rc != 0)
 		return rc;
 	if (len > 0) {
@@ -635,7 +684,7 @@ int spfkit__zone_add(struct spfkit_zone *zone, const char *name, size_t name_len
 		copy = buf;
 	}
 	set = &prep.leaf->sets[ti];
-	rc = set_reserve(zone->alloc, set, why);
+	rc = set_reserve(zone, set, why);
 	if (rc != 0)
 		return rc;
 	zone_commit(zone, &prep, 0);
@@ -659,7 +708,7 @@ static int zone_mark(struct spfkit_zone *zone, const char *name, size_t name_len
 	name_len = spfkit__zone_name_check(name, name_len, NULL);
 	if (name_len == 0)
 		return SPFKIT_EINVAL;
-	rc = zone_prepare(zone, name, name_len, &prep);
+	rc = zone_prepare(zone, name, name_len, &prep, NULL);
 	if (rc != 0)
 		return rc;
 	zone_commit(zone, &prep, flags);

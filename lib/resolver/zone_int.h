@@ -21,6 +21,13 @@
 /* The allocator the zone was made with (the loader allocates with it too). */
 const struct spfkit_allocator *spfkit__zone_alloc(const struct spfkit_zone *zone);
 
+/* The zone's memory limit (SPFKIT_ZONE_MAX_MEMORY when made); tests set
+ * a small one. An add past it is SPFKIT_E2BIG, with *why this text. */
+void spfkit__zone_set_max_memory(struct spfkit_zone *zone, size_t bytes);
+size_t spfkit__zone_max_memory(const struct spfkit_zone *zone);
+size_t spfkit__zone_memory(const struct spfkit_zone *zone); /* counted so far */
+extern const char spfkit__zone_why_memory[];
+
 /*
  * spfkit_zone_add() that also says why it refused: on SPFKIT_EINVAL or
  * SPFKIT_E2BIG, *why (if why is not NULL) is a static text such as

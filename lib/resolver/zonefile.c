@@ -1048,6 +1048,9 @@ static void add_record(struct zf *zf, const struct rr_in *rr)
 			      zf->rdata.data, zf->rdata.len, rr->pref, &why);
 	if (rc == SPFKIT_ENOMEM)
 		zf_fail(zf, rc, rr->line, "out of memory");
+	else if (why == spfkit__zone_why_memory)
+		zf_fail(zf, rc, rr->line, "zone larger than the memory limit of %zu bytes (%zu MiB)",
+			spfkit__zone_max_memory(zf->zone), spfkit__zone_max_memory(zf->zone) >> 20);
 	else if (rc != 0)
 		zf_fail(zf, rc == SPFKIT_E2BIG ? rc : SPFKIT_ESYNTAX, rr->line, "%s record refused: %s",
 			rr->type_name, why != NULL ? why : spfkit_strerror(rc));

@@ -18,6 +18,7 @@
 #include <spfkit/zone.h>
 
 #include "core.h"
+#include "zone_int.h" /* the memory limit, set small */
 
 static void *t_alloc(void *user, size_t size)
 {
@@ -604,6 +605,49 @@ static void load_file_reads_a_file(void **state)
 	spfkit_zone_free(z);
 }
 
+/*
+ * Issue 33, finding 8: a 52 MB zone took 522 MB; the file's cap did not
+ * bound memory. A zone that would pass its memory limit stops at the
+ * record that would pass it, with the file and the limit named; one that
+ * needs exactly the limit loads.
+ */
+static void memory_limit_stops_a_load(void **state)
+{
+	const size_t names = 3000;
+	char *text = test_malloc(names * 64), want[128];
+	struct spfkit_zone *z;
+	size_t n = 0, i, need;
+	char err[256];
+
+	(void)state;
+	for (i = 0; i < names; i++)
+		n += (size_t)snprintf(text + n, names * 64 - n, "h%zu.example. A 192.0.2.%zu\n%s", i,
+				      i % 250, i % 3 ? "" : "  TXT \"v=spf1 -all\"\n");
+	assert_int_equal(spfkit_zone_new(&test_alloc, &z), 0);
+	assert_int_equal(spfkit__zone_max_memory(z), SPFKIT_ZONE_MAX_MEMORY);
+	assert_int_equal(spfkit_zone_load_text(z, text, n, "big.zone", NULL, err, sizeof(err)), 0);
+	need = spfkit__zone_memory(z);
+	assert_true(need > names * 100);
+	spfkit_zone_free(z);
+
+	assert_int_equal(spfkit_zone_new(&test_alloc, &z), 0);
+	spfkit__zone_set_max_memory(z, need);
+	assert_int_equal(spfkit_zone_load_text(z, text, n, "big.zone", NULL, err, sizeof(err)), 0);
+	assert_int_equal(spfkit_zone_size(z), names);
+	spfkit_zone_free(z);
+
+	assert_int_equal(spfkit_zone_new(&test_alloc, &z), 0);
+	spfkit__zone_set_max_memory(z, need - 1);
+	assert_int_equal(spfkit_zone_load_text(z, text, n, "big.zone", NULL, err, sizeof(err)),
+			 SPFKIT_E2BIG);
+	snprintf(want, sizeof(want), ": zone larger than the memory limit of %zu bytes", need - 1);
+	if (strncmp(err, "big.zone:", 9) != 0 || strstr(err, want) == NULL)
+		fail_msg("got \"%s\", want big.zone:LINE%s", err, want);
+	assert_true(spfkit__zone_memory(z) <= need - 1);
+	spfkit_zone_free(z);
+	test_free(text);
+}
+
 static void load_file_missing(void **state)
 {
 	char err[256];
@@ -982,6 +1026,7 @@ int main(void)
 		cmocka_unit_test(records_before_an_error_stay),
 		cmocka_unit_test(load_file_reads_a_file),
 		cmocka_unit_test(load_file_missing),
+		cmocka_unit_test(memory_limit_stops_a_load),
 		cmocka_unit_test(bad_origin_argument),
 		cmocka_unit_test(error_buffer_may_be_small_or_null),
 		cmocka_unit_test(record_of_65536_bytes_loads),
