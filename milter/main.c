@@ -30,6 +30,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "engine.h"
 #include "listen.h"
 #include "options.h"
 #include "spfkit_util.h"
@@ -364,20 +365,6 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(base, NULL);
 }
 
-/* The loop; log lines of one pass go out together (mta/log.h). */
-static void run_loop(struct event_base *base)
-{
-	int holding = spfkit__mta_log_hold() == 0;
-	int rc;
-
-	do {
-		rc = event_base_loop(base, EVLOOP_ONCE);
-		spfkit__mta_log_flush();
-	} while (rc == 0 && !event_base_got_exit(base) && !event_base_got_break(base));
-	if (holding)
-		spfkit__mta_log_unhold();
-}
-
 /* Process setup done: serve until a signal stops us. */
 static int serve(struct options *o, struct spfkit__mta_config *cfg, struct spfkit__mta_dns *d,
 		 int fd, const char *spec, const char *fd_note)
@@ -406,7 +393,7 @@ static int serve(struct options *o, struct spfkit__mta_config *cfg, struct spfki
 	if (fd_note[0] != '\0')
 		spfkit__mta_log_printf(LOG_WARNING, "%s", fd_note);
 	spfkit__mta_log_printf(LOG_NOTICE, "ready on %s (authserv-id %s)", spec, cfg->authserv_id);
-	run_loop(base);
+	spfkit__mta_run(base);
 	rc = 0;
 out:
 	spfkit__milter_server_free(srv); /* closes the connections, then the socket */

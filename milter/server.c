@@ -23,10 +23,10 @@
 
 #include <event2/event.h>
 
-#include <spfkit/cares.h>
 #include <spfkit/event.h>
 
 #include "acceptor.h"
+#include "engine.h"
 #include "ratelog.h"
 #include "spfkit_util.h"
 #include "milter.h"
@@ -120,21 +120,27 @@ static void conn_close(struct spfkit__milter_conn *c)
 
 /* ---- writing ------------------------------------------------------------------ */
 
-static int out_reserve(struct spfkit__milter_conn *c, size_t n)
+/* Room for `need` bytes in *data (doubling from `first`). 0, or SPFKIT_ENOMEM (unchanged). */
+static int reserve(unsigned char **data, size_t *cap, size_t need, size_t first)
 {
-	size_t cap = c->out_cap ? c->out_cap : 256;
+	size_t n = *cap ? *cap : first;
 	unsigned char *p;
 
-	if (c->out_len + n <= c->out_cap)
+	if (need <= *cap)
 		return 0;
-	while (cap < c->out_len + n)
-		cap *= 2;
-	p = spfkit__realloc(NULL, c->out, cap);
+	while (n < need)
+		n *= 2;
+	p = spfkit__realloc(NULL, *data, n);
 	if (p == NULL)
 		return SPFKIT_ENOMEM;
-	c->out = p;
-	c->out_cap = cap;
+	*data = p;
+	*cap = n;
 	return 0;
+}
+
+static int out_reserve(struct spfkit__milter_conn *c, size_t n)
+{
+	return reserve(&c->out, &c->out_cap, c->out_len + n, 256);
 }
 
 /* Up to four pieces of one packet after its head; a reply that cannot be kept is lost (said). */
@@ -452,18 +458,8 @@ static long take_packets(struct spfkit__milter_conn *c, const unsigned char *p, 
 
 static int in_keep(struct spfkit__milter_conn *c, const unsigned char *p, size_t n)
 {
-	size_t cap = c->in_cap ? c->in_cap : 1024;
-	unsigned char *b;
-
-	if (c->in_len + n > c->in_cap) {
-		while (cap < c->in_len + n)
-			cap *= 2;
-		b = spfkit__realloc(NULL, c->in, cap);
-		if (b == NULL)
-			return SPFKIT_ENOMEM;
-		c->in = b;
-		c->in_cap = cap;
-	}
+	if (reserve(&c->in, &c->in_cap, c->in_len + n, 1024) != 0)
+		return SPFKIT_ENOMEM;
 	memmove(c->in + c->in_len, p, n);
 	c->in_len += n;
 	return 0;
@@ -622,28 +618,6 @@ static int on_conn(int fd, const struct sockaddr *sa, socklen_t salen, void *arg
 
 /* ---- the server ------------------------------------------------------------------ */
 
-static int make_ctx(struct spfkit__milter_server *srv, const struct spfkit__mta_config *cfg,
-		    int cached)
-{
-	struct spfkit_config ec;
-
-	spfkit_config_init(&ec);
-	ec.receiver = srv->receiver;
-	ec.limits.void_lookups = (unsigned)cfg->void_limit; /* 0: the RFC's 2 */
-	/* remembering records for their TTL is what the DNS cache does anyway */
-	ec.record_memo = cached;
-	return spfkit_ctx_new(&ec, &spfkit__milter_g.ctx);
-}
-
-/* c-ares gets socket events; a zone is pumped (include/spfkit/event.h). */
-static int attach_dns(struct spfkit__milter_server *srv, struct spfkit_resolver *r,
-		      struct spfkit_resolver *cache)
-{
-	if (spfkit_cares_set_watch(r, NULL, NULL) == 0)
-		return spfkit_event_attach(srv->base, r, cache, NULL, &srv->dnsloop);
-	return spfkit_event_attach_pump(srv->base, r, cache, NULL, &srv->dnsloop);
-}
-
 int spfkit__milter_server_new(struct event_base *base, const struct spfkit__milter_server_opts *o,
 			      struct spfkit__mta_config *cfg, struct spfkit_resolver *r,
 			      struct spfkit_resolver *cache, struct spfkit__milter_server **out)
@@ -669,7 +643,8 @@ int spfkit__milter_server_new(struct event_base *base, const struct spfkit__milt
 	ao.on_conn = on_conn;
 	ao.arg = srv;
 	if (spfkit__mta_acceptor_new(base, &ao, &srv->acceptor) != 0 ||
-	    make_ctx(srv, cfg, cache != NULL) != 0 || attach_dns(srv, r, cache) != 0) {
+	    spfkit__mta_ctx_new(cfg, srv->receiver, cache != NULL, &spfkit__milter_g.ctx) != 0 ||
+	    spfkit__mta_dns_attach(base, r, cache, &srv->dnsloop) != 0) {
 		spfkit__milter_server_free(srv);
 		return SPFKIT_ENOMEM;
 	}

@@ -381,7 +381,7 @@ def t_broken_protocol(d):
 
 def t_concurrent_sessions(d):
     """32 connections at once, each several messages, passes and fails mixed: every
-    answer is the one its own session asked for (one worker, many libmilter threads)."""
+    answer is the one its own session asked for (one event loop, every connection on it)."""
     errors = []
 
     def run(n):
@@ -591,7 +591,8 @@ GROUPS = [
 ]
 
 
-def run_group(conf, dns, tests):
+def run_group(conf, dns, tests, args=(), preexec_fn=None):
+    """One daemon (extra command-line args, preexec_fn for its process) through tests."""
     passed = failed = 0
     slow = None
     if dns == "root":
@@ -604,7 +605,7 @@ def run_group(conf, dns, tests):
             print("skip %s: no dnsd given" % ", ".join(t.__name__ for t in tests))
             return 0, 0
         slow = SlowDns()
-    d = Daemon(conf, slow.server if slow else None)
+    d = Daemon(conf, slow.server if slow else None, args=args, preexec_fn=preexec_fn)
     try:
         for t in tests:
             t0 = time.time()
