@@ -61,6 +61,7 @@ struct conn {
 	int deadline_on;        /* it is pending */
 	struct event *check_timer; /* lent to each request's check (mta/checker.h) */
 	int not_socket;         /* spawn mode's stdout is a pipe or file: write(), not send() */
+	int asked;              /* a request was taken from it (room at the limit: server.c) */
 	int has_addr;           /* a TCP client: addr counts against --max-per-client */
 	struct spfkit_ip addr;
 	struct pool_slot *slot; /* --workers: worker 0's record of it (pool.c); NULL alone */
@@ -125,6 +126,7 @@ struct spfkit__policyd {
 	int draining;
 	int accepting;              /* the listeners are enabled */
 	struct event *accept_pause; /* accept() ran out of descriptors: wait */
+	struct event *room_retry;   /* over --max-connections: look for an idle one again */
 	struct ratelog log_accept, log_full, log_per_client;
 	struct cached *buckets[CACHE_BUCKETS];
 	uint64_t icache_key[2]; /* icache.c: the buckets' hash key; zero until drawn */
@@ -152,8 +154,10 @@ void spfkit__policyd_gen_put(struct gen *g);
 int spfkit__policyd_adopt(struct spfkit__policyd *srv, int fd, const char *peer,
 			  const struct spfkit_ip *addr, struct pool_slot *slot);
 void spfkit__policyd_accept_on_close(struct spfkit__policyd *srv);
-/* At --max-connections: close this loop's connection idle the longest; 1 if there was one. */
-int spfkit__policyd_make_room(struct spfkit__policyd *srv);
+/* At --max-connections: close this loop's connection idle the longest (spare_new: not
+ * one new and yet to ask); 1 if there was one, else room is looked for again later. */
+int spfkit__policyd_make_room(struct spfkit__policyd *srv, int spare_new);
+void spfkit__policyd_room_later(struct spfkit__policyd *srv);
 
 /* pool.c: --workers (see there); make_room: the limit is reached (on_accept) */
 int spfkit__policyd_pool_place(struct spfkit__policyd *srv, int fd, const char *peer,
@@ -163,6 +167,10 @@ size_t spfkit__policyd_pool_conns_from(const struct spfkit__policyd_pool *p,
 				       const struct spfkit_ip *ip);
 void spfkit__policyd_pool_closed(struct spfkit__policyd *srv, struct pool_slot *slot);
 void spfkit__policyd_pool_drained(struct spfkit__policyd *srv);
+/* Worker 0, over the limit: the next worker in turn closes its idle one, if any;
+ * a worker that found none tells worker 0 (no_room). */
+void spfkit__policyd_pool_make_room(struct spfkit__policyd_pool *p);
+void spfkit__policyd_pool_no_room(struct spfkit__policyd *srv);
 
 /* icache.c: decisions kept for the later queries of a message */
 /* A key's hash, computed once per request for both the look-up and the store. */

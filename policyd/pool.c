@@ -48,6 +48,8 @@ enum pool_msg_kind {
 	MSG_RELOAD, /* SIGHUP */
 	MSG_DRAIN,  /* SIGTERM */
 	MSG_STOP,   /* the grace time is over: end the loop now */
+	MSG_ROOM,   /* over --max-connections: close an idle connection, if any */
+	MSG_NO_ROOM, /* to worker 0: none was idle here */
 };
 
 struct pool_msg {
@@ -81,6 +83,7 @@ struct spfkit__policyd_pool {
 	size_t *load;
 	unsigned done; /* workers past their drain */
 	unsigned next; /* round-robin start among the least loaded */
+	unsigned next_room; /* the worker asked next for room (spfkit__policyd_pool_make_room) */
 };
 
 static void post(struct mailbox *mb, struct pool_msg *m)
@@ -134,7 +137,7 @@ static void handle(struct spfkit__policyd *srv, struct pool_msg *m)
 	switch (m->kind) {
 	case MSG_CONN:
 		if (m->make_room)
-			(void)spfkit__policyd_make_room(srv);
+			(void)spfkit__policyd_make_room(srv, 0);
 		if (spfkit__policyd_adopt(srv, m->fd, m->peer, m->has_addr ? &m->addr : NULL,
 					  m->slot) != 0) {
 			close(m->fd);
@@ -157,6 +160,12 @@ static void handle(struct spfkit__policyd *srv, struct pool_msg *m)
 		break;
 	case MSG_STOP:
 		event_base_loopexit(srv->base, NULL);
+		break;
+	case MSG_ROOM:
+		(void)spfkit__policyd_make_room(srv, 1);
+		break;
+	case MSG_NO_ROOM:
+		spfkit__policyd_room_later(srv);
 		break;
 	}
 }
@@ -400,7 +409,7 @@ int spfkit__policyd_pool_place(struct spfkit__policyd *srv, int fd, const char *
 	p->load[s->worker]++;
 	if (s->worker == srv->worker) {
 		if (make_room)
-			(void)spfkit__policyd_make_room(srv);
+			(void)spfkit__policyd_make_room(srv, 0);
 		if (spfkit__policyd_adopt(srv, fd, peer, addr, s) != 0) {
 			slot_release(p, s);
 			return SPFKIT_ENOMEM;
@@ -422,6 +431,22 @@ int spfkit__policyd_pool_place(struct spfkit__policyd *srv, int fd, const char *
 	snprintf(m->peer, sizeof(m->peer), "%s", peer);
 	post(&p->mb[s->worker], m);
 	return 0;
+}
+
+void spfkit__policyd_pool_make_room(struct spfkit__policyd_pool *p)
+{
+	unsigned w = p->next_room++ % p->n;
+
+	if (w == 0)
+		(void)spfkit__policyd_make_room(p->srv[0], 1);
+	else if (post_kind(&p->mb[w], MSG_ROOM, NULL) != 0)
+		spfkit__policyd_log(p->srv[0], LOG_ERR, "out of memory asking worker %u for room", w);
+}
+
+void spfkit__policyd_pool_no_room(struct spfkit__policyd *srv)
+{
+	if (post_kind(&srv->pool->mb[0], MSG_NO_ROOM, NULL) != 0)
+		spfkit__policyd_log(srv, LOG_ERR, "out of memory telling worker 0 there is no room");
 }
 
 void spfkit__policyd_pool_closed(struct spfkit__policyd *srv, struct pool_slot *slot)

@@ -524,6 +524,7 @@ static long take_requests(struct conn *c, const char *p, size_t len)
 			return -1;
 		}
 		j = spfkit__policyd_request_take(c, &c->req);
+		c->asked = 1;
 		off += used;
 		spfkit__policy_init(&c->req);
 		if (j != NULL)
@@ -869,22 +870,40 @@ int spfkit__policyd_adopt(struct spfkit__policyd *srv, int fd, const char *peer,
 	return 0;
 }
 
+/* A connection that has not sent a request yet is spared that long when room is looked for again. */
+#define ROOM_GRACE_MS 1000u
+
 /*
  * The connection of this loop idle the longest, with nothing of its own
  * under way: no request in flight or begun, no answer waiting, no end of
- * input being finished. NULL when there is none. A scan, but only at the
- * connection limit: nothing is kept up to date per request for it.
+ * input being finished; with spare_new, not one let in less than
+ * ROOM_GRACE_MS ago that has yet to send its first request. NULL when
+ * there is none. A scan, but only at the connection limit: nothing is
+ * kept up to date per request for it.
  */
-static struct conn *idle_longest(struct spfkit__policyd *srv)
+static struct conn *idle_longest(struct spfkit__policyd *srv, int spare_new)
 {
+	uint64_t now = spfkit__mta_now_ms();
 	struct conn *c, *best = NULL;
 
 	for (c = srv->conns; c != NULL; c = c->next)
 		if (c->own_fd && c->idle && c->job == NULL && !c->blocked && !c->eof &&
 		    c->out.len == 0 && !has_partial(c) &&
+		    (!spare_new || c->asked || now - c->idle_since_ms >= ROOM_GRACE_MS) &&
 		    (best == NULL || c->idle_since_ms < best->idle_since_ms))
 			best = c;
 	return best;
+}
+
+/* No room was made on this loop: worker 0 (or the only loop) looks again in a moment. */
+void spfkit__policyd_room_later(struct spfkit__policyd *srv)
+{
+	struct timeval soon = {0, SPFKIT_POLICYD_ACCEPT_PAUSE_MS * 1000};
+
+	if (srv->pool != NULL && srv->worker != 0)
+		spfkit__policyd_pool_no_room(srv);
+	else if (!evtimer_pending(srv->room_retry, NULL))
+		evtimer_add(srv->room_retry, &soon);
 }
 
 /*
@@ -896,14 +915,17 @@ static struct conn *idle_longest(struct spfkit__policyd *srv)
  * request once on a new connection), as after its own idle timeout. A
  * connection in the middle of a request is never taken: when every one
  * is, the new client is served one over the limit and the next ones wait
- * in the backlog (on_accept). 1 when one was closed.
+ * in the backlog (on_accept), and room is looked for again, sparing the
+ * one let in over the limit until it has sent its first request
+ * (spare_new, on_room_retry). 1 when one was closed.
  */
-int spfkit__policyd_make_room(struct spfkit__policyd *srv)
+int spfkit__policyd_make_room(struct spfkit__policyd *srv, int spare_new)
 {
-	struct conn *c = idle_longest(srv);
+	struct conn *c = idle_longest(srv, spare_new);
 	char note[RATELOG_NOTE_MAX];
 
 	if (c == NULL) {
+		spfkit__policyd_room_later(srv);
 		if (ratelog_due(&srv->log_full, note))
 			spfkit__policyd_log(srv, LOG_WARNING,
 					    "%zu connections (--max-connections), none idle: not "
@@ -919,6 +941,28 @@ int spfkit__policyd_make_room(struct spfkit__policyd *srv)
 				    note);
 	conn_close(c);
 	return 1;
+}
+
+/*
+ * Over the limit, with nothing that was idle to close: the connections
+ * were all in a request. They go idle as their answers go out, without a
+ * word to this loop, so look again every SPFKIT_POLICYD_ACCEPT_PAUSE_MS
+ * until one can be closed (with --workers, ask each worker in turn);
+ * waiting for a close could mean waiting for --idle-timeout.
+ */
+static void on_room_retry(evutil_socket_t fd, short what, void *arg)
+{
+	struct spfkit__policyd *srv = arg;
+
+	(void)fd;
+	(void)what;
+	if (srv->draining || open_conns(srv) <= srv->opts.max_connections)
+		return;
+	/* where none is found, spfkit__policyd_room_later() brings us back */
+	if (srv->pool != NULL)
+		spfkit__policyd_pool_make_room(srv->pool);
+	else
+		(void)spfkit__policyd_make_room(srv, 1);
 }
 
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
@@ -945,14 +989,14 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 			evutil_closesocket(fd);
 	} else {
 		if (full)
-			(void)spfkit__policyd_make_room(srv);
+			(void)spfkit__policyd_make_room(srv, 0);
 		if (spfkit__policyd_adopt(srv, (int)fd, peer, has_addr ? &ip : NULL, NULL) != 0)
 			evutil_closesocket(fd);
 	}
 	/*
 	 * One over the limit (the descriptors kept spare hold it): no idle
-	 * connection to close, or another worker closes one now. The next
-	 * clients wait in the backlog until a connection closes.
+	 * connection to close (on_room_retry looks again), or another worker
+	 * closes one now. The next clients wait in the backlog till then.
 	 */
 	if (open_conns(srv) > srv->opts.max_connections)
 		accept_set(srv, 0);
@@ -1006,12 +1050,16 @@ int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_op
 	srv->dns_cached = cache != NULL;
 	srv->gen = gen_new(srv, cfg);
 	srv->accept_pause = evtimer_new(base, on_accept_pause_end, srv);
-	if (srv->gen == NULL || srv->accept_pause == NULL || dns_attach(srv, r, cache) != 0) {
+	srv->room_retry = evtimer_new(base, on_room_retry, srv);
+	if (srv->gen == NULL || srv->accept_pause == NULL || srv->room_retry == NULL ||
+	    dns_attach(srv, r, cache) != 0) {
 		if (srv->gen != NULL)
 			srv->gen->cfg = NULL; /* the caller keeps cfg on failure */
 		spfkit__policyd_gen_put(srv->gen);
 		if (srv->accept_pause != NULL)
 			event_free(srv->accept_pause);
+		if (srv->room_retry != NULL)
+			event_free(srv->room_retry);
 		spfkit__free(NULL, srv);
 		return SPFKIT_ENOMEM;
 	}
@@ -1111,6 +1159,7 @@ void spfkit__policyd_free(struct spfkit__policyd *srv)
 	for (i = 0; i < srv->n_listeners; i++)
 		evconnlistener_free(srv->listeners[i]);
 	event_free(srv->accept_pause);
+	event_free(srv->room_retry);
 	spfkit__policyd_cache_free(srv);
 	spfkit_event_detach(srv->dnsloop);
 	spfkit__policyd_gen_put(srv->gen);

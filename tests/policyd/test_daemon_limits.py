@@ -4,7 +4,7 @@ file descriptors, slow clients, one address taking every slot, a second
 daemon on the same socket, cleanup after --user, option checking, long
 configuration lines.
 
-Usage: test_daemon_limits.py /path/to/spfkit-policyd
+Usage: test_daemon_limits.py /path/to/spfkit-policyd [/path/to/dnsd] [TEST...]
 
 Loopback only; DNS from a zone file. Each test starts its own daemon.
 """
@@ -18,8 +18,14 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_daemon import (BIN, Daemon, ask, expect, expect_closed_without_reply,  # noqa: E402
-                         read_reply, request)
+import test_daemon as shared  # noqa: E402  (not test_*: main() runs those)
+from test_daemon import (BIN, Daemon, ask, daemon_behind_slow_dns, expect,  # noqa: E402
+                         expect_closed_without_reply, read_reply, request)
+
+# test_daemon_limits.py SPFKIT_POLICYD [DNSD] [TEST...]: DNSD for the slow answers
+ONLY = sys.argv[2:]
+DNSD = os.path.abspath(ONLY.pop(0)) if ONLY and not ONLY[0].startswith("test_") else None
+shared.DNSD = DNSD
 
 
 def still_open(s, wait=0.3):
@@ -256,6 +262,40 @@ def test_full_table_spares_a_request_being_read():
         assert d.stop() == 0
 
 
+def test_full_table_of_busy_clients_makes_room_once_idle():
+    """At --max-connections 4 with all four in a request that waits for DNS
+    (answers held back 5 s by tests/dnsd), nothing can be closed: a fifth
+    client is served one over the limit, a sixth waits in the backlog. The
+    fifth stays open, idle: it must be closed for the sixth, which is then
+    served, long before --idle-timeout; the four get their answers. With 1
+    and 2 workers."""
+    if DNSD is None:
+        raise AssertionError("no dnsd given")
+    for workers in ("1", "2"):
+        with daemon_behind_slow_dns(args=("--max-connections", "4", "--max-per-client", "4",
+                                          "--workers", workers),
+                                    delay="late.example:5000") as d:
+            busy = [d.connect_from("127.0.7.%d" % (i + 1)) for i in range(4)]
+            try:
+                for s in busy:
+                    s.sendall(request(sender="x@late.example", helo="h.unknown.test"))
+                time.sleep(1.0)  # all four read and waiting for DNS (4 s to spare)
+                with d.connect_from("127.0.7.5") as fifth, \
+                        d.connect_from("127.0.7.6") as sixth:
+                    fifth.settimeout(10)
+                    expect(ask(fifth, request()), "Received-SPF: pass")
+                    sixth.settimeout(20)
+                    expect(ask(sixth, request()), "Received-SPF: pass")
+                    assert not still_open(fifth, 1.0), "workers %s: the idle fifth kept" % workers
+                for s in busy:
+                    s.settimeout(10)
+                    expect(read_reply(s), "Received-SPF: pass")
+                d.wait_log("none idle")
+            finally:
+                for s in busy:
+                    s.close()
+
+
 EMPTY_DIR = tempfile.mkdtemp(prefix="spfkit-policyd-limits-")
 EMPTY = os.path.join(EMPTY_DIR, "empty")  # an empty configuration and zone
 open(EMPTY, "w").close()
@@ -379,7 +419,7 @@ def test_long_whitelist_line_accepted():
 
 def main():
     passed = failed = 0
-    only = sys.argv[2:]
+    only = ONLY
     for name, t in sorted(globals().items()):
         if not name.startswith("test_") or (only and name not in only):
             continue
