@@ -924,19 +924,19 @@ int spfkit__policyd_make_room(struct spfkit__policyd *srv, int spare_new)
 	struct conn *c = idle_longest(srv, spare_new);
 	char note[RATELOG_NOTE_MAX];
 
+	/* this loop's own count: with --workers, worker 0's total is worker 0's to read */
 	if (c == NULL) {
 		spfkit__policyd_room_later(srv);
 		if (ratelog_due(&srv->log_full, note))
 			spfkit__policyd_log(srv, LOG_WARNING,
-					    "%zu connections (--max-connections), none idle: not "
-					    "accepting until one closes%s", open_conns(srv), note);
+					    "at --max-connections, none of %zu connections idle: not "
+					    "accepting until one closes or goes idle%s", srv->n_conns, note);
 		return 0;
 	}
 	if (ratelog_due(&srv->log_full, note))
 		spfkit__policyd_log(srv, LOG_WARNING,
-				    "%zu connections (--max-connections): closing %s, idle %llu s, "
-				    "to make room for a new client%s",
-				    open_conns(srv), c->peer,
+				    "at --max-connections: closing %s, idle %llu s, to make room "
+				    "for a new client%s", c->peer,
 				    (unsigned long long)((spfkit__mta_now_ms() - c->idle_since_ms) / 1000u),
 				    note);
 	conn_close(c);

@@ -290,7 +290,7 @@ def test_full_table_of_busy_clients_makes_room_once_idle():
                 for s in busy:
                     s.settimeout(10)
                     expect(read_reply(s), "Received-SPF: pass")
-                d.wait_log("none idle")
+                d.wait_log("idle: not accepting until one closes or goes idle")
             finally:
                 for s in busy:
                     s.close()
