@@ -297,14 +297,10 @@ static void deadline_update(struct spfkit__milter_conn *c, size_t took)
  */
 static int idle_left(struct spfkit__milter_conn *c)
 {
-	uint64_t idle_ms = (uint64_t)c->srv->o.idle_timeout * 1000u;
-	uint64_t gone = spfkit__mta_now_ms() - c->active_ms;
 	struct timeval rest;
 
-	if (gone >= idle_ms)
+	if (!spfkit__mta_idle_rest(c->active_ms, c->srv->o.idle_timeout, &rest))
 		return 0;
-	rest.tv_sec = (time_t)((idle_ms - gone) / 1000u);
-	rest.tv_usec = (suseconds_t)((idle_ms - gone) % 1000u) * 1000;
 	evtimer_add(c->deadline, &rest);
 	return 1;
 }

@@ -3,6 +3,7 @@
 
 #include <spfkit/cares.h>
 
+#include "checker.h" /* spfkit__mta_now_ms() */
 #include "engine.h"
 #include "log.h"
 
@@ -25,6 +26,18 @@ int spfkit__mta_dns_attach(struct event_base *base, struct spfkit_resolver *r,
 	if (spfkit_cares_set_watch(r, NULL, NULL) == 0)
 		return spfkit_event_attach(base, r, cache, NULL, out);
 	return spfkit_event_attach_pump(base, r, cache, NULL, out);
+}
+
+int spfkit__mta_idle_rest(uint64_t since_ms, int timeout_s, struct timeval *rest)
+{
+	uint64_t idle_ms = (uint64_t)timeout_s * 1000u;
+	uint64_t gone = spfkit__mta_now_ms() - since_ms;
+
+	if (gone >= idle_ms)
+		return 0;
+	rest->tv_sec = (time_t)((idle_ms - gone) / 1000u);
+	rest->tv_usec = (suseconds_t)((idle_ms - gone) % 1000u) * 1000;
+	return 1;
 }
 
 void spfkit__mta_run(struct event_base *base)

@@ -9,6 +9,9 @@
 #ifndef SPFKIT_MTA_ENGINE_H
 #define SPFKIT_MTA_ENGINE_H
 
+#include <stdint.h>
+#include <sys/time.h>
+
 #include <spfkit/eval.h>
 #include <spfkit/event.h>
 #include <spfkit/resolver.h>
@@ -29,6 +32,13 @@ int spfkit__mta_ctx_new(const struct spfkit__mta_config *cfg, const char *receiv
 /* c-ares gets socket events on base; any other backend (a zone) is pumped. 0, or an error. */
 int spfkit__mta_dns_attach(struct event_base *base, struct spfkit_resolver *r,
 			   struct spfkit_resolver *cache, struct spfkit_event **out);
+
+/*
+ * An idle clock armed once, not moved at every command: when it fires
+ * before `since_ms` (CLOCK_MONOTONIC, spfkit__mta_now_ms()) is timeout_s
+ * old, 1 with *rest what is left, to put it back for; 0 when the time is up.
+ */
+int spfkit__mta_idle_rest(uint64_t since_ms, int timeout_s, struct timeval *rest);
 
 /* Run base until it is told to exit; the log lines of each pass go out together (log.h). */
 void spfkit__mta_run(struct event_base *base);

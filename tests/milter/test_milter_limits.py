@@ -322,23 +322,11 @@ GROUPS = [
 
 
 def main():
-    passed = failed = 0
     # MILTER_LIMITS_GROUPS=0,3: only those (to run the old milter, which lacks the options)
     only = os.environ.get("MILTER_LIMITS_GROUPS")
     groups = [GROUPS[int(i)] for i in only.split(",")] if only else GROUPS
-    for args, conf, tests, preexec in groups:
-        p, f = tm.run_group(conf or tm.CONF, None, tests, args, preexec)
-        passed += p
-        failed += f
-    try:
-        help_and_options()
-        passed += 1
-        print("ok   help_and_options")
-    except Exception as e:
-        failed += 1
-        print("FAIL help_and_options: %r" % e)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return tm.run_all([(conf or tm.CONF, None, tests, args, preexec)
+                       for args, conf, tests, preexec in groups], help_and_options)
 
 
 if __name__ == "__main__":
