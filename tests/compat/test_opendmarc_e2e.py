@@ -56,7 +56,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
@@ -65,7 +64,7 @@ from harness import expect  # noqa: E402
 
 SKIP = 77
 DMARC_ID = "dmarc.test"
-DNS_ADDR = "127.0.0.53"
+DNS_ADDR = harness.PRIVATE_DNS_ADDR
 
 # every sender domain publishes DMARC p=reject with relaxed SPF alignment
 AMP_HOSTS = ["x%d.amp.example" % i for i in range(12)]
@@ -202,22 +201,6 @@ def libopendmarc_spf2_test(libdir, ip, sender, helo):
                              % (r.returncode, r.stdout[-300:], r.stderr[-500:]))
 
 
-def start_dnsd(cleanup, tmp, dnsd):
-    zone = tmp.write("zone", ZONE)
-    port_file = os.path.join(tmp.path, "dns.port")
-    log = open(os.path.join(tmp.path, "dnsd.log"), "w")
-    proc = subprocess.Popen([dnsd, "--zone", zone, "--listen", DNS_ADDR, "--port", "53",
-                             "--port-file", port_file], stdout=log, stderr=subprocess.STDOUT)
-    cleanup.push(lambda: (harness.stop_process(proc), log.close()))
-    deadline = time.time() + 10
-    while not os.path.exists(port_file):
-        if time.time() > deadline or proc.poll() is not None:
-            raise AssertionError("dnsd did not start on %s:53 (status %s)"
-                                 % (DNS_ADDR, proc.poll()))
-        time.sleep(0.05)
-    return proc
-
-
 class OpenDMARC:
     """A private opendmarc; LIBDIR, when given, is its LD_LIBRARY_PATH."""
 
@@ -250,12 +233,8 @@ def inner(ours, spfkit, dnsd):
     pf = None
     dms = []
     try:
-        subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
         tmp = harness.TempDir(cleanup, "spfkit-opendmarc-e2e-")
-        resolv = tmp.write("resolv.conf", "nameserver %s\noptions timeout:2 attempts:1\n"
-                           % DNS_ADDR)
-        subprocess.run(["mount", "--bind", resolv, "/etc/resolv.conf"], check=True)
-        start_dnsd(cleanup, tmp, dnsd)
+        harness.private_resolver(cleanup, tmp, dnsd, ZONE)
         dm = OpenDMARC(cleanup, tmp, "opendmarc", DMARC_ID, os.path.dirname(ours))
         dms.append(dm)
         # the control: the same program on Debian's libspf2, after ours

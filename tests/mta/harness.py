@@ -232,6 +232,33 @@ class Dnsd:
             self.port = int(f.read().strip())
 
 
+PRIVATE_DNS_ADDR = "127.0.0.53"
+
+
+def private_resolver(cleanup, tmp, dnsd, zone):
+    """Inside a private network and mount namespace (unshare -mn): loopback
+    up, tests/dnsd serving ZONE on 127.0.0.53:53 and /etc/resolv.conf
+    bind-mounted to point at it, so every program's own resolver asks it."""
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    resolv = tmp.write("resolv.conf", "nameserver %s\noptions timeout:2 attempts:1\n"
+                       % PRIVATE_DNS_ADDR)
+    subprocess.run(["mount", "--bind", resolv, "/etc/resolv.conf"], check=True)
+    zone_file = tmp.write("zone", zone)
+    port_file = os.path.join(tmp.path, "dns.port")
+    log = open(os.path.join(tmp.path, "dnsd.log"), "w")
+    proc = subprocess.Popen([dnsd, "--zone", zone_file, "--listen", PRIVATE_DNS_ADDR,
+                             "--port", "53", "--port-file", port_file],
+                            stdout=log, stderr=subprocess.STDOUT)
+    cleanup.push(lambda: (stop_process(proc), log.close()))
+    deadline = time.time() + 10
+    while not os.path.exists(port_file):
+        if time.time() > deadline or proc.poll() is not None:
+            raise AssertionError("dnsd did not start on %s:53 (status %s)"
+                                 % (PRIVATE_DNS_ADDR, proc.poll()))
+        time.sleep(0.05)
+    return proc
+
+
 class Milter:
     """The milter under test, with spfkit-milter's command line, on an inet
     socket of 127.0.0.1. stop() fails the test when it did not exit cleanly

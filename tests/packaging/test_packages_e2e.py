@@ -66,7 +66,6 @@ POLICY_SOCKET = "/var/spool/postfix/private/spfkit-policyd"
 # (not /var/cache: man-db keeps there the pages shown, and systemd-analyze
 # verify shows the units' man: links; other tests keep .debs there)
 LEFTOVER_ROOTS = ["/etc", "/usr", "/lib", "/var/lib", "/var/spool/postfix"]
-DNS_ADDR = "127.0.0.53"
 HELO = "client.sender.test"
 GENUINE_IP, FORGED_IP = "192.0.2.10", "203.0.113.5"
 ZONE = '$TTL 300\npass.example. TXT "v=spf1 ip4:192.0.2.0/24 -all"\n'
@@ -316,21 +315,8 @@ def inner(dnsd):
     cases = harness.Cases("packages, postfix")
     cleanup = harness.Cleanup()
     try:
-        subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
         tmp = harness.TempDir(cleanup, "spfkit-packages-e2e-")
-        resolv = tmp.write("resolv.conf", "nameserver %s\noptions timeout:2 attempts:1\n"
-                           % DNS_ADDR)
-        subprocess.run(["mount", "--bind", resolv, "/etc/resolv.conf"], check=True)
-        zone = tmp.write("zone", ZONE)
-        port_file = os.path.join(tmp.path, "dns.port")
-        d = subprocess.Popen([dnsd, "--zone", zone, "--listen", DNS_ADDR, "--port", "53",
-                              "--port-file", port_file], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-        cleanup.push(lambda: harness.stop_process(d))
-        deadline = time.time() + 10
-        while not os.path.exists(port_file):
-            expect(time.time() < deadline and d.poll() is None, "dnsd did not start")
-            time.sleep(0.05)
+        harness.private_resolver(cleanup, tmp, dnsd, ZONE)
         sink = harness.Sink(cleanup)
         daemon_form(cases, cleanup, tmp, sink)
         spawn_form(cases, cleanup, tmp, sink)
