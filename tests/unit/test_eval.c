@@ -1335,20 +1335,29 @@ static void la_stops_at_matching_ip(void **state)
 
 /* 60 includes, each record with an "a" term: strict evaluation reaches
  * the first 5 includes and their "a" terms at most (10 terms, §4.6.4). */
+/* At `top`: "v=spf1 include:i0.<top> ... include:i<n-1>.<top> -all". */
+static void include_fan(struct fixture *fx, const char *top, int n)
+{
+	char rec[4096];
+	size_t len = 0;
+	int i;
+
+	len += (size_t)snprintf(rec, sizeof(rec), "v=spf1");
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(rec + len, sizeof(rec) - len, " include:i%d.%s", i, top);
+	snprintf(rec + len, sizeof(rec) - len, " -all");
+	txt(fx, top, rec);
+}
+
 static void la_sixty_includes(void **state)
 {
 	struct fixture *fx = *state;
 	struct la_count c = {.avoid = "never-"};
-	char rec[2048], name[64], child[128];
-	size_t n = 0;
+	char name[64], child[128];
 	unsigned strict, look;
 	int i;
 
-	n += (size_t)snprintf(rec, sizeof(rec), "v=spf1");
-	for (i = 0; i < 60; i++)
-		n += (size_t)snprintf(rec + n, sizeof(rec) - n, " include:i%d.sixty.example", i);
-	snprintf(rec + n, sizeof(rec) - n, " -all");
-	txt(fx, "sixty.example", rec);
+	include_fan(fx, "sixty.example", 60);
 	for (i = 0; i < 60; i++) {
 		snprintf(name, sizeof(name), "i%d.sixty.example", i);
 		snprintf(child, sizeof(child), "v=spf1 ip4:198.51.100.%d a:%s-a%d.sixty.example -all",
@@ -1390,16 +1399,11 @@ static void la_sixty_includes_failing_on_voids(void **state)
 {
 	struct fixture *fx = *state;
 	struct la_count c = {0};
-	char rec[2048], name[64], child[128];
-	size_t n = 0;
+	char name[64], child[128];
 	unsigned strict, look, k, worst = 0;
 	int i;
 
-	n += (size_t)snprintf(rec, sizeof(rec), "v=spf1");
-	for (i = 0; i < 60; i++)
-		n += (size_t)snprintf(rec + n, sizeof(rec) - n, " include:i%d.voids.example", i);
-	snprintf(rec + n, sizeof(rec) - n, " -all");
-	txt(fx, "voids.example", rec);
+	include_fan(fx, "voids.example", 60);
 	for (i = 0; i < 60; i++) {
 		snprintf(name, sizeof(name), "i%d.voids.example", i);
 		snprintf(child, sizeof(child), "v=spf1 a:nx%d.voids.example -all", i);
@@ -1416,12 +1420,8 @@ static void la_sixty_includes_failing_on_voids(void **state)
 					 "v=spf1 a:nx%d.voids2.example a:ny%d.voids2.example -all", i, i);
 				txt(fx, name, child);
 			}
-			n = (size_t)snprintf(rec, sizeof(rec), "v=spf1");
-			for (i = 0; i < 60; i++)
-				n += (size_t)snprintf(rec + n, sizeof(rec) - n, " include:i%d.voids2.example", i);
-			snprintf(rec + n, sizeof(rec) - n, " -all");
-			txt(fx, "two.voids2.example", rec);
-			sender = "a@two.voids2.example";
+			include_fan(fx, "voids2.example", 60);
+			sender = "a@voids2.example";
 		}
 		strict = la_questions(fx, 0, "192.0.2.1", sender, SPFKIT_RESULT_PERMERROR, &c);
 		look = la_questions(fx, 1, "192.0.2.1", sender, SPFKIT_RESULT_PERMERROR, &c);
