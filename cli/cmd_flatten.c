@@ -29,6 +29,8 @@
 
 struct flat_opts {
 	const char *zone, *dns, *timeout, *tries, *source, *seed, *samples, *ttl, *batch;
+	const char *time_limit;
+	unsigned limit_s; /* --time-limit, parsed */
 	const char *domain;
 	int chain, check_live, json, help;
 	const char *keep[FLAT_MAX_KEEP];
@@ -90,6 +92,8 @@ void cli_flatten_usage(FILE *f)
 	      "                        servers of /etc/resolv.conf)\n"
 	      "  --timeout MS          real DNS: timeout of one try of a query\n"
 	      "  --tries N             real DNS: tries per query\n"
+	      "  --time-limit S        give up reading the tree after S seconds (default\n"
+	      "                        60): nothing is written, exit status 2\n"
 	      "  --source NAME         read the record to flatten from NAME's TXT, as\n"
 	      "                        DOMAIN's record (a and mx without a name mean\n"
 	      "                        DOMAIN); once DOMAIN publishes the flattened set,\n"
@@ -115,7 +119,7 @@ void cli_flatten_usage(FILE *f)
 	      "Exit status:\n"
 	      "  0 the records were written (--check-live: published and source agree);\n"
 	      "  1 --check-live: they differ; 2 error: bad arguments, a DNS failure\n"
-	      "  (temperror), a permerror in the source (syntax, a missing include\n"
+	      "  (temperror, or the time limit), a permerror in the source (syntax, a missing include\n"
 	      "  target, a loop, several records, more than 10 MX hosts), a name that is\n"
 	      "  no domain, a tree the walk cannot follow (over 16 levels, an include\n"
 	      "  ending in +all that keeps some addresses out first), records that\n"
@@ -168,7 +172,7 @@ static int parse_args(int argc, char **argv, struct flat_opts *o)
 		{ "--samples", &o->samples, NULL }, { "--ttl", &o->ttl, NULL },
 		{ "--chain", NULL, &o->chain },     { "--check-live", NULL, &o->check_live },
 		{ "--json", NULL, &o->json },       { "--help", NULL, &o->help },
-		{ "--batch", &o->batch, NULL },
+		{ "--batch", &o->batch, NULL },     { "--time-limit", &o->time_limit, NULL },
 	};
 	char **rest;
 	int nrest, rc = -1;
@@ -191,6 +195,8 @@ static int check_args(struct flat_opts *o)
 
 	o->seed_n = FLAT_DEFAULT_SEED;
 	o->samples_n = FLAT_DEFAULT_SAMPLES;
+	if (lint_time_limit_option(CMD, o->time_limit, &o->limit_s) != 0)
+		return -1;
 	if (o->zone != NULL && real_dns != NULL) {
 		cli_error(CMD, "%s is for real DNS and cannot be used with --zone", real_dns);
 		return -1;
@@ -278,6 +284,7 @@ static int walk(struct flat_opts *o, struct spfkit_resolver *res, int use_source
 
 	lint_report_init(&w->r);
 	lint_dns_init(&w->dns, res, &w->r);
+	lint_dns_set_time_limit(&w->dns, o->limit_s);
 	if (flat_model_init(&w->m, &w->r, o->keep, o->nkeep) != 0) {
 		say(o, "error", "out of memory");
 		return -1;
@@ -293,6 +300,12 @@ static int walk(struct flat_opts *o, struct spfkit_resolver *res, int use_source
 		in.record_len = w->len;
 	}
 	rc = lint_run(&w->dns, &in);
+	if (w->dns.late > 0) {
+		say(o, "refused", "cannot flatten %.200s: incomplete: the time limit of %u s was "
+				  "reached; %u DNS questions not answered", o->domain,
+		    w->dns.limit_s, w->dns.late);
+		return -1;
+	}
 	if (rc == 0)
 		rc = w->m.err;
 	if (rc == SPFKIT_E2BIG) {

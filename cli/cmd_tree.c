@@ -21,9 +21,10 @@
 #define TREE_PATH_MAX 4096u
 
 struct tree_opts {
-	const char *zone, *dns, *timeout, *tries, *record, *domain, *output;
+	const char *zone, *dns, *timeout, *tries, *record, *domain, *output, *time_limit;
 	const char *arg_domain;
 	int json, dot, svg, help;
+	unsigned limit_s; /* --time-limit, parsed */
 	char dot_path[TREE_PATH_MAX];
 };
 
@@ -52,6 +53,7 @@ void cli_tree_usage(FILE *f)
 	      "                        servers of /etc/resolv.conf)\n"
 	      "  --timeout MS          real DNS: timeout of one try of a query\n"
 	      "  --tries N             real DNS: tries per query\n"
+	      "  --time-limit S        give up the walk after S seconds (default 60)\n"
 	      "\n"
 	      "Output (text by default):\n"
 	      "  --json                the tree as one JSON object\n"
@@ -69,7 +71,9 @@ void cli_tree_usage(FILE *f)
 	      "  DNS terms or 2 void lookups (receivers return permerror, temperror or\n"
 	      "  none; spfkit lint says more); 64 bad arguments or an unreadable zone\n"
 	      "  file; 69 --svg and no dot program; 70 no tree (out of memory, the DNS\n"
-	      "  resolver failed, the output could not be written).\n",
+	      "  resolver failed, the output could not be written); 75 incomplete: the\n"
+	      "  time limit was reached (the tree is written, its unanswered branches\n"
+	      "  marked as DNS failures).\n",
 	      f);
 }
 
@@ -80,6 +84,7 @@ static int parse_args(int argc, char **argv, struct tree_opts *o)
 		{ "--timeout", &o->timeout, NULL }, { "--tries", &o->tries, NULL },
 		{ "--record", &o->record, NULL },   { "--domain", &o->domain, NULL },
 		{ "--output", &o->output, NULL },   { "--json", NULL, &o->json },
+		{ "--time-limit", &o->time_limit, NULL },
 		{ "--dot", NULL, &o->dot },         { "--svg", NULL, &o->svg },
 		{ "--help", NULL, &o->help },
 	};
@@ -263,7 +268,7 @@ static int walk(const struct tree_opts *o, struct spfkit_resolver *resolver, str
 {
 	struct lint_input in;
 	struct lint_dns dns;
-	int rc;
+	int rc, incomplete;
 
 	memset(&in, 0, sizeof(in));
 	in.observe = tree_observe;
@@ -272,7 +277,9 @@ static int walk(const struct tree_opts *o, struct spfkit_resolver *resolver, str
 	in.record = o->record;
 	in.record_len = o->record != NULL ? strlen(o->record) : 0;
 	lint_dns_init(&dns, resolver, r);
+	lint_dns_set_time_limit(&dns, o->limit_s);
 	rc = lint_run(&dns, &in);
+	incomplete = lint_dns_incomplete(CMD, &dns);
 	lint_dns_free(&dns);
 	if (rc == 0)
 		rc = t->err;
@@ -284,7 +291,8 @@ static int walk(const struct tree_opts *o, struct spfkit_resolver *resolver, str
 		cli_error(CMD, "cannot finish: %s", spfkit_strerror(rc));
 		return TREE_EXIT_INTERNAL;
 	}
-	return write_output(o, t);
+	rc = write_output(o, t);
+	return incomplete && rc != TREE_EXIT_INTERNAL ? LINT_EXIT_INCOMPLETE : rc;
 }
 
 static int run(const struct tree_opts *o)
@@ -320,7 +328,8 @@ int cli_tree_main(int argc, char **argv)
 	} else if (o->help) {
 		cli_tree_usage(stdout);
 		status = 0;
-	} else if (check_combination(o) != 0) {
+	} else if (check_combination(o) != 0 ||
+		   lint_time_limit_option(CMD, o->time_limit, &o->limit_s) != 0) {
 		status = TREE_EXIT_USAGE;
 	} else if (o->svg && tree_find_dot(o->dot_path, sizeof(o->dot_path)) != 0) {
 		/* before any DNS: the picture cannot be drawn anyway */

@@ -156,6 +156,8 @@ struct lint_answer {
 };
 
 #define LINT_MAX_QUESTIONS 2000u /* per run: bounds the work of a hostile tree */
+#define LINT_PARALLEL 16u        /* questions of one record in flight at once */
+#define LINT_TIME_LIMIT_S 60u    /* --time-limit default: the whole run, in seconds */
 
 struct lint_dns {
 	struct spfkit_resolver *resolver; /* NULL: no DNS at all (every name is NXDOMAIN) */
@@ -163,10 +165,37 @@ struct lint_dns {
 	struct lint_cached **cache;       /* questions asked, in order (in the arena) */
 	size_t n, cap;
 	int err;                          /* SPFKIT_EDNS...: the backend failed */
+	int64_t deadline_ms;              /* CLOCK_MONOTONIC; 0: none */
+	unsigned limit_s;                 /* the time limit, for messages */
+	unsigned late;                    /* questions not answered for the time limit */
 };
 
 void lint_dns_init(struct lint_dns *d, struct spfkit_resolver *resolver, struct lint_report *r);
 void lint_dns_free(struct lint_dns *d);
+/* From now, the run has `seconds` (0: no limit): a question not answered
+ * by then is TEMPFAIL "no answer within the time limit", and the ones
+ * after it are not asked (TEMPFAIL "not asked: ..."); d->late counts
+ * both. */
+void lint_dns_set_time_limit(struct lint_dns *d, unsigned seconds);
+/* --time-limit TEXT (NULL: LINT_TIME_LIMIT_S) into *seconds; -1 after saying why. */
+int lint_time_limit_option(const char *cmd, const char *text, unsigned *seconds);
+/* 1, after saying on stderr what the time limit left unchecked, when it did. */
+int lint_dns_incomplete(const char *cmd, const struct lint_dns *d);
+#define LINT_EXIT_INCOMPLETE 75 /* sysexits EX_TEMPFAIL: the time limit cut the run short */
+
+struct lint_question {
+	const char *name;
+	size_t len;
+	uint16_t type;
+};
+
+/*
+ * Ask the questions not in the cache yet, LINT_PARALLEL at a time, and
+ * wait for their answers: a later lint_dns_ask() finds them (counted
+ * then, as if asked then). A slow server costs one wait per batch, not
+ * one per question. Failures are left for lint_dns_ask() to meet.
+ */
+void lint_dns_prefetch(struct lint_dns *d, const struct lint_question *q, size_t n);
 /*
  * Ask (or find in the cache) type for name; *out points into the
  * cache. 0, SPFKIT_E2BIG past LINT_MAX_QUESTIONS, SPFKIT_ENOMEM, or the

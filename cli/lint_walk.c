@@ -235,6 +235,33 @@ static int tempfail(struct walk *w, const char *domain, const char *name, size_t
 
 /* ---- the terms that look things up -------------------------------------- */
 
+/* The questions of a record's terms are independent: ask them together
+ * (LINT_PARALLEL at a time), then walk as before, from the cache. */
+#define PREFETCH_MAX 64u /* questions collected per call; the rest are asked in turn */
+
+struct prefetch {
+	struct lint_question q[PREFETCH_MAX];
+	size_t n;
+};
+
+static void want(struct prefetch *p, const char *name, size_t len, uint16_t type)
+{
+	if (p->n < PREFETCH_MAX) {
+		p->q[p->n].name = name;
+		p->q[p->n].len = len;
+		p->q[p->n].type = type;
+		p->n++;
+	}
+}
+
+/* What walk_domain_body() asks first at a domain it enters. */
+static void want_domain(struct prefetch *p, const char *name, size_t len)
+{
+	want(p, name, len, SPFKIT_RR_TXT);
+	want(p, name, len, SPFKIT_RR_SPF);
+	want(p, name, len, SPFKIT_RR_TXT_STRINGS);
+}
+
 struct node {
 	const char *domain; /* NUL-terminated, in the arena */
 	size_t dlen;
@@ -298,9 +325,21 @@ static void mx_hosts(struct walk *w, const struct node *n, const struct spfkit_t
 {
 	const struct lint_answer *a4, *a6;
 	unsigned looked = 0, no_aaaa = 0;
+	struct prefetch p;
 	size_t i;
 
-	for (i = 0; i < mx->count && looked < MX_SHOWN; i++) {
+	for (i = 0, p.n = 0; i < mx->count && looked < MX_SHOWN; i++) {
+		const char *h = (const char *)mx->rrs[i].data;
+		size_t hl = mx->rrs[i].len;
+
+		if (hl == 0 || (hl == 1 && h[0] == '.'))
+			continue;
+		looked++;
+		want(&p, h, hl, SPFKIT_RR_A);
+		want(&p, h, hl, SPFKIT_RR_AAAA);
+	}
+	lint_dns_prefetch(w->dns, p.q, p.n);
+	for (i = 0, looked = 0; i < mx->count && looked < MX_SHOWN; i++) {
 		const char *h = (const char *)mx->rrs[i].data;
 		size_t hl = mx->rrs[i].len;
 
@@ -527,6 +566,42 @@ static void exp_target(struct walk *w, const struct node *n)
 }
 
 /* The terms of a parsed record; 1 when the record passes every client. */
+/* The questions of the terms up to the first all, and of the redirect
+ * when there is none: those walk_terms() is about to ask. */
+static void prefetch_terms(struct walk *w, const struct node *n)
+{
+	const struct spfkit_record *rec = n->rec;
+	const struct spfkit_term *t;
+	struct prefetch p;
+	const char *name;
+	size_t i, len;
+
+	p.n = 0;
+	for (i = 0; i < rec->count; i++) {
+		t = &rec->terms[i];
+		if (t->is_modifier)
+			continue;
+		if (t->mech == SPFKIT_MECH_ALL)
+			break;
+		if (!static_target(n, t, &name, &len) || !target_valid(name, len))
+			continue;
+		if (t->mech == SPFKIT_MECH_A) {
+			want(&p, name, len, SPFKIT_RR_A);
+			want(&p, name, len, SPFKIT_RR_AAAA);
+		} else if (t->mech == SPFKIT_MECH_MX) {
+			want(&p, name, len, SPFKIT_RR_MX);
+		} else if (t->mech == SPFKIT_MECH_EXISTS) {
+			want(&p, name, len, SPFKIT_RR_A);
+		} else if (t->mech == SPFKIT_MECH_INCLUDE && w->depth < WALK_MAX_DEPTH) {
+			want_domain(&p, name, len);
+		}
+	}
+	if (i == rec->count && rec->redirect >= 0 && w->depth < WALK_MAX_DEPTH &&
+	    static_target(n, &rec->terms[rec->redirect], &name, &len) && target_valid(name, len))
+		want_domain(&p, name, len);
+	lint_dns_prefetch(w->dns, p.q, p.n);
+}
+
 static int walk_terms(struct walk *w, const struct node *n)
 {
 	const struct spfkit_record *rec = n->rec;
@@ -535,6 +610,7 @@ static int walk_terms(struct walk *w, const struct node *n)
 	size_t i, len;
 	int always = 0;
 
+	prefetch_terms(w, n);
 	for (i = 0; i < rec->count && w->err == 0; i++) {
 		t = &rec->terms[i];
 		if (t->is_modifier)
