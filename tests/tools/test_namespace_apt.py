@@ -11,10 +11,16 @@ test helpers (tests/mta/harness.py) now refuse every install call inside
 a namespace, whether or not anything is missing, and a Postfix started
 inside one must have been installed before it was entered. This runs
 them in children under `unshare` and checks each refusal, and that the
-same calls outside are accepted.
+same calls outside are accepted. A second check reads every test script
+that enters a network or mount namespace with unshare (each runs itself
+again with --inner there): no function reached from its inner() may call
+apt-get, apt, dpkg or the helpers' installers, which the first check
+would miss when a script calls apt itself.
 
 Exit 77 (skipped) when not root or without unshare.
 """
+import ast
+import glob
 import os
 import shutil
 import subprocess
@@ -62,11 +68,99 @@ def run_child(flags, env_add, code):
     return r.returncode, r.stdout + r.stderr
 
 
+TESTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+INSTALLERS = {"apt_install", "ensure_packages", "ensure_postfix", "install_exim_libraries"}
+APT_PROGRAMS = {"apt-get", "apt", "aptitude", "dpkg"}
+
+
+def callee(call):
+    f = call.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+
+def namespace_commands(tree):
+    """The lists ["unshare", "-n..."/"-m..."/"--net"/"--mount", ...] of a script."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.List) and node.elts:
+            words = [e.value for e in node.elts if isinstance(e, ast.Constant)
+                     and isinstance(e.value, str)]
+            if words[:1] == ["unshare"] and any(
+                    w.startswith("--net") or w.startswith("--mount") or
+                    (w.startswith("-") and not w.startswith("--") and set(w[1:]) & {"n", "m"})
+                    for w in words[1:]):
+                out.append((node, words))
+    return out
+
+
+def apt_in_namespace(path):
+    """The apt calls a script makes inside its namespaces: [(line, what)],
+    None when it enters none. A script running itself again (--inner) is
+    followed from inner() through the functions it calls; any other
+    command is read word by word (a shell script in a string included)."""
+    tree = ast.parse(open(path).read(), path)
+    commands = namespace_commands(tree)
+    if not commands:
+        return None
+    found = []
+    for node, words in commands:
+        for w in words:
+            if set(w.replace(";", " ").split()) & APT_PROGRAMS:
+                found.append((node.lineno, "%r in the unshare command" % w))
+    if not any("--inner" in words for _, words in commands):
+        return found
+    funcs = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    if "inner" not in funcs:
+        return found + [(0, "runs itself with --inner but has no inner()")]
+    seen, todo = set(), ["inner"]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for node in ast.walk(funcs[name]):
+            if isinstance(node, ast.Call):
+                c = callee(node)
+                if c in INSTALLERS:
+                    found.append((node.lineno, "%s() in %s()" % (c, name)))
+                elif c in funcs:
+                    todo.append(c)
+            elif isinstance(node, ast.List) and node.elts and isinstance(
+                    node.elts[0], ast.Constant) and node.elts[0].value in APT_PROGRAMS:
+                found.append((node.lineno, "%s in %s()" % (node.elts[0].value, name)))
+    return found
+
+
+def static_check(paths):
+    """Failures of the scan of PATHS; prints what it read."""
+    failures = 0
+    scanned = 0
+    for path in paths:
+        found = apt_in_namespace(path)
+        if found is None:
+            continue
+        scanned += 1
+        rel = os.path.relpath(path, TESTS_DIR)
+        for line, what in found:
+            print("FAIL %s:%d: %s, inside its namespace" % (rel, line, what))
+            failures += 1
+    print("%s %d scripts entering a namespace read, no apt call inside"
+          % ("ok  " if not failures else "FAIL", scanned) if not failures else
+          "FAIL %d apt call(s) inside a namespace" % failures)
+    return failures, scanned
+
+
 def main():
+    if "--scan" in sys.argv:  # only the static check, on the files given
+        failures, _ = static_check(sys.argv[sys.argv.index("--scan") + 1:])
+        return 1 if failures else 0
+    failures, scanned = static_check(sorted(glob.glob(os.path.join(TESTS_DIR, "*", "*.py"))))
+    if scanned < 3:  # libspf2-exim-e2e, libspf2-opendmarc-e2e, packages-e2e at least
+        print("FAIL only %d scripts entering a namespace found" % scanned)
+        failures += 1
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         print("skip: needs root and unshare")
-        return SKIP
-    failures = 0
+        return 1 if failures else SKIP
     for name, flags, env_add, code, want in CASES:
         status, out = run_child(flags, env_add, code)
         refused = want != "accepted" and not want.startswith("accepted")
@@ -75,7 +169,7 @@ def main():
         if not ok:
             print("    status %d, want %r in:\n%s" % (status, want, out[-1500:]))
             failures += 1
-    print("%d passed, %d failed" % (len(CASES) - failures, failures))
+    print("%d failure(s)" % failures)
     return 1 if failures else 0
 
 
