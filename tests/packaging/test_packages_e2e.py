@@ -16,6 +16,9 @@ removes nothing but Debian's libspf2-2 and libspf2-dev), and checks:
   with the ExecStart line of its installed unit as it stands (socket in
   Postfix's private/, --user spfkit-policyd): a forged sender refused with
   550 5.7.23, a genuine one delivered with Received-SPF: pass;
+- the installed spfkit-milter, run with its unit's ExecStart, as the
+  milter of a private Postfix: forged refused at MAIL FROM, genuine
+  delivered with Authentication-Results: spf=pass;
 - the README's migration: Postfix runs postfix-policyd-spf-python's
   policyd-spf in spawn form with its own /etc/postfix-policyd-spf-python/
   policyd-spf.conf, then the same master.cf with one line changed
@@ -59,7 +62,7 @@ PACKAGES = ["libspfkit1", "libspfkit-dev", "spfkit", "spfkit-policyd", "spfkit-m
 DEBIAN_LIBSPF2 = ["libspf2-2", "libspf2-dev"]
 # what dpkg-buildpackage needs (debian/control), and the migration's source
 BUILD_DEPS = ["debhelper", "dpkg-dev", "fakeroot", "meson", "ninja-build", "pkg-config",
-              "libc-ares-dev", "libevent-dev", "libmilter-dev"]
+              "libc-ares-dev", "libevent-dev"]
 UNITS = ["/lib/systemd/system/spfkit-policyd.service",
          "/lib/systemd/system/spfkit-milter.service"]
 POLICY_SOCKET = "/var/spool/postfix/private/spfkit-policyd"
@@ -244,51 +247,89 @@ def postfix_cases(cases, sink, pf, form, our_header):
     cases.run("%s: genuine sender delivered with Received-SPF: pass" % form, genuine)
 
 
-def daemon_form(cases, cleanup, tmp, sink):
-    """The unit's ExecStart, verbatim; Postfix asks its socket in private/."""
-    argv = unit_argv(UNITS[0])
-    os.makedirs("/run/spfkit-policyd", exist_ok=True)  # the unit's RuntimeDirectory
-    cleanup.push(lambda: shutil.rmtree("/run/spfkit-policyd", ignore_errors=True))
-    log = open(os.path.join(tmp.path, "policyd.log"), "w")
+def start_unit(cleanup, tmp, unit, runtime_dir):
+    """The unit's ExecStart, verbatim, its RuntimeDirectory made first."""
+    argv = unit_argv(unit)
+    os.makedirs(runtime_dir, exist_ok=True)
+    cleanup.push(lambda: shutil.rmtree(runtime_dir, ignore_errors=True))
+    log = open(os.path.join(tmp.path, os.path.basename(unit) + ".log"), "w")
     proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
     cleanup.push(lambda: (harness.stop_process(proc), log.close()))
+    print("ExecStart: " + " ".join(argv))
+    return proc
+
+
+def runs_as(program, user):
+    uid = pwd.getpwnam(user).pw_uid
+    uids = []
+    for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+        try:
+            if os.readlink("/proc/%s/exe" % pid) != program:
+                continue
+            with open("/proc/%s/status" % pid) as f:
+                uids += [int(l.split()[1]) for l in f if l.startswith("Uid:")]
+        except OSError:
+            continue
+    expect(uid in uids, "no %s process runs as %s (uids %r)" % (program, user, uids))
+
+
+def stops(proc, files):
+    code = harness.stop_process(proc)
+    expect(code == 0, "exit status %s on SIGTERM" % code)
+    deadline = time.time() + 5  # a root helper removes them as the daemon goes
+    while time.time() < deadline and any(os.path.exists(f) for f in files):
+        time.sleep(0.05)
+    left = [f for f in files if os.path.exists(f)]
+    expect(not left, "left behind: %r" % left)
+
+
+def daemon_form(cases, cleanup, tmp, sink):
+    """spfkit-policyd.service's ExecStart; Postfix asks its socket in private/."""
+    proc = start_unit(cleanup, tmp, UNITS[0], "/run/spfkit-policyd")
     deadline = time.time() + 15
     while not os.path.exists(POLICY_SOCKET):
         expect(time.time() < deadline and proc.poll() is None,
-               "%s: no %s (status %s)" % (" ".join(argv), POLICY_SOCKET, proc.poll()))
+               "no %s (status %s)" % (POLICY_SOCKET, proc.poll()))
         time.sleep(0.05)
-    print("ExecStart: " + " ".join(argv))
     pf = harness.Postfix(cleanup, tmp, sink.port,
                          "smtpd_recipient_restrictions = reject_unauth_destination,"
                          " check_policy_service unix:%s\n" % POLICY_SOCKET, name="pf-daemon")
-
-    def user():
-        uid = pwd.getpwnam("spfkit-policyd").pw_uid
-        uids = []
-        for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
-            try:
-                if os.readlink("/proc/%s/exe" % pid) != "/usr/sbin/spfkit-policyd":
-                    continue
-                with open("/proc/%s/status" % pid) as f:
-                    uids += [int(l.split()[1]) for l in f if l.startswith("Uid:")]
-            except OSError:
-                continue
-        expect(uid in uids, "no spfkit-policyd process runs as spfkit-policyd (uids %r)" % uids)
-    cases.run("daemon: the unit's ExecStart runs as spfkit-policyd after --user", user)
+    cases.run("daemon: the unit's ExecStart runs as spfkit-policyd after --user",
+              lambda: runs_as("/usr/sbin/spfkit-policyd", "spfkit-policyd"))
     postfix_cases(cases, sink, pf, "daemon", True)
     pf.stop()
+    cases.run("daemon: SIGTERM ends it, its socket and pid file removed",
+              lambda: stops(proc, [POLICY_SOCKET, "/run/spfkit-policyd/spfkit-policyd.pid"]))
 
-    def stops():
-        code = harness.stop_process(proc)
-        expect(code == 0, "exit status %s on SIGTERM" % code)
-        pid_file = "/run/spfkit-policyd/spfkit-policyd.pid"
-        deadline = time.time() + 5  # the root helper removes them as the daemon goes
-        while time.time() < deadline and (os.path.exists(POLICY_SOCKET)
-                                          or os.path.exists(pid_file)):
-            time.sleep(0.05)
-        expect(not os.path.exists(POLICY_SOCKET), "%s left behind" % POLICY_SOCKET)
-        expect(not os.path.exists(pid_file), "%s left behind" % pid_file)
-    cases.run("daemon: SIGTERM ends it, its socket and pid file removed", stops)
+
+def milter_form(cases, cleanup, tmp, sink):
+    """spfkit-milter.service's ExecStart (socket from milter.conf: 8895)."""
+    proc = start_unit(cleanup, tmp, UNITS[1], "/run/spfkit-milter")
+    harness.wait_listening(8895, 15, proc, "spfkit-milter")
+    pf = harness.Postfix(cleanup, tmp, sink.port, "smtpd_milters = inet:127.0.0.1:8895\n",
+                         name="pf-milter")
+    cases.run("milter: the unit's ExecStart runs as spfkit-milter after -u",
+              lambda: runs_as("/usr/sbin/spfkit-milter", "spfkit-milter"))
+
+    def forged():
+        stage, code, msg = harness.session(pf.smtp, HELO, "alice@pass.example",
+                                           "milter-forged", client_ip=FORGED_IP)
+        expect(stage == "mail" and code == 550 and "5.7.23" in msg,
+               "got %s %d %s, want 550 5.7.23 at MAIL" % (stage, code, msg))
+
+    def genuine():
+        stage, code, msg = harness.session(pf.smtp, HELO, "bob@pass.example",
+                                           "milter-genuine", client_ip=GENUINE_IP)
+        expect(code == 250, "got %s %d %s, want 250" % (stage, code, msg))
+        m = sink.wait("spfkit e2e milter-genuine")
+        ar = harness.header_values(m, "Authentication-Results")
+        expect(any("spf=pass" in v and "smtp.mailfrom=pass.example" in v for v in ar),
+               "Authentication-Results: %r, want spf=pass" % ar)
+    cases.run("milter: forged sender refused with 550 5.7.23", forged)
+    cases.run("milter: genuine sender delivered with Authentication-Results: spf=pass",
+              genuine)
+    pf.stop()
+    cases.run("milter: SIGTERM ends it", lambda: stops(proc, []))
 
 
 def spawn_form(cases, cleanup, tmp, sink):
@@ -320,6 +361,7 @@ def inner(dnsd):
         sink = harness.Sink(cleanup)
         daemon_form(cases, cleanup, tmp, sink)
         spawn_form(cases, cleanup, tmp, sink)
+        milter_form(cases, cleanup, tmp, sink)
     except Exception as e:
         cases.fail("setup", str(e))
     finally:
@@ -374,7 +416,7 @@ def restore_machine():
             any(status(p) != "install ok installed" for p in DEBIAN_LIBSPF2):
         run(["apt-get", "install", "-y", "-q"] + DEBIAN_LIBSPF2)
         run(["dpkg", "--purge"] + PACKAGES)
-    for p in (POLICY_SOCKET, "/run/spfkit-policyd"):
+    for p in (POLICY_SOCKET, "/run/spfkit-policyd", "/run/spfkit-milter"):
         if os.path.isdir(p):
             shutil.rmtree(p, ignore_errors=True)
         elif os.path.lexists(p):
