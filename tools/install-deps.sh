@@ -18,4 +18,4 @@ echo "installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing
+apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 $missing

@@ -133,7 +133,8 @@ def install_exim_libraries(daemon="exim4-daemon-heavy"):
                                               capture_output=True, text=True).stdout
             != "install ok installed"]
     if todo:
-        subprocess.run(["apt-get", "install", "-y", "--no-install-recommends"] + todo,
+        subprocess.run(["apt-get", "install", "-y", "--no-install-recommends",
+                        "-o", "DPkg::Lock::Timeout=600"] + todo,
                        check=True, capture_output=True)
 
 

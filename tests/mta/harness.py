@@ -30,6 +30,9 @@ import time
 SKIP = 77
 
 ENV = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+# Another apt or dpkg run (a test beside this one, the machine's own
+# updates) holds the dpkg lock for a while: wait for it, do not fail.
+APT_WAIT = ["-o", "DPkg::Lock::Timeout=600"]
 
 # Set by SIGTERM (meson's timeout: it signals the process group, then
 # sends SIGKILL 0.5 s later): stop everything at once, wait for nothing.
@@ -118,7 +121,7 @@ def apt_install(*packages):
     """apt-get install PACKAGES (an apt-get update and a retry when it fails).
     Raises with apt's message: a missing MTA is a failure, not a skip."""
     refuse_in_namespace("apt-get install %s" % " ".join(packages))
-    cmd = ["apt-get", "install", "-y", "-q", "--no-install-recommends"] + list(packages)
+    cmd = ["apt-get", "install", "-y", "-q", "--no-install-recommends"] + APT_WAIT + list(packages)
     r = subprocess.run(cmd, env=ENV, capture_output=True)
     if r.returncode != 0:
         subprocess.run(["apt-get", "update", "-q"], env=ENV, capture_output=True)

@@ -106,7 +106,8 @@ def apt(args, allowed_removals):
                or line.startswith("Remv ")}
     expect(removed <= set(allowed_removals), "apt-get %s would remove %s: refused"
            % (" ".join(args), " ".join(sorted(removed - set(allowed_removals)))))
-    r = run(["apt-get", "-y", "-q", "--no-install-recommends"] + args)
+    r = run(["apt-get", "-y", "-q", "--no-install-recommends", "-o", "DPkg::Lock::Timeout=600"]
+            + args)
     expect(r.returncode == 0, "apt-get %s: %s" % (" ".join(args), r.stderr[-800:]))
     return removed
 
@@ -414,7 +415,7 @@ def restore_machine():
     """Debian's libspf2 installed, ours purged, whatever happened."""
     if not all(purged(p) for p in PACKAGES) or \
             any(status(p) != "install ok installed" for p in DEBIAN_LIBSPF2):
-        run(["apt-get", "install", "-y", "-q"] + DEBIAN_LIBSPF2)
+        run(["apt-get", "install", "-y", "-q", "-o", "DPkg::Lock::Timeout=600"] + DEBIAN_LIBSPF2)
         run(["dpkg", "--purge"] + PACKAGES)
     for p in (POLICY_SOCKET, "/run/spfkit-policyd", "/run/spfkit-milter"):
         if os.path.isdir(p):
