@@ -10,8 +10,8 @@
  * When nobody listens on the socket (absent, or connection refused), the
  * lines go to stderr, and a line on stderr says so, once; the socket is
  * tried again at most once per SPFKIT__MTA_LOG_RETRY_S seconds, and a line
- * says when syslog answers again. Thread-safe: policyd's workers and
- * libmilter's connection threads log here, and none waits for another's
+ * says when syslog answers again. Thread-safe: policyd's workers log
+ * here from their threads, and none waits for another's
  * send or write (the lock guards the channel's state, not the system
  * call); a line up to PIPE_BUF bytes arrives whole wherever stderr goes.
  * Not an API.
