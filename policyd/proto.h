@@ -29,9 +29,12 @@
 /*
  * Caps. Postfix's own lines are far shorter (its SMTP line limit is 2048
  * bytes and a request has about 35 attributes in Postfix 3.x); anything
- * past these is a broken or hostile client.
+ * past these is a broken or hostile client. A line holds what Exim's SMTP
+ * command buffer can (smtp_cmd_buffer_size, 16384 bytes): a long MAIL FROM
+ * that Exim accepted and asks about with ${readsocket} gets a decision,
+ * not a disconnection (issue 33: a 5 KB local part was never checked).
  */
-#define SPFKIT_POLICY_MAX_LINE 4096u    /* one line, without its LF */
+#define SPFKIT_POLICY_MAX_LINE 16384u   /* one line, without its LF */
 #define SPFKIT_POLICY_MAX_ATTRS 128u    /* attributes in one request */
 #define SPFKIT_POLICY_MAX_REQUEST 32768u /* one request, final empty line included */
 

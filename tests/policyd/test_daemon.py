@@ -270,7 +270,17 @@ def hostile(d, data, log_needle):
 
 
 def test_overlong_line_disconnected(d):
-    hostile(d, b"request=smtpd_access_policy\nhelo_name=" + b"a" * 5000, "line too long")
+    hostile(d, b"request=smtpd_access_policy\nhelo_name=" + b"a" * 17000, "line too long")
+
+
+def test_long_sender_checked(d):
+    """A 5 KB local part (Exim takes MAIL FROM lines up to 16 KB) is checked
+    like any other: a forgery is rejected, a genuine sender passes."""
+    local = "x" * 5000
+    with d.connect() as s:
+        expect(ask(s, request(sender=local + "@exp.example")), "action=550 5.7.23 ")
+        r = ask(s, request(sender=local + "@example.com"))
+    expect(r, "action=prepend Received-SPF: pass")
 
 
 def test_too_many_attributes_disconnected(d):
