@@ -166,6 +166,20 @@ def t_fail(d):
     m.quit()
 
 
+def t_long_sender(d):
+    """A 5 KB local part is checked like any other (issue 33: it was accepted
+    unchecked): a forgery is refused, a genuine sender passes."""
+    local = "x" * 5000
+    m, r = session(d, "192.0.2.99", "h.unknown.test", "<%s@exp.example>" % local)
+    text = reply_text(r)
+    assert text.startswith("550 5.7.23 "), text
+    m.quit()
+    m, r = session(d, "192.0.2.10", "h.unknown.test", "<%s@example.com>" % local)
+    expect(r, ("continue", b""))
+    expect(finish(m), [ar(ID + "; spf=pass smtp.mailfrom=example.com")])
+    m.quit()
+
+
 def t_temperror(d):
     """TempError_Defer: 451 4.7.24 (RFC 7208 §8.6, RFC 7372), never 450."""
     m, r = session(d, "192.0.2.10", "h.unknown.test", "<x@temp.example>")
@@ -576,8 +590,8 @@ def check_config():
 
 
 GROUPS = [
-    (CONF, None, [t_pass, t_pass_ipv6, t_fail, t_temperror, t_permerror, t_null_sender_helo_pass,
-                  t_null_sender_helo_fail, t_helo_checked_first, t_forged_ar_removed,
+    (CONF, None, [t_pass, t_pass_ipv6, t_fail, t_long_sender, t_temperror, t_permerror,
+                  t_null_sender_helo_pass, t_null_sender_helo_fail, t_helo_checked_first, t_forged_ar_removed,
                   t_internal_hosts, t_no_address, t_authenticated_skipped,
                   t_abort_then_more_messages, t_every_step_sent, t_hostile_values,
                   t_hostile_headers, t_too_many_forged, t_broken_protocol,
