@@ -2,8 +2,7 @@
  * A repeatable warning said at most once per interval (a flood of
  * connections, descriptors gone), with the count of those held back.
  * Rule 19 of docs/STYLE: resource exhaustion must not become a flood of
- * log lines. spfkit-policyd's server.c has the same logic as a static
- * function; this is the copy both daemons can share. Not an API.
+ * log lines. Both daemons use it. Not an API.
  */
 #ifndef SPFKIT_MTA_RATELOG_H
 #define SPFKIT_MTA_RATELOG_H

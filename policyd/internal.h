@@ -21,6 +21,7 @@
 #include "decision.h"
 #include "escape.h"
 #include "proto.h"
+#include "ratelog.h"
 #include "server.h"
 
 struct gen {
@@ -101,15 +102,6 @@ struct cached {
 
 #define CACHE_BUCKETS 4096u
 
-/*
- * A warning that may repeat at the rate of a hostile client: said at
- * most once per SPFKIT_POLICYD_LOG_INTERVAL, with how many were held back.
- */
-struct ratelog {
-	time_t last;
-	unsigned long held;
-};
-
 struct spfkit__policyd {
 	struct event_base *base;
 	struct spfkit__policyd_opts opts;
@@ -127,7 +119,8 @@ struct spfkit__policyd {
 	int accepting;              /* the listeners are enabled */
 	struct event *accept_pause; /* accept() ran out of descriptors: wait */
 	struct event *room_retry;   /* over --max-connections: look for an idle one again */
-	struct ratelog log_accept, log_full, log_per_client;
+	/* warnings that may repeat at a hostile client's rate: once per SPFKIT_POLICYD_LOG_INTERVAL */
+	struct spfkit__mta_ratelog log_accept, log_full, log_per_client;
 	struct cached *buckets[CACHE_BUCKETS];
 	uint64_t icache_key[2]; /* icache.c: the buckets' hash key; zero until drawn */
 	struct cached *oldest, *newest;

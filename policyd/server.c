@@ -56,34 +56,6 @@ void spfkit__policyd_log(struct spfkit__policyd *srv, int prio, const char *fmt,
 	va_end(ap);
 }
 
-
-/* Room for " (N more like this held back)" with the largest N. */
-#define RATELOG_NOTE_MAX 64
-
-/*
- * 1 when a repeatable warning is due; then `note` holds what to append:
- * " (N more like this held back)" when N were held back since the last
- * one, else "" (a "0 more" reads as if something had been). 0 when it
- * is to be held back. A flood (descriptors gone, one address
- * reconnecting) must not become a flood of log lines.
- */
-static int ratelog_due(struct ratelog *r, char note[RATELOG_NOTE_MAX])
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (r->last != 0 && now.tv_sec - r->last < SPFKIT_POLICYD_LOG_INTERVAL) {
-		r->held++;
-		return 0;
-	}
-	note[0] = '\0';
-	if (r->held > 0)
-		snprintf(note, RATELOG_NOTE_MAX, " (%lu more like this held back)", r->held);
-	r->held = 0;
-	r->last = now.tv_sec > 0 ? now.tv_sec : 1;
-	return 1;
-}
-
 /* ---- accepting ------------------------------------------------------------ */
 
 static void accept_set(struct spfkit__policyd *srv, int on)
@@ -140,12 +112,12 @@ static void on_accept_error(struct evconnlistener *l, void *arg)
 	struct spfkit__policyd *srv = arg;
 	int err = EVUTIL_SOCKET_ERROR();
 	struct timeval pause = {0, SPFKIT_POLICYD_ACCEPT_PAUSE_MS * 1000};
-	char note[RATELOG_NOTE_MAX];
+	char note[SPFKIT__MTA_RATELOG_NOTE_MAX];
 
 	(void)l;
 	accept_set(srv, 0);
 	evtimer_add(srv->accept_pause, &pause);
-	if (ratelog_due(&srv->log_accept, note))
+	if (spfkit__mta_ratelog_due(&srv->log_accept, SPFKIT_POLICYD_LOG_INTERVAL, note))
 		spfkit__policyd_log(srv, LOG_ERR,
 				    "accept: %s with %zu connections open; not accepting for %d ms "
 				    "or until one closes%s",
@@ -828,12 +800,12 @@ static int over_per_client(struct spfkit__policyd *srv, const struct spfkit_ip *
 			   const char *peer)
 {
 	size_t n = conns_from(srv, ip);
-	char note[RATELOG_NOTE_MAX];
+	char note[SPFKIT__MTA_RATELOG_NOTE_MAX];
 	char text[64];
 
 	if (n < srv->opts.max_per_client)
 		return 0;
-	if (ratelog_due(&srv->log_per_client, note))
+	if (spfkit__mta_ratelog_due(&srv->log_per_client, SPFKIT_POLICYD_LOG_INTERVAL, note))
 		spfkit__policyd_log(srv, LOG_WARNING,
 				    "%s: %zu connections from %s already (--max-per-client); closing%s",
 				    peer, n, spfkit_ip_format(ip, text, sizeof(text)), note);
@@ -922,18 +894,18 @@ void spfkit__policyd_room_later(struct spfkit__policyd *srv)
 int spfkit__policyd_make_room(struct spfkit__policyd *srv, int spare_new)
 {
 	struct conn *c = idle_longest(srv, spare_new);
-	char note[RATELOG_NOTE_MAX];
+	char note[SPFKIT__MTA_RATELOG_NOTE_MAX];
 
 	/* this loop's own count: with --workers, worker 0's total is worker 0's to read */
 	if (c == NULL) {
 		spfkit__policyd_room_later(srv);
-		if (ratelog_due(&srv->log_full, note))
+		if (spfkit__mta_ratelog_due(&srv->log_full, SPFKIT_POLICYD_LOG_INTERVAL, note))
 			spfkit__policyd_log(srv, LOG_WARNING,
 					    "at --max-connections, none of %zu connections idle: not "
 					    "accepting until one closes or goes idle%s", srv->n_conns, note);
 		return 0;
 	}
-	if (ratelog_due(&srv->log_full, note))
+	if (spfkit__mta_ratelog_due(&srv->log_full, SPFKIT_POLICYD_LOG_INTERVAL, note))
 		spfkit__policyd_log(srv, LOG_WARNING,
 				    "at --max-connections: closing %s, idle %llu s, to make room "
 				    "for a new client%s", c->peer,
