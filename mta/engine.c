@@ -8,11 +8,12 @@
 #include "log.h"
 
 int spfkit__mta_ctx_new(const struct spfkit__mta_config *cfg, const char *receiver, int dns_cached,
-			struct spfkit_ctx **out)
+			const struct spfkit_allocator *alloc, struct spfkit_ctx **out)
 {
 	struct spfkit_config ec;
 
 	spfkit_config_init(&ec);
+	ec.alloc = alloc;
 	ec.receiver = receiver;
 	ec.limits.void_lookups = (unsigned)cfg->void_limit; /* 0: the RFC's 2 */
 	ec.record_memo = dns_cached;

@@ -2,9 +2,8 @@
  * The parts of a daemon's engine that do not depend on its protocol:
  * the SPF context made from the configuration, the DNS resolver attached
  * to the event loop, and the loop's run with its log lines held per pass.
- * spfkit-milter uses these; spfkit-policyd (server.c gen_new, dns_attach,
- * spfkit__policyd_run) and spfkit-smtpd-filter have the same code inline
- * and could use them. Not an API.
+ * spfkit-milter and spfkit-policyd use these; spfkit-smtpd-filter has
+ * the same code inline and could use them. Not an API.
  */
 #ifndef SPFKIT_MTA_ENGINE_H
 #define SPFKIT_MTA_ENGINE_H
@@ -23,11 +22,12 @@ struct event_base;
 /*
  * The SPF context for cfg: receiver (kept, not copied) for headers and
  * %{r}, Void_Limit, and the record memo when DNS answers are cached
- * (remembering records for their TTL is what the cache does anyway).
- * 0, or the library's error.
+ * (remembering records for their TTL is what the cache does anyway);
+ * its evaluations' memory from alloc (NULL: libc). 0, or the library's
+ * error.
  */
 int spfkit__mta_ctx_new(const struct spfkit__mta_config *cfg, const char *receiver, int dns_cached,
-			struct spfkit_ctx **out);
+			const struct spfkit_allocator *alloc, struct spfkit_ctx **out);
 
 /* c-ares gets socket events on base; any other backend (a zone) is pumped. 0, or an error. */
 int spfkit__mta_dns_attach(struct event_base *base, struct spfkit_resolver *r,

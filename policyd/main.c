@@ -32,6 +32,7 @@
 #include "cleanup.h"
 #include "config.h"
 #include "daemon.h"
+#include "engine.h"
 #include "log.h"
 #include "options.h"
 #include "spfkit_util.h"
@@ -694,7 +695,7 @@ static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit_
 	}
 	if (pool != NULL)
 		spfkit__policyd_log(srv, LOG_NOTICE, "%u workers", n);
-	spfkit__policyd_run(base);
+	spfkit__mta_run(base);
 	rc = 0;
 out:
 	if (pool != NULL)

@@ -30,6 +30,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "internal.h"
 #include "log.h"
 
@@ -287,7 +288,7 @@ static void *worker_main(void *arg)
 {
 	struct spfkit__policyd *srv = arg;
 
-	spfkit__policyd_run(srv->base);
+	spfkit__mta_run(srv->base);
 	return NULL;
 }
 

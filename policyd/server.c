@@ -16,8 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <spfkit/cares.h>
-
+#include "engine.h"
 #include "internal.h"
 #include "log.h"
 
@@ -155,18 +154,11 @@ static int check_budget(const struct spfkit__mta_config *cfg, int limit)
 
 static struct gen *gen_new(struct spfkit__policyd *srv, struct spfkit__mta_config *cfg)
 {
-	struct spfkit_config ec;
 	struct gen *g = spfkit__zalloc(NULL, sizeof(*g));
 
 	if (g == NULL)
 		return NULL;
-	spfkit_config_init(&ec);
-	ec.alloc = srv->opts.alloc;
-	ec.receiver = srv->receiver;
-	ec.limits.void_lookups = (unsigned)cfg->void_limit; /* 0: the RFC's 2 */
-	/* remembering records for their TTL is what the DNS cache does anyway */
-	ec.record_memo = srv->dns_cached;
-	if (spfkit_ctx_new(&ec, &g->ctx) != 0) {
+	if (spfkit__mta_ctx_new(cfg, srv->receiver, srv->dns_cached, srv->opts.alloc, &g->ctx) != 0) {
 		spfkit__free(NULL, g);
 		return NULL;
 	}
@@ -976,20 +968,6 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 
 /* ---- the server ------------------------------------------------------------ */
 
-/*
- * c-ares: its sockets and timer become events, the cache layer's hits
- * are delivered from one. Any other backend (the zone file of --zone)
- * has no sockets and is pumped after each question (spfkit_event_kick()).
- */
-static int dns_attach(struct spfkit__policyd *srv, struct spfkit_resolver *r,
-		      struct spfkit_resolver *cache)
-{
-	/* A NULL watch only asks whether r is c-ares. */
-	if (spfkit_cares_set_watch(r, NULL, NULL) == 0)
-		return spfkit_event_attach(srv->base, r, cache, NULL, &srv->dnsloop);
-	return spfkit_event_attach_pump(srv->base, r, cache, NULL, &srv->dnsloop);
-}
-
 int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_opts *opts,
 			struct spfkit__mta_config *cfg, struct spfkit_resolver *r,
 			struct spfkit_resolver *cache, struct spfkit__policyd **out)
@@ -1024,7 +1002,7 @@ int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_op
 	srv->accept_pause = evtimer_new(base, on_accept_pause_end, srv);
 	srv->room_retry = evtimer_new(base, on_room_retry, srv);
 	if (srv->gen == NULL || srv->accept_pause == NULL || srv->room_retry == NULL ||
-	    dns_attach(srv, r, cache) != 0) {
+	    spfkit__mta_dns_attach(base, r, cache, &srv->dnsloop) != 0) {
 		if (srv->gen != NULL)
 			srv->gen->cfg = NULL; /* the caller keeps cfg on failure */
 		spfkit__policyd_gen_put(srv->gen);
@@ -1136,17 +1114,4 @@ void spfkit__policyd_free(struct spfkit__policyd *srv)
 	spfkit_event_detach(srv->dnsloop);
 	spfkit__policyd_gen_put(srv->gen);
 	spfkit__free(NULL, srv);
-}
-
-void spfkit__policyd_run(struct event_base *base)
-{
-	int holding = spfkit__mta_log_hold() == 0;
-	int rc;
-
-	do {
-		rc = event_base_loop(base, EVLOOP_ONCE);
-		spfkit__mta_log_flush();
-	} while (rc == 0 && !event_base_got_exit(base) && !event_base_got_break(base));
-	if (holding)
-		spfkit__mta_log_unhold();
 }

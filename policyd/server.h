@@ -89,12 +89,10 @@ void spfkit__policyd_log(struct spfkit__policyd *srv, int prio, const char *fmt,
 void spfkit__policyd_free(struct spfkit__policyd *srv);
 
 /*
- * Run a server's loop (event_base_dispatch()) with the thread's log
- * lines held for each pass over its ready connections and sent at the
- * pass's end: one system call for all the decisions of a pass instead of
- * one each (mta/log.h).
+ * A server's loop runs in spfkit__mta_run() (mta/engine.h): the thread's
+ * log lines are held for each pass over its ready connections and sent
+ * at the pass's end, one system call for all the decisions of a pass.
  */
-void spfkit__policyd_run(struct event_base *base);
 
 /*
  * --workers (policyd/pool.c): servers made with spfkit__policyd_new(),
