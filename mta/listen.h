@@ -2,10 +2,8 @@
  * The daemons' listening sockets and descriptor budget: a UNIX socket
  * that refuses to take over a live server's path, a TCP socket, and the
  * open-file limit raised to fit the connections a daemon allows.
- * spfkit-milter uses these; spfkit-policyd's main.c has its own copies
- * (socket_answers, listen_unix, listen_inet, fit_fd_limit) that could
- * move here. Problems go to stderr, prefixed with `prog`: these run
- * before the daemon logs. Not an API.
+ * spfkit-milter and spfkit-policyd use these. Problems go to stderr,
+ * prefixed with `prog`: these run before the daemon logs. Not an API.
  */
 #ifndef SPFKIT_MTA_LISTEN_H
 #define SPFKIT_MTA_LISTEN_H

@@ -5,22 +5,17 @@
  * configuration file as the only argument), or as a daemon with
  * --listen unix:/path and/or --listen inet:HOST:PORT.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netdb.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -33,6 +28,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "engine.h"
+#include "listen.h"
 #include "log.h"
 #include "options.h"
 #include "spfkit_util.h"
@@ -307,54 +303,13 @@ static int load_config(struct options *o, struct spfkit__mta_config **cfg)
 
 /* ---- sockets ---------------------------------------------------------- */
 
-/*
- * Does a server answer on this socket? A second daemon must not take the
- * live socket of the first (clients would be split between them, and
- * the first's socket file gone). Non-blocking: a full backlog (EAGAIN)
- * is a live server too; ECONNREFUSED is a socket left by an earlier run.
- */
-static int socket_answers(const struct sockaddr_un *sa)
-{
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), live;
-
-	if (fd < 0)
-		return 0;
-	live = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0 || errno == EAGAIN ||
-	       errno == EINPROGRESS;
-	close(fd);
-	return live;
-}
-
+/* A live server's socket is never taken; the file is removed at exit. */
 static int listen_unix(const char *path, mode_t mode, struct spfkit__policyd_cleanup *cleanup)
 {
-	struct sockaddr_un sa;
-	struct stat st;
-	int fd;
+	int fd = spfkit__mta_listen_unix("spfkit-policyd", path, mode, (uid_t)-1, (gid_t)-1);
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "spfkit-policyd: socket path too long: %s\n", path);
+	if (fd < 0)
 		return -1;
-	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	/* a socket left by an earlier run; never remove anything else */
-	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
-		if (socket_answers(&sa)) {
-			fprintf(stderr, "spfkit-policyd: another server answers on %s; not starting\n",
-				path);
-			return -1;
-		}
-		unlink(path);
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || chmod(path, mode) != 0 ||
-	    listen(fd, 1024) != 0) {
-		fprintf(stderr, "spfkit-policyd: unix:%s: %s\n", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
 	if (spfkit__policyd_cleanup_add(cleanup, path) != 0) {
 		fprintf(stderr, "spfkit-policyd: unix:%s: cannot note it for removal\n", path);
 		close(fd);
@@ -369,10 +324,8 @@ static int listen_inet(const char *spec, char *bound, size_t bsize)
 {
 	char host[256], port[16];
 	const char *colon = strrchr(spec, ':');
-	struct addrinfo hints, *ai = NULL;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	int fd = -1, one = 1, rc;
+	unsigned bound_port;
+	int fd;
 	size_t hl;
 
 	if (colon == NULL || strlen(colon + 1) >= sizeof(port) || (size_t)(colon - spec) >= sizeof(host))
@@ -388,30 +341,11 @@ static int listen_inet(const char *spec, char *bound, size_t bsize)
 	/* getaddrinfo() would take 99999 and bind port 99999 mod 65536 */
 	if (!spfkit__mta_port_ok(port, 1))
 		goto bad;
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
-	if (rc != 0) {
-		fprintf(stderr, "spfkit-policyd: inet:%s: %s\n", spec, gai_strerror(rc));
+	fd = spfkit__mta_listen_tcp("spfkit-policyd", host, port, AF_UNSPEC, &bound_port);
+	if (fd < 0)
 		return -1;
-	}
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
-	    bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 1024) != 0 ||
-	    getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
-		fprintf(stderr, "spfkit-policyd: inet:%s: %s\n", spec, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		freeaddrinfo(ai);
-		return -1;
-	}
-	freeaddrinfo(ai);
 	/* the port actually bound, so a test can ask for port 0 */
-	snprintf(bound, bsize, "inet:%s:%u", host,
-		 ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
-					       : ((struct sockaddr_in6 *)&ss)->sin6_port));
+	snprintf(bound, bsize, "inet:%s:%u", host, bound_port);
 	return fd;
 bad:
 	fprintf(stderr, "spfkit-policyd: bad listen address inet:%s (want inet:HOST:PORT)\n", spec);
@@ -468,22 +402,6 @@ static int write_pid_file(const char *path, struct spfkit__policyd_cleanup *clea
 
 /* ---- descriptors ---------------------------------------------------------- */
 
-/* Descriptors open now: the entries of /proc/self/fd (one is the listing's own), or a guess. */
-static rlim_t fds_open(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	rlim_t n = 0;
-
-	if (d == NULL)
-		return 16;
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
 /* c-ares's sockets (a UDP and a TCP one per server, at most 3 servers), with room */
 #define FD_DNS 16
 /* the configuration file on SIGHUP, syslog, the cleanup pipe, the event loop's own */
@@ -499,28 +417,17 @@ static rlim_t fds_open(void)
  */
 static void fit_fd_limit(struct options *o)
 {
-	struct rlimit rl;
-	rlim_t want = o->srv.max_connections != 0 ? o->srv.max_connections
-						   : SPFKIT_POLICYD_MAX_CONNECTIONS;
+	size_t want = o->srv.max_connections != 0 ? o->srv.max_connections
+						  : SPFKIT_POLICYD_MAX_CONNECTIONS;
 	/* each worker has its own DNS sockets, event loop and mailbox pipe */
-	rlim_t reserve = fds_open() + o->n_listen + (rlim_t)o->workers * (FD_DNS + 4) + FD_SPARE;
-	rlim_t need = want + reserve, cur;
+	size_t reserve = o->n_listen + (size_t)o->workers * (FD_DNS + 4) + FD_SPARE;
+	size_t fit;
 
-	if (o->n_listen == 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
-	    rl.rlim_cur >= need)
+	if (o->n_listen == 0)
 		return;
-	cur = rl.rlim_cur;
-	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
-	if (rl.rlim_cur > cur && setrlimit(RLIMIT_NOFILE, &rl) == 0)
-		cur = rl.rlim_cur;
-	if (cur >= need)
-		return;
-	o->srv.max_connections = cur > reserve ? (unsigned)(cur - reserve) : 1;
-	snprintf(o->fd_note, sizeof(o->fd_note),
-		 "--max-connections %llu lowered to %u: the open-file limit (RLIMIT_NOFILE) is %llu "
-		 "and %llu descriptors are kept for the listeners, DNS and files",
-		 (unsigned long long)want, o->srv.max_connections, (unsigned long long)cur,
-		 (unsigned long long)reserve);
+	spfkit__mta_fit_fd_limit(want, reserve, &fit, o->fd_note, sizeof(o->fd_note));
+	if (o->fd_note[0] != '\0')
+		o->srv.max_connections = (unsigned)fit;
 }
 
 /* ---- DNS ---------------------------------------------------------------- */
