@@ -2,6 +2,8 @@
  * Accepting with a cap and a back-off (see acceptor.h).
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <syslog.h>
 
@@ -15,7 +17,7 @@
 #include "ratelog.h"
 #include "spfkit_util.h"
 
-#define MAX_LISTENERS 8
+#define MAX_LISTENERS 16
 
 struct spfkit__mta_acceptor {
 	struct spfkit__mta_acceptor_opts o;
@@ -43,9 +45,34 @@ static void set_on(struct spfkit__mta_acceptor *a, int on)
 	a->on = on;
 }
 
+static size_t count(const struct spfkit__mta_acceptor *a)
+{
+	return a->o.count != NULL ? a->o.count(a->o.arg) : a->open;
+}
+
 static int full(const struct spfkit__mta_acceptor *a)
 {
-	return a->o.max_connections > 0 && a->open >= a->o.max_connections;
+	return a->o.max_connections > 0 && count(a) >= a->o.max_connections;
+}
+
+static void say(const struct spfkit__mta_acceptor *a, int prio, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void say(const struct spfkit__mta_acceptor *a, int prio, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	if (a->o.log == NULL) {
+		spfkit__mta_log_vprintf(prio, fmt, ap);
+		va_end(ap);
+		return;
+	}
+	n = vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (n >= 0)
+		a->o.log(a->o.arg, prio, text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
 }
 
 /* Accept again unless stopped, full, or resting after accept() failed. */
@@ -82,10 +109,9 @@ static void on_error(struct evconnlistener *l, void *arg)
 	set_on(a, 0);
 	evtimer_add(a->pause, &rest);
 	if (spfkit__mta_ratelog_due(&a->log_error, a->o.log_interval_s, note))
-		spfkit__mta_log_printf(LOG_ERR, "accept: %s with %zu connections open; not accepting "
-				       "for %d ms or until one closes%s",
-				       evutil_socket_error_to_string(err), a->open, a->o.pause_ms,
-				       note);
+		say(a, LOG_ERR, "accept: %s with %zu connections open; not accepting for %d ms or "
+		    "until one closes%s", evutil_socket_error_to_string(err), count(a), a->o.pause_ms,
+		    note);
 }
 
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
@@ -104,9 +130,9 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		return;
 	/* the next clients wait in the backlog until one of these closes */
 	set_on(a, 0);
-	if (spfkit__mta_ratelog_due(&a->log_full, a->o.log_interval_s, note))
-		spfkit__mta_log_printf(LOG_WARNING, "%zu connections (--max-connections): not "
-				       "accepting until one closes%s", a->open, note);
+	if (!a->o.quiet_when_full && spfkit__mta_ratelog_due(&a->log_full, a->o.log_interval_s, note))
+		say(a, LOG_WARNING, "%zu connections (--max-connections): not accepting until one "
+		    "closes%s", count(a), note);
 }
 
 int spfkit__mta_acceptor_new(struct event_base *base, const struct spfkit__mta_acceptor_opts *o,
@@ -155,7 +181,7 @@ void spfkit__mta_acceptor_closed(struct spfkit__mta_acceptor *a)
 
 size_t spfkit__mta_acceptor_open(const struct spfkit__mta_acceptor *a)
 {
-	return a->open;
+	return count(a);
 }
 
 void spfkit__mta_acceptor_stop(struct spfkit__mta_acceptor *a)

@@ -5,9 +5,8 @@
  * kernel's backlog; and when accept() fails for want of descriptors or
  * memory (EMFILE, ENFILE, ENOBUFS, ENOMEM), a pause before the next try
  * instead of libevent retrying at once in a busy loop, with one log line
- * per interval. spfkit-milter uses it; spfkit-policyd's server.c has the
- * same rules inline (accept_set, accept_resume, on_accept_error) and
- * could use this too. Everything runs on the loop's thread. Not an API.
+ * per interval. Both daemons use it. Everything runs on the loop's
+ * thread. Not an API.
  */
 #ifndef SPFKIT_MTA_ACCEPTOR_H
 #define SPFKIT_MTA_ACCEPTOR_H
@@ -32,6 +31,17 @@ struct spfkit__mta_acceptor_opts {
 	int log_interval_s;     /* one line per interval for each kind of trouble */
 	spfkit__mta_accept_fn *on_conn;
 	void *arg;
+	/*
+	 * Optional (zero: the defaults). count: the connections open, when
+	 * the caller counts them itself (spfkit-policyd's workers serve what
+	 * one acceptor takes); NULL: those taken and not yet closed. log: where
+	 * the lines go (a daemon's debug level); NULL: spfkit__mta_log_write().
+	 * quiet_when_full: reaching the cap is the caller's to say (it makes
+	 * room first).
+	 */
+	size_t (*count)(void *arg);
+	void (*log)(void *arg, int prio, const char *text, size_t len);
+	int quiet_when_full;
 };
 
 /* 0, or SPFKIT_ENOMEM. */

@@ -111,16 +111,14 @@ struct spfkit__policyd {
 	int dns_cached; /* resolver is a DNS cache layer: contexts keep the record memo */
 	struct spfkit_event *dnsloop; /* the resolver in the loop (lib/event) */
 	struct spfkit__mta_loop loop; /* base, resolver and dnsloop, for the checks */
-	struct evconnlistener *listeners[16];
+	struct spfkit__mta_acceptor *acceptor; /* worker 0's listeners (mta/acceptor.c) */
 	size_t n_listeners;
 	struct conn *conns;
 	size_t n_conns;
 	int draining;
-	int accepting;              /* the listeners are enabled */
-	struct event *accept_pause; /* accept() ran out of descriptors: wait */
 	struct event *room_retry;   /* over --max-connections: look for an idle one again */
 	/* warnings that may repeat at a hostile client's rate: once per SPFKIT_POLICYD_LOG_INTERVAL */
-	struct spfkit__mta_ratelog log_accept, log_full, log_per_client;
+	struct spfkit__mta_ratelog log_full, log_per_client;
 	struct cached *buckets[CACHE_BUCKETS];
 	uint64_t icache_key[2]; /* icache.c: the buckets' hash key; zero until drawn */
 	struct cached *oldest, *newest;

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "acceptor.h"
 #include "engine.h"
 #include "internal.h"
 #include "log.h"
@@ -57,21 +58,6 @@ void spfkit__policyd_log(struct spfkit__policyd *srv, int prio, const char *fmt,
 
 /* ---- accepting ------------------------------------------------------------ */
 
-static void accept_set(struct spfkit__policyd *srv, int on)
-{
-	size_t i;
-
-	if (srv->accepting == on)
-		return;
-	for (i = 0; i < srv->n_listeners; i++) {
-		if (on)
-			evconnlistener_enable(srv->listeners[i]);
-		else
-			evconnlistener_disable(srv->listeners[i]);
-	}
-	srv->accepting = on;
-}
-
 /* Connections open on every worker: the limits count them all. */
 static size_t open_conns(const struct spfkit__policyd *srv)
 {
@@ -79,49 +65,20 @@ static size_t open_conns(const struct spfkit__policyd *srv)
 }
 
 /*
- * Accept again unless draining, over the limit, or pausing after accept()
- * ran out of descriptors. At the limit itself the listeners stay on: a
- * new client makes room by closing an idle connection (on_accept). While
- * they are off, new clients wait in the kernel's backlog instead of being
- * accepted and closed in a loop.
+ * The acceptor (mta/acceptor.c) counts with us, and its lines follow
+ * debugLevel. Its cap is one over --max-connections: at the limit itself
+ * the listeners stay on, and a new client makes room by closing an idle
+ * connection (on_conn). Beyond it, new clients wait in the kernel's
+ * backlog instead of being accepted and closed in a loop.
  */
-static void accept_resume(struct spfkit__policyd *srv)
+static size_t acceptor_count(void *arg)
 {
-	if (srv->draining || open_conns(srv) > srv->opts.max_connections ||
-	    evtimer_pending(srv->accept_pause, NULL))
-		return;
-	accept_set(srv, 1);
+	return open_conns(arg);
 }
 
-static void on_accept_pause_end(evutil_socket_t fd, short what, void *arg)
+static void acceptor_log(void *arg, int prio, const char *text, size_t len)
 {
-	(void)fd;
-	(void)what;
-	accept_resume(arg);
-}
-
-/*
- * accept() failed for a reason that will not go away by retrying at
- * once (EMFILE, ENFILE, ENOBUFS): libevent would retry it in a busy loop
- * and log each failure. Stop accepting for a while, or until one of our
- * connections closes and gives a descriptor back.
- */
-static void on_accept_error(struct evconnlistener *l, void *arg)
-{
-	struct spfkit__policyd *srv = arg;
-	int err = EVUTIL_SOCKET_ERROR();
-	struct timeval pause = {0, SPFKIT_POLICYD_ACCEPT_PAUSE_MS * 1000};
-	char note[SPFKIT__MTA_RATELOG_NOTE_MAX];
-
-	(void)l;
-	accept_set(srv, 0);
-	evtimer_add(srv->accept_pause, &pause);
-	if (spfkit__mta_ratelog_due(&srv->log_accept, SPFKIT_POLICYD_LOG_INTERVAL, note))
-		spfkit__policyd_log(srv, LOG_ERR,
-				    "accept: %s with %zu connections open; not accepting for %d ms "
-				    "or until one closes%s",
-				    evutil_socket_error_to_string(err), open_conns(srv),
-				    SPFKIT_POLICYD_ACCEPT_PAUSE_MS, note);
+	spfkit__policyd_log_text(arg, prio, text, len);
 }
 
 /* A connection went: its descriptor is free again. */
@@ -130,8 +87,7 @@ void spfkit__policyd_accept_on_close(struct spfkit__policyd *srv)
 	/* --workers: only worker 0 accepts, and it counts what every worker holds */
 	if (srv->pool != NULL && srv->worker != 0)
 		return;
-	evtimer_del(srv->accept_pause);
-	accept_resume(srv);
+	spfkit__mta_acceptor_closed(srv->acceptor);
 }
 
 /* ---- generations -------------------------------------------------------- */
@@ -929,44 +885,53 @@ static void on_room_retry(evutil_socket_t fd, short what, void *arg)
 		(void)spfkit__policyd_make_room(srv, 1);
 }
 
-static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
-		      void *arg)
+/* The acceptor took fd: -1 to have it closed. */
+static int on_conn(int fd, const struct sockaddr *sa, socklen_t salen, void *arg)
 {
 	struct spfkit__policyd *srv = arg;
 	struct spfkit_ip ip;
 	int has_addr = peer_addr(sa, &ip);
 	char peer[96];
-	int full;
+	int full, rc;
 
-	(void)l;
 	(void)salen;
-	peer_name(sa, (int)fd, "client", peer, sizeof(peer));
-	if (srv->draining || open_conns(srv) > srv->opts.max_connections ||
-	    (has_addr && over_per_client(srv, &ip, peer))) {
-		evutil_closesocket(fd);
-		return;
-	}
+	peer_name(sa, fd, "client", peer, sizeof(peer));
+	if (has_addr && over_per_client(srv, &ip, peer))
+		return -1;
 	full = open_conns(srv) == srv->opts.max_connections;
+	/*
+	 * At the limit, one goes over it (the descriptors kept spare hold it)
+	 * while an idle connection is closed: here, by another worker (pool.c:
+	 * the worker that takes it makes room first), or later (on_room_retry)
+	 * when none was idle. The next clients wait in the backlog till then.
+	 */
 	if (srv->pool != NULL) {
-		/* the worker that takes it makes room first (pool.c) */
-		if (spfkit__policyd_pool_place(srv, (int)fd, peer, has_addr ? &ip : NULL, full) != 0)
-			evutil_closesocket(fd);
+		rc = spfkit__policyd_pool_place(srv, fd, peer, has_addr ? &ip : NULL, full);
 	} else {
 		if (full)
 			(void)spfkit__policyd_make_room(srv, 0);
-		if (spfkit__policyd_adopt(srv, (int)fd, peer, has_addr ? &ip : NULL, NULL) != 0)
-			evutil_closesocket(fd);
+		rc = spfkit__policyd_adopt(srv, fd, peer, has_addr ? &ip : NULL, NULL);
 	}
-	/*
-	 * One over the limit (the descriptors kept spare hold it): no idle
-	 * connection to close (on_room_retry looks again), or another worker
-	 * closes one now. The next clients wait in the backlog till then.
-	 */
-	if (open_conns(srv) > srv->opts.max_connections)
-		accept_set(srv, 0);
+	return rc != 0 ? -1 : 0;
 }
 
 /* ---- the server ------------------------------------------------------------ */
+
+static int acceptor_new(struct spfkit__policyd *srv)
+{
+	struct spfkit__mta_acceptor_opts ao;
+
+	memset(&ao, 0, sizeof(ao));
+	ao.max_connections = srv->opts.max_connections + 1; /* see acceptor_count() */
+	ao.pause_ms = SPFKIT_POLICYD_ACCEPT_PAUSE_MS;
+	ao.log_interval_s = SPFKIT_POLICYD_LOG_INTERVAL;
+	ao.on_conn = on_conn;
+	ao.arg = srv;
+	ao.count = acceptor_count;
+	ao.log = acceptor_log;
+	ao.quiet_when_full = 1; /* make_room says what happens at the limit */
+	return spfkit__mta_acceptor_new(srv->base, &ao, &srv->acceptor);
+}
 
 int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_opts *opts,
 			struct spfkit__mta_config *cfg, struct spfkit_resolver *r,
@@ -978,7 +943,6 @@ int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_op
 		return SPFKIT_ENOMEM;
 	srv->base = base;
 	srv->opts = *opts;
-	srv->accepting = 1; /* listeners start enabled */
 	if (srv->opts.max_connections == 0)
 		srv->opts.max_connections = SPFKIT_POLICYD_MAX_CONNECTIONS;
 	if (srv->opts.idle_timeout <= 0)
@@ -999,15 +963,13 @@ int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_op
 	srv->resolver = cache != NULL ? cache : r;
 	srv->dns_cached = cache != NULL;
 	srv->gen = gen_new(srv, cfg);
-	srv->accept_pause = evtimer_new(base, on_accept_pause_end, srv);
 	srv->room_retry = evtimer_new(base, on_room_retry, srv);
-	if (srv->gen == NULL || srv->accept_pause == NULL || srv->room_retry == NULL ||
+	if (srv->gen == NULL || acceptor_new(srv) != 0 || srv->room_retry == NULL ||
 	    spfkit__mta_dns_attach(base, r, cache, &srv->dnsloop) != 0) {
 		if (srv->gen != NULL)
 			srv->gen->cfg = NULL; /* the caller keeps cfg on failure */
 		spfkit__policyd_gen_put(srv->gen);
-		if (srv->accept_pause != NULL)
-			event_free(srv->accept_pause);
+		spfkit__mta_acceptor_free(srv->acceptor);
 		if (srv->room_retry != NULL)
 			event_free(srv->room_retry);
 		spfkit__free(NULL, srv);
@@ -1022,20 +984,12 @@ int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_op
 
 int spfkit__policyd_listen_fd(struct spfkit__policyd *srv, int fd, const char *label)
 {
-	struct evconnlistener *l;
+	int rc = spfkit__mta_acceptor_listen_fd(srv->acceptor, fd);
 
 	(void)label;
-	if (srv->n_listeners == sizeof(srv->listeners) / sizeof(srv->listeners[0]))
-		return SPFKIT_E2BIG;
-	evutil_make_socket_nonblocking(fd);
-	l = evconnlistener_new(srv->base, on_accept, srv, LEV_OPT_CLOSE_ON_FREE, -1, fd);
-	if (l == NULL)
-		return SPFKIT_ENOMEM;
-	evconnlistener_set_error_cb(l, on_accept_error);
-	srv->listeners[srv->n_listeners++] = l;
-	if (!srv->accepting)
-		evconnlistener_disable(l); /* paused; accept_resume() turns all on */
-	return 0;
+	if (rc == 0)
+		srv->n_listeners++;
+	return rc;
 }
 
 int spfkit__policyd_serve_stdio(struct spfkit__policyd *srv, int in_fd, int out_fd)
@@ -1089,7 +1043,7 @@ void spfkit__policyd_drain(struct spfkit__policyd *srv)
 	struct conn *c, *next;
 
 	srv->draining = 1;
-	accept_set(srv, 0);
+	spfkit__mta_acceptor_stop(srv->acceptor);
 	for (c = srv->conns; c != NULL; c = next) {
 		next = c->next;
 		if (c->job == NULL && c->req.scanned == 0 && c->out.len == 0)
@@ -1100,15 +1054,11 @@ void spfkit__policyd_drain(struct spfkit__policyd *srv)
 
 void spfkit__policyd_free(struct spfkit__policyd *srv)
 {
-	size_t i;
-
 	if (srv == NULL)
 		return;
 	while (srv->conns != NULL)
 		conn_close(srv->conns);
-	for (i = 0; i < srv->n_listeners; i++)
-		evconnlistener_free(srv->listeners[i]);
-	event_free(srv->accept_pause);
+	spfkit__mta_acceptor_free(srv->acceptor);
 	event_free(srv->room_retry);
 	spfkit__policyd_cache_free(srv);
 	spfkit_event_detach(srv->dnsloop);
