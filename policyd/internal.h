@@ -150,7 +150,7 @@ void spfkit__policyd_accept_on_close(struct spfkit__policyd *srv);
 int spfkit__policyd_make_room(struct spfkit__policyd *srv, int spare_new);
 void spfkit__policyd_room_later(struct spfkit__policyd *srv);
 
-/* pool.c: --workers (see there); make_room: the limit is reached (on_accept) */
+/* pool.c: --workers (see there); make_room: the limit is reached (on_conn) */
 int spfkit__policyd_pool_place(struct spfkit__policyd *srv, int fd, const char *peer,
 			       const struct spfkit_ip *addr, int make_room);
 size_t spfkit__policyd_pool_conns(const struct spfkit__policyd_pool *p);

@@ -835,7 +835,7 @@ void spfkit__policyd_room_later(struct spfkit__policyd *srv)
  * request once on a new connection), as after its own idle timeout. A
  * connection in the middle of a request is never taken: when every one
  * is, the new client is served one over the limit and the next ones wait
- * in the backlog (on_accept), and room is looked for again, sparing the
+ * in the backlog (on_conn), and room is looked for again, sparing the
  * one let in over the limit until it has sent its first request
  * (spare_new, on_room_retry). 1 when one was closed.
  */
@@ -919,17 +919,17 @@ static int on_conn(int fd, const struct sockaddr *sa, socklen_t salen, void *arg
 
 static int acceptor_new(struct spfkit__policyd *srv)
 {
-	struct spfkit__mta_acceptor_opts ao;
+	const struct spfkit__mta_acceptor_opts ao = {
+		.max_connections = srv->opts.max_connections + 1, /* see acceptor_count() */
+		.pause_ms = SPFKIT_POLICYD_ACCEPT_PAUSE_MS,
+		.log_interval_s = SPFKIT_POLICYD_LOG_INTERVAL,
+		.on_conn = on_conn,
+		.arg = srv,
+		.count = acceptor_count,
+		.log = acceptor_log,
+		.quiet_when_full = 1, /* make_room says what happens at the limit */
+	};
 
-	memset(&ao, 0, sizeof(ao));
-	ao.max_connections = srv->opts.max_connections + 1; /* see acceptor_count() */
-	ao.pause_ms = SPFKIT_POLICYD_ACCEPT_PAUSE_MS;
-	ao.log_interval_s = SPFKIT_POLICYD_LOG_INTERVAL;
-	ao.on_conn = on_conn;
-	ao.arg = srv;
-	ao.count = acceptor_count;
-	ao.log = acceptor_log;
-	ao.quiet_when_full = 1; /* make_room says what happens at the limit */
 	return spfkit__mta_acceptor_new(srv->base, &ao, &srv->acceptor);
 }
 
