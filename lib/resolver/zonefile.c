@@ -47,7 +47,9 @@ struct zf {
 	char owner[SPFKIT__ZONE_NAME_MAX + 1];
 	size_t owner_len; /* 0: the root (when owner_set) */
 	int owner_set;    /* an owner came before (blank owners repeat it) */
-	uint32_t default_ttl;
+	uint32_t dollar_ttl; /* the last $TTL, if dollar_ttl_set */
+	int dollar_ttl_set;
+	uint32_t last_ttl; /* the last explicit TTL, else SPFKIT_ZONE_DEFAULT_TTL */
 	struct spfkit__buf rdata;
 	struct spfkit__buf generic; /* RFC 3597 "\# len hex" data, decoded */
 	char *errbuf;
@@ -1001,6 +1003,16 @@ static int is_class_other(const struct tok *t)
 	return parse_u16(&num, &v) == 0;
 }
 
+/*
+ * An omitted TTL is $TTL's (RFC 2308 §4); an explicit TTL is that
+ * record's alone, as in BIND and dnspython. Only a file with no $TTL
+ * yet falls back on RFC 1035 §5.1's "the last stated TTL".
+ */
+static uint32_t omitted_ttl(const struct zf *zf)
+{
+	return zf->dollar_ttl_set ? zf->dollar_ttl : zf->last_ttl;
+}
+
 /* [TTL] [class] or [class] [TTL] before the type (RFC 1035 §5.1). */
 static int parse_ttl_class(struct zf *zf, struct tok *t, struct rr_in *rr)
 {
@@ -1032,9 +1044,9 @@ static int parse_ttl_class(struct zf *zf, struct tok *t, struct rr_in *rr)
 		next_token(zf, t);
 	}
 	if (have_ttl)
-		zf->default_ttl = rr->ttl; /* RFC 1035 §5.1: omitted TTL = last one */
+		zf->last_ttl = rr->ttl;
 	else
-		rr->ttl = zf->default_ttl;
+		rr->ttl = omitted_ttl(zf);
 	return zf->err ? -1 : 0;
 }
 
@@ -1098,10 +1110,12 @@ static void directive(struct zf *zf, struct tok *t)
 		directive_end(zf, t, "$ORIGIN");
 	} else if (tok_is(t, "$TTL")) {
 		next_token(zf, t);
-		if (parse_ttl(zf, t, &ttl) == 1)
-			zf->default_ttl = ttl; /* RFC 2308 §4 */
-		else if (!zf->err)
+		if (parse_ttl(zf, t, &ttl) == 1) {
+			zf->dollar_ttl = ttl; /* RFC 2308 §4 */
+			zf->dollar_ttl_set = 1;
+		} else if (!zf->err) {
 			ttl_directive_fail(zf, t);
+		}
 		directive_end(zf, t, "$TTL");
 	} else if (tok_is(t, "$INCLUDE")) {
 		zf_fail(zf, SPFKIT_ESYNTAX, t->line, "$INCLUDE is not supported");
@@ -1199,7 +1213,7 @@ int spfkit_zone_load_text(struct spfkit_zone *zone, const char *text, size_t len
 	zf.zone = zone;
 	zf.label = label != NULL ? label : "(text)";
 	zf.line = 1;
-	zf.default_ttl = SPFKIT_ZONE_DEFAULT_TTL;
+	zf.last_ttl = SPFKIT_ZONE_DEFAULT_TTL;
 	zf.errbuf = errbuf;
 	zf.errlen = errlen;
 	spfkit__cur_init(&zf.cur, text != NULL ? text : "", len);

@@ -229,6 +229,36 @@ static void ttl_defaults(void **state)
 }
 
 /*
+ * Issue 31 (4): once $TTL is set, an explicit TTL is that record's
+ * alone; the records after it take $TTL again (RFC 2308 §4; BIND and
+ * dnspython load this zone so). A later $TTL replaces the earlier one.
+ */
+static void explicit_ttl_does_not_replace_dollar_ttl(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load_ok(&l,
+		"$TTL 3600\n"
+		"$ORIGIN example.com.\n"
+		"@ 86400 MX 10 mail\n"
+		"  TXT \"v=spf1 include:_spf1 -all\"\n"
+		"_spf1 TXT \"v=spf1 ip4:192.0.2.0/24 -all\"\n"
+		"mail 60 A 192.0.2.25\n"
+		"     AAAA 2001:db8::25\n"
+		"$TTL 1d\n"
+		"later A 192.0.2.26\n",
+		NULL);
+	assert_int_equal(one(&l, "example.com", SPFKIT_RR_MX)->ttl, 86400);
+	assert_int_equal(one(&l, "example.com", SPFKIT_RR_TXT)->ttl, 3600);
+	assert_int_equal(one(&l, "_spf1.example.com", SPFKIT_RR_TXT)->ttl, 3600);
+	assert_int_equal(one(&l, "mail.example.com", SPFKIT_RR_A)->ttl, 60);
+	assert_int_equal(one(&l, "mail.example.com", SPFKIT_RR_AAAA)->ttl, 3600);
+	assert_int_equal(one(&l, "later.example.com", SPFKIT_RR_A)->ttl, 86400);
+	done(&l);
+}
+
+/*
  * RFC 2181 §5: an RRset holds no two identical records, and BIND and NSD
  * drop the copies when loading. Identical = same owner (any case), type,
  * class and data; a TTL that differs does not make another record, and
@@ -533,6 +563,8 @@ static void realistic_zone_file(void **state)
 	/* after "$ORIGIN .", names are absolute and "." owns the root's NS */
 	assert_int_equal(one(&l, "a.root-servers.net", SPFKIT_RR_A)->ttl, 518400);
 	want_text(&l, "example.org", "v=spf1 -all", 11);
+	/* $TTL 1h, not the 518400 of the records before it (RFC 2308 §4) */
+	assert_int_equal(one(&l, "example.org", SPFKIT_RR_TXT)->ttl, 3600);
 	done(&l);
 }
 
@@ -1005,6 +1037,7 @@ int main(void)
 		cmocka_unit_test(blank_owner_repeats_previous_owner),
 		cmocka_unit_test(ttl_and_class_in_either_order),
 		cmocka_unit_test(ttl_defaults),
+		cmocka_unit_test(explicit_ttl_does_not_replace_dollar_ttl),
 		cmocka_unit_test(exact_duplicates_are_dropped),
 		cmocka_unit_test(near_duplicates_are_kept),
 		cmocka_unit_test(txt_strings_join_without_separator),
