@@ -36,7 +36,7 @@ import time
 # The real-MTA tests' shared pieces (tests/mta/harness.py).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
 from harness import (POSTFIX_MASTER_CF, Cleanup, Sink, ensure_postfix, expect,  # noqa: E402
-                     free_port)
+                     free_port, pid_alive)
 
 POLICYD, DNSD = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 BUILT_POLICYD = POLICYD
@@ -136,14 +136,21 @@ class Postfix:
             return ""
 
     def stop(self):
-        subprocess.run(["postfix", "-c", self.dir, "stop"], capture_output=True)
-        # master waits for its children; give it a moment, then make sure
-        deadline = time.time() + 15
+        """postfix stop, and wait for the master to be gone: its pid file
+        stays behind, so the file says nothing (harness.Postfix.stop)."""
         pid_file = os.path.join(self.dir, "queue", "pid", "master.pid")
-        while time.time() < deadline and os.path.exists(pid_file):
-            time.sleep(0.2)
-        if os.path.exists(pid_file):
+        try:
+            with open(pid_file) as f:
+                pid = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            return
+        subprocess.run(["postfix", "-c", self.dir, "stop"], capture_output=True)
+        deadline = time.time() + 15
+        while time.time() < deadline and pid_alive(pid):
+            time.sleep(0.05)
+        if pid_alive(pid):
             subprocess.run(["postfix", "-c", self.dir, "abort"], capture_output=True)
+        os.unlink(pid_file)
 
 
 def session(port, client_ip, helo, sender, rcpt="bob@receiver.test", body=True):
