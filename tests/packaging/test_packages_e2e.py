@@ -2,6 +2,7 @@
 """The Debian packages, installed, behind real MTAs, then purged (issue 27).
 
   test_packages_e2e.py SOURCE_ROOT DNSD WORK_DIR
+  test_packages_e2e.py --build SOURCE_ROOT WORK_DIR   (packages-build)
 
 Builds the packages of debian/ once (a copy of SOURCE_ROOT in WORK_DIR,
 dpkg-buildpackage -us -uc -b with DEB_BUILD_OPTIONS=nocheck), installs
@@ -37,7 +38,9 @@ Whatever fails, Debian's libspf2-2 and libspf2-dev are installed again at
 the end and our packages purged. Every install happens before a namespace
 is entered. Exit 77 (skipped) when not root or without unshare.
 """
+import fcntl
 import glob
+import hashlib
 import json
 import os
 import pwd
@@ -132,6 +135,53 @@ def build_debs(source, work):
     print("built %d packages in %.0f s" % (len(debs), time.time() - t0))
     shutil.rmtree(tree, ignore_errors=True)
     return [d[0] for d in debs.values()]
+
+
+def source_state(source):
+    """A digest of what the packages are built from (the commit, the
+    changes to it, untracked files), or None outside a git checkout."""
+    parts = []
+    for args in (["rev-parse", "HEAD"], ["diff", "HEAD"],
+                 ["ls-files", "--others", "--exclude-standard"]):
+        r = subprocess.run(["git", "-C", source] + args, capture_output=True)
+        if r.returncode != 0:
+            return None
+        parts.append(r.stdout)
+    return hashlib.sha256(b"\0".join(parts)).hexdigest()
+
+
+def debs_for(source, work):
+    """The packages of SOURCE in WORK/debs: built by packages-build while the
+    other tests run (meson starts it first), or here when it did not run.
+    The lock makes a build in progress finish before anyone reads it."""
+    debs_dir, state = os.path.join(work, "debs"), source_state(source)
+    stamp = os.path.join(debs_dir, "source-state")
+    os.makedirs(work, exist_ok=True)
+    with open(os.path.join(work, "debs.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        debs = [glob.glob(os.path.join(debs_dir, "%s_*.deb" % p)) for p in PACKAGES]
+        if state is not None and all(len(d) == 1 for d in debs) and \
+                os.path.exists(stamp) and open(stamp).read() == state:
+            print("the packages packages-build made for this source")
+            return [d[0] for d in debs]
+        built = build_debs(source, debs_dir)
+        if state is not None:
+            with open(stamp, "w") as f:
+                f.write(state)
+        return built
+
+
+def build_only(source, work):
+    """packages-build: the packages, while the tests that need no exclusive
+    machine run beside it; packages-e2e installs them later."""
+    cases = harness.Cases("packages-build")
+    try:
+        harness.ensure_packages(*BUILD_DEPS)
+        cases.run("dpkg-buildpackage built every package",
+                  lambda: expect(len(debs_for(source, work)) == len(PACKAGES), "missing"))
+    except Exception as e:
+        cases.fail("setup", str(e))
+    return cases.summary()
 
 
 def deb_paths(debs):
@@ -393,7 +443,7 @@ def purge_checks(cases, paths, existed, exim, conf, dnsd, root):
 
     def purge():
         # dpkg: apt knows no source for libspf2-2-spfkit, left in state rc
-        r = run(["dpkg", "--purge"] + PACKAGES)
+        r = dpkg_purge()
         expect(r.returncode == 0, "dpkg --purge: %s" % (r.stdout + r.stderr)[-800:])
         left = sorted(p for p in paths if os.path.lexists(p) and not existed[p])
         expect(not left, "left on disk after purge: %s" % " ".join(left[:20]))
@@ -411,12 +461,23 @@ def purge_checks(cases, paths, existed, exim, conf, dnsd, root):
               debian_works)
 
 
+def dpkg_purge():
+    """dpkg --purge of ours, waiting as apt's DPkg::Lock::Timeout=600 does
+    while another test's apt-get holds the lock (dpkg has no such option)."""
+    deadline = time.time() + 600
+    while True:
+        r = run(["dpkg", "--purge"] + PACKAGES)
+        if r.returncode == 0 or "lock" not in r.stderr or time.time() > deadline:
+            return r
+        time.sleep(1)
+
+
 def restore_machine():
     """Debian's libspf2 installed, ours purged, whatever happened."""
     if not all(purged(p) for p in PACKAGES) or \
             any(status(p) != "install ok installed" for p in DEBIAN_LIBSPF2):
         run(["apt-get", "install", "-y", "-q", "-o", "DPkg::Lock::Timeout=600"] + DEBIAN_LIBSPF2)
-        run(["dpkg", "--purge"] + PACKAGES)
+        dpkg_purge()
     for p in (POLICY_SOCKET, "/run/spfkit-policyd", "/run/spfkit-milter"):
         if os.path.isdir(p):
             shutil.rmtree(p, ignore_errors=True)
@@ -427,6 +488,8 @@ def restore_machine():
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--inner":
         return inner(sys.argv[2])
+    if len(sys.argv) == 4 and sys.argv[1] == "--build":
+        return build_only(os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3]))
     source, dnsd, work = (os.path.abspath(a) for a in sys.argv[1:4])
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         print("skip: needs root and unshare")
@@ -442,7 +505,7 @@ def main():
         exim_e2e.install_exim_libraries()  # libspf2-2 among them: before ours
         exim_e2e.ensure_user()
         restore_machine()  # a run that died half-way
-        debs = build_debs(source, os.path.join(work, "debs"))
+        debs = debs_for(source, work)
         paths = deb_paths(debs)
         existed = {p: os.path.lexists(p) for p in paths}
         root = tempfile.mkdtemp(prefix="spfkit-packages-exim-")
