@@ -12,14 +12,15 @@ TSAN_DAEMON_TARGETS = policyd/spfkit-policyd cli/spfkit tests/policyd/test_polic
 BENCH_BUILD ?= build-release
 MESON_TEST_FLAGS ?= --print-errorlogs
 
-BUILD_DEPS = meson ninja-build pkg-config gcc python3 \
+BUILD_DEPS = meson ninja-build pkg-config gcc python3 python3-dev \
 	libc-ares-dev libevent-dev libyaml-dev libcmocka-dev
 # make test also compares compat/libspf2 with the real libspf2 (its
 # headers and library), reads the RFC 7208 suite for lint in Python, and
 # draws `spfkit tree --dot` output with graphviz (tests/tree: no skip), and
-# asks Debian's pyspf for a second opinion on the benchmark corpus.
-TEST_DEPS = libspf2-dev python3-yaml graphviz python3-spf
-BENCH_DEPS = libspf2-dev valgrind postfix-policyd-spf-python
+# asks Debian's pyspf for a second opinion on the benchmark corpus; the
+# spfkit Python module's tests run under pytest, its example on aiosmtpd.
+TEST_DEPS = libspf2-dev python3-yaml graphviz python3-spf python3-pytest python3-aiosmtpd
+BENCH_DEPS = libspf2-dev valgrind postfix-policyd-spf-python python3-spf python3-dev
 
 SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -83,7 +84,7 @@ bench: deps
 # dpkg-buildpackage, so the .deb files land in $(DEB_BUILD); then lintian,
 # which fails on any error.
 DEB_BUILD ?= build-deb
-DEB_DEPS = debhelper dpkg-dev fakeroot lintian
+DEB_DEPS = debhelper dpkg-dev fakeroot lintian dh-python
 deb: deps
 	@sh tools/install-deps.sh $(DEB_DEPS)
 	rm -rf $(DEB_BUILD) && mkdir -p $(DEB_BUILD)/spfkit

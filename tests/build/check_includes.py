@@ -4,7 +4,7 @@
   check_includes.py SOURCE_ROOT      check the tree
   check_includes.py --self-test      check the checker on crafted trees
 
-A front end (cli/, policyd/, mta/, milter/, smtpd/, compat/) may include:
+A front end (cli/, policyd/, mta/, milter/, smtpd/, compat/, python/) may include:
   - <spfkit/...> public headers, and system headers;
   - "x.h" found in its own folder, in mta/ (the front ends' shared
     headers) or in util/ (the helpers the library and the front ends
@@ -18,7 +18,7 @@ import re
 import sys
 import tempfile
 
-FRONT_ENDS = ["cli", "policyd", "mta", "milter", "smtpd", "compat"]
+FRONT_ENDS = ["cli", "policyd", "mta", "milter", "smtpd", "compat", "python"]
 SHARED = ["mta", "util"]
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
