@@ -87,6 +87,7 @@ struct spfkit__milter_server_opts {
 	int read_timeout;       /* seconds; 0: the default */
 	int idle_timeout;
 	const char *receiver;   /* this host for headers and %{r} */
+	const struct spfkit_allocator *alloc; /* the evaluations' memory; NULL: libc (tests fail it) */
 };
 
 struct spfkit__milter_server;

@@ -639,7 +639,8 @@ int spfkit__milter_server_new(struct event_base *base, const struct spfkit__milt
 	ao.on_conn = on_conn;
 	ao.arg = srv;
 	if (spfkit__mta_acceptor_new(base, &ao, &srv->acceptor) != 0 ||
-	    spfkit__mta_ctx_new(cfg, srv->receiver, cache != NULL, NULL, &spfkit__milter_g.ctx) != 0 ||
+	    spfkit__mta_ctx_new(cfg, srv->receiver, cache != NULL, o->alloc,
+				&spfkit__milter_g.ctx) != 0 ||
 	    spfkit__mta_dns_attach(base, r, cache, &srv->dnsloop) != 0) {
 		spfkit__milter_server_free(srv);
 		return SPFKIT_ENOMEM;

@@ -15,6 +15,7 @@
 #include "ratelog.h"
 #include "spfkit_util.h"
 #include "milter.h"
+#include "unfinished.h"
 
 struct spfkit__milter_state spfkit__milter_g;
 
@@ -201,29 +202,28 @@ static void refuse(struct spfkit__milter_conn *c, const struct spfkit__mta_decis
 	spfkit__milter_send_reply(c, reject ? "550" : "451", xcode, t);
 }
 
-#define LOCAL_PROBLEM "Temporary local problem checking SPF, please try again later"
-
 /*
- * No decision (out of memory, the check could not go on): that is no
- * SPF result, so no header claims one. With TempError_Defer the client
- * comes back later (RFC 3463 4.3.0: our problem, not the sender's DNS);
- * otherwise the mail goes on unchecked, as with TestOnly = 0.
+ * No decision: the check could not go on, or never started (rc). The
+ * daemons' one answer for it (mta/unfinished.h): deferred as a temperror
+ * of the identities left would be, else the mail goes on unchecked and no
+ * header claims a result. k: the check, NULL when none was made.
  */
-static void local_problem(struct spfkit__milter_conn *c, int rc)
+static void local_problem(struct spfkit__milter_conn *c, const struct spfkit__milter_check *k,
+			  int rc)
 {
 	struct spfkit__milter_session *s = spfkit__milter_session_of(c);
-	const struct spfkit__mta_config *cfg = spfkit__milter_g.cfg;
-	int defer = cfg->temperror_defer && cfg->test_only != 0;
+	struct spfkit__mta_decision d;
 
+	spfkit__mta_unfinished(spfkit__milter_g.cfg, k != NULL ? &k->chk : NULL, rc, &d);
 	spfkit__mta_log_printf(LOG_ERR, "client=%s: SPF check not done: %s; %s", s->ip_text,
-			       spfkit_strerror(rc), defer ? "deferred" : "accepted unchecked");
-	s->msg.active = defer ? 0 : s->msg.active;
-	if (!defer) {
+			       spfkit_strerror(rc),
+			       d.kind == SPFKIT__MTA_DEFER ? "deferred" : "accepted unchecked");
+	if (d.kind != SPFKIT__MTA_DEFER) {
 		reply(c, SPFKIT_MILTER_R_CONTINUE);
 		return;
 	}
-	spfkit__milter_send_reply(c, "451", cfg->enhanced_status_codes ? "4.3.0" : NULL,
-				  LOCAL_PROBLEM);
+	s->msg.active = 0;
+	refuse(c, &d);
 }
 
 static void log_decision(const struct spfkit__milter_session *s, const struct spfkit__mta_input *in,
@@ -262,7 +262,7 @@ static void on_check_done(struct spfkit__mta_job *chk, int rc, const char *doing
 	if (rc != 0) {
 		spfkit__mta_log_printf(LOG_ERR, "SPF check not finished: %s while %s",
 				       spfkit_strerror(rc), doing != NULL ? doing : "checking");
-		local_problem(c, rc);
+		local_problem(c, k, rc);
 	} else {
 		spfkit__mta_decide(spfkit__milter_g.cfg, &chk->in, &m->d);
 		log_decision(s, &chk->in, &m->d);
@@ -367,7 +367,7 @@ int spfkit__milter_on_mail(struct spfkit__milter_conn *c, const unsigned char *d
 	sender = sender_of(d, n, &sender_len);
 	k = check_new(c, sender, sender_len);
 	if (k == NULL) {
-		local_problem(c, SPFKIT_ENOMEM);
+		local_problem(c, NULL, SPFKIT_ENOMEM);
 		return 0;
 	}
 	s->check = k;

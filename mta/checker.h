@@ -1,13 +1,14 @@
 /*
- * One client's SPF check as both daemons run it (spfkit-policyd, the
- * milter): the DNS whitelists of policyd-spf in its order
+ * One client's SPF check as the three daemons run it (spfkit-policyd,
+ * spfkit-milter, spfkit-smtpd-filter): the DNS whitelists of policyd-spf in its order
  * (Domain_Whitelist, HELO_Whitelist, Domain_Whitelist_PTR, each within
  * Whitelist_Lookup_Time), then the HELO identity, then MAIL FROM unless
  * the HELO result already decides (decision.h), each evaluation a
  * sans-I/O state machine fed by the resolver from a libevent loop within
  * Lookup_Time. What is left is protocol: the caller turns the inputs it
- * got (policy attributes, milter callbacks) into a job and the filled
- * spfkit__mta_input into an answer with spfkit__mta_decide().
+ * got (policy attributes, milter commands, filter lines) into a job and
+ * the filled spfkit__mta_input into an answer with spfkit__mta_decide(),
+ * or, when the check could not finish, spfkit__mta_unfinished().
  *
  * Everything runs on the loop's thread. Not an API.
  */

@@ -939,10 +939,3 @@ int spfkit__mta_name_listed(const struct spfkit__mta_namelist *list, const char 
 			return 1;
 	return 0;
 }
-
-const char *spfkit__mta_reject_name(enum spfkit__mta_reject r)
-{
-	if ((unsigned)r >= sizeof(reject_names) / sizeof(reject_names[0]))
-		return "?";
-	return reject_names[r];
-}

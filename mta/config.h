@@ -160,7 +160,4 @@ int spfkit__mta_name_match(const struct spfkit__mta_namelist *list, const char *
 /* Is name (len bytes) exactly one of the entries? Case-insensitive, final dot ignored. */
 int spfkit__mta_name_listed(const struct spfkit__mta_namelist *list, const char *name, size_t len);
 
-/* "Fail", "Softfail", ... as written in the file. */
-const char *spfkit__mta_reject_name(enum spfkit__mta_reject r);
-
 #endif

@@ -216,6 +216,23 @@ int spfkit__mta_want_mailfrom(const struct spfkit__mta_config *cfg,
 	return !refuses(identity_kind(cfg, in, SPFKIT_IDENTITY_HELO, &local));
 }
 
+int spfkit__mta_temperror_defers(const struct spfkit__mta_config *cfg,
+				 const struct spfkit__mta_input *in, enum spfkit_identity id)
+{
+	struct spfkit_result temperror;
+	struct spfkit__mta_input probe = *in;
+	struct spfkit__mta_check *chk = id == SPFKIT_IDENTITY_HELO ? &probe.helo_check
+								   : &probe.mfrom_check;
+	int local;
+
+	memset(&temperror, 0, sizeof(temperror));
+	temperror.code = SPFKIT_RESULT_TEMPERROR;
+	chk->checked = 1;
+	chk->res = &temperror;
+	chk->no_mail_record = 0;
+	return cfg->test_only != 0 && identity_kind(cfg, &probe, id, &local) == SPFKIT__MTA_DEFER;
+}
+
 /* ---- texts ------------------------------------------------------------ */
 
 static void make_headers(const struct spfkit__mta_config *cfg, const struct spfkit__mta_input *in,

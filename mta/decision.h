@@ -94,6 +94,14 @@ int spfkit__mta_want_helo(const struct spfkit__mta_config *cfg);
 int spfkit__mta_want_mailfrom(const struct spfkit__mta_config *cfg,
 			      const struct spfkit__mta_input *in);
 
+/*
+ * Would a temperror of identity `id` be deferred, given the rest of `in`
+ * (its policy, Reject_Not_Pass_Domains, HELO_reject = Null, TempError_Defer,
+ * TestOnly)? What an unfinished check is measured by (unfinished.h).
+ */
+int spfkit__mta_temperror_defers(const struct spfkit__mta_config *cfg,
+				 const struct spfkit__mta_input *in, enum spfkit_identity id);
+
 /* Decide. Always fills *out (worst case "dunno"). */
 void spfkit__mta_decide(const struct spfkit__mta_config *cfg, const struct spfkit__mta_input *in,
 			struct spfkit__mta_decision *out);

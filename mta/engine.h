@@ -2,8 +2,8 @@
  * The parts of a daemon's engine that do not depend on its protocol:
  * the SPF context made from the configuration, the DNS resolver attached
  * to the event loop, and the loop's run with its log lines held per pass.
- * spfkit-milter and spfkit-policyd use these; spfkit-smtpd-filter has
- * the same code inline and could use them. Not an API.
+ * spfkit-policyd, spfkit-milter and spfkit-smtpd-filter use these.
+ * Not an API.
  */
 #ifndef SPFKIT_MTA_ENGINE_H
 #define SPFKIT_MTA_ENGINE_H

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "unfinished.h"
 
 void spfkit__policyd_job_free(struct job *j)
 {
@@ -136,49 +137,21 @@ static void job_finish(struct job *j)
 		spfkit__policyd_conn_process(c);
 }
 
-#define FAIL_TEXT "Temporary local problem checking SPF, please try again later"
-
-/*
- * The answer when we cannot tell. Out of memory is no SPF result
- * (include/spfkit/eval.h), so no Received-SPF header claims one: with
- * TempError_Defer the client is told to come back, in the form of
- * TempError_Action, as for a temperror; otherwise no opinion. TestOnly = 0
- * and an identity checked under "False" never defer, as for a temperror.
- * Input the evaluator refuses (SPFKIT_EINVAL) will not get better by
- * coming back: no opinion.
- */
-static const char *fail_action(const struct job *j, int rc)
-{
-	const struct spfkit__mta_config *cfg = j->gen->cfg;
-	enum spfkit__mta_reject policy;
-
-	if (rc != SPFKIT_ENOMEM || !cfg->temperror_defer || cfg->test_only == 0)
-		return "dunno";
-	if (j->chk.phase == SPFKIT__MTA_PH_CHECKS) {
-		policy = j->chk.stage == SPFKIT_IDENTITY_HELO ? cfg->helo_reject : cfg->mail_from_reject;
-		if (policy == SPFKIT_MTA_REJECT_FALSE || policy == SPFKIT_MTA_REJECT_NO_CHECK)
-			return "dunno";
-	}
-	/* RFC 3463 4.3.0: a local problem, not the sender's DNS (4.7.24) */
-	if (cfg->temperror_action == SPFKIT_MTA_DEFER_451)
-		return cfg->enhanced_status_codes ? "451 4.3.0 " FAIL_TEXT : "451 " FAIL_TEXT;
-	return cfg->enhanced_status_codes ? "defer_if_permit 4.3.0 " FAIL_TEXT
-					  : "defer_if_permit " FAIL_TEXT;
-}
-
 /*
  * The request cannot go on (rc: what the library said while `doing`):
- * answer it now, never leave it to the client's timeout, and log why.
- * Nothing is cached: the next recipient gets a fresh try.
+ * answer it now with the daemons' one answer for an unfinished check
+ * (mta/unfinished.h), never leave it to the client's timeout, and log
+ * why. Nothing is cached: the next recipient gets a fresh try.
  */
 static void job_fail(struct job *j, int rc, const char *doing)
 {
 	struct conn *c = j->conn;
-	const char *action = fail_action(j, rc);
+	struct spfkit__mta_decision d;
 
-	spfkit__policyd_send_reply(c, action);
+	spfkit__mta_unfinished(j->gen->cfg, &j->chk, rc, &d);
+	spfkit__policyd_send_reply(c, d.action);
 	spfkit__policyd_log(c->srv, LOG_ERR, "%s: SPF check not finished: %s while %s; action=%s",
-			    c->peer, spfkit_strerror(rc), doing, action);
+			    c->peer, spfkit_strerror(rc), doing, d.action);
 	spfkit__policyd_job_free(j);
 	if (!c->in_process)
 		spfkit__policyd_conn_process(c);
@@ -344,7 +317,10 @@ struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__po
 	pick(r, &p);
 	j = job_alloc(srv, &p);
 	if (j == NULL) {
-		answer_now(c, "dunno", LOG_ERR, "out of memory");
+		struct spfkit__mta_decision d;
+
+		spfkit__mta_unfinished(srv->gen->cfg, NULL, SPFKIT_ENOMEM, &d);
+		answer_now(c, d.action, LOG_ERR, "out of memory");
 		return NULL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &j->t0);

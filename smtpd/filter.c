@@ -28,16 +28,17 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
-#include <spfkit/cares.h>
 #include <spfkit/event.h>
 
 #include "spfkit_util.h"
 #include "checker.h"
 #include "decision.h"
+#include "engine.h"
 #include "escape.h"
 #include "filter.h"
 #include "header_field.h"
 #include "proto.h"
+#include "unfinished.h"
 
 /* An escaped, cut copy of untrusted bytes for a log line (mta/escape.c). */
 #define ESC(s, n) spfkit__mta_escape((s), (n), 100, (char[512]){0}, 512)
@@ -361,8 +362,6 @@ static const char *result_of(const struct spfkit__mta_check *c)
 	return c->checked && c->res != NULL ? spfkit_result_name(c->res->code) : "-";
 }
 
-#define LOCAL_PROBLEM "Temporary local problem checking SPF, please try again later"
-
 /*
  * What smtpd is told for a decision: a reject keeps the decision's
  * "550 5.7.23 ..."; a defer, written for Postfix as "451 ..." or
@@ -393,18 +392,13 @@ static void on_check_done(struct spfkit__mta_job *chk, int rc, const char *doing
 	char result[SPFKIT__MTA_TEXT_MAX + 32];
 
 	if (rc != 0) {
-		/* no SPF result, so no header claims one; TempError_Defer says whether to wait */
-		int defer = cfg->temperror_defer && cfg->test_only != 0;
-
-		snprintf(result, sizeof(result), "%s",
-			 !defer ? "proceed"
-				: cfg->enhanced_status_codes ? "reject|451 4.3.0 " LOCAL_PROBLEM
-							     : "reject|451 " LOCAL_PROBLEM);
-		spfkit__mta_log_printf(LOG_ERR, "session %s: SPF check not finished: %s while %s; %s", s->id,
-				  spfkit_strerror(rc), doing, result);
-		/* no header of ours, but forged ones still go */
-		memset(&s->d, 0, sizeof(s->d));
-		s->edits = !defer;
+		/* the daemons' one answer (mta/unfinished.h); no header claims a result */
+		spfkit__mta_unfinished(cfg, chk, rc, &s->d);
+		decision_reply(&s->d, result, sizeof(result));
+		spfkit__mta_log_printf(LOG_ERR, "session %s: SPF check not finished: %s while %s; %s",
+				       s->id, spfkit_strerror(rc), doing, result);
+		/* forged headers still go when the mail does */
+		s->edits = s->d.kind != SPFKIT__MTA_DEFER;
 	} else {
 		spfkit__mta_decide(cfg, in, &s->d);
 		decision_reply(&s->d, result, sizeof(result));
@@ -419,6 +413,19 @@ static void on_check_done(struct spfkit__mta_job *chk, int rc, const char *doing
 	}
 	reply(f, &e->version, s->id, e->token, result);
 	eval_free(e);
+}
+
+/* Out of memory before the check could start: the daemons' one answer (mta/unfinished.h). */
+static void not_started(struct spfkit__smtpd *f, const struct spfkit__smtpd_version *v,
+			const char *sid, const char *tok)
+{
+	struct spfkit__mta_decision d;
+	char result[SPFKIT__MTA_TEXT_MAX + 32];
+
+	spfkit__mta_unfinished(f->cfg, NULL, SPFKIT_ENOMEM, &d);
+	decision_reply(&d, result, sizeof(result));
+	spfkit__mta_log_printf(LOG_ERR, "session %s: out of memory; not checked; %s", sid, result);
+	reply(f, v, sid, tok, result);
 }
 
 /* HELO missing: policyd-spf takes the sender's domain, and so does spfkit-policyd. */
@@ -471,8 +478,7 @@ static void on_mail_from(struct spfkit__smtpd *f, const struct spfkit__smtpd_ver
 	}
 	e = spfkit__zalloc(NULL, sizeof(*e));
 	if (e == NULL) {
-		spfkit__mta_log_printf(LOG_ERR, "session %s: out of memory; not checked", sid);
-		reply(f, v, sid, tok, "proceed");
+		not_started(f, v, sid, tok);
 		return;
 	}
 	spfkit__arena_init(&e->arena, NULL, 512, 0);
@@ -493,8 +499,7 @@ static void on_mail_from(struct spfkit__smtpd *f, const struct spfkit__smtpd_ver
 	e->chk.in.client_ip = s->ip_text;
 	e->chk.in.receiver = f->receiver;
 	if (e->chk.in.sender == NULL || e->chk.in.helo == NULL) {
-		spfkit__mta_log_printf(LOG_ERR, "session %s: out of memory; not checked", sid);
-		reply(f, v, sid, tok, "proceed");
+		not_started(f, v, sid, tok);
 		e->s = NULL;
 		eval_free(e);
 		return;
@@ -959,25 +964,11 @@ static void stop_soon(struct spfkit__smtpd *f)
 
 /* ---- the filter ---------------------------------------------------------------------- */
 
-/*
- * c-ares: its sockets and timer become events, the cache layer's hits
- * are delivered from one. A zone file (--zone) has no sockets and is
- * pumped after each question. As spfkit-policyd attaches it.
- */
-static int dns_attach(struct spfkit__smtpd *f, struct spfkit_resolver *r,
-		      struct spfkit_resolver *cache)
-{
-	if (spfkit_cares_set_watch(r, NULL, NULL) == 0)
-		return spfkit_event_attach(f->base, r, cache, NULL, &f->dnsloop);
-	return spfkit_event_attach_pump(f->base, r, cache, NULL, &f->dnsloop);
-}
-
 int spfkit__smtpd_new(struct event_base *base, const struct spfkit__smtpd_opts *opts,
 		      struct spfkit__mta_config *cfg, struct spfkit_resolver *r,
 		      struct spfkit_resolver *cache, struct spfkit__smtpd **out)
 {
 	struct spfkit__smtpd *f = spfkit__zalloc(NULL, sizeof(*f));
-	struct spfkit_config ec;
 
 	if (f == NULL)
 		return SPFKIT_ENOMEM;
@@ -987,12 +978,9 @@ int spfkit__smtpd_new(struct event_base *base, const struct spfkit__smtpd_opts *
 		snprintf(f->receiver, sizeof(f->receiver), "%s", opts->receiver);
 	else if (gethostname(f->receiver, sizeof(f->receiver) - 1) != 0)
 		snprintf(f->receiver, sizeof(f->receiver), "unknown");
-	spfkit_config_init(&ec);
-	ec.receiver = f->receiver;
-	ec.limits.void_lookups = (unsigned)cfg->void_limit; /* 0: the RFC's 2 (§4.6.4) */
-	/* remembering records for their TTL is what the DNS cache does anyway */
-	ec.record_memo = cache != NULL;
-	if (spfkit_ctx_new(&ec, &f->ctx) != 0 || dns_attach(f, r, cache) != 0)
+	/* the SPF context and DNS on the loop, as every daemon has them (mta/engine.h) */
+	if (spfkit__mta_ctx_new(cfg, f->receiver, cache != NULL, opts->alloc, &f->ctx) != 0 ||
+	    spfkit__mta_dns_attach(base, r, cache, &f->dnsloop) != 0)
 		goto fail;
 	evutil_make_socket_nonblocking(opts->in_fd);
 	evutil_make_socket_nonblocking(opts->out_fd);

@@ -35,6 +35,7 @@ struct spfkit__smtpd_opts {
 	const char *receiver; /* this host in headers and %{r}; NULL: gethostname() */
 	int log_stderr;       /* 1: log to stderr (smtpd logs it); 0: syslog, facility mail */
 	int in_fd, out_fd;    /* smtpd's lines in, protocol out (0 and 1) */
+	const struct spfkit_allocator *alloc; /* the evaluations' memory; NULL: libc (tests fail it) */
 };
 
 /*
