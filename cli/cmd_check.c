@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "config.h"
 #include "decision.h"
+#include "flow.h"
 
 #define CMD "check"
 /* Received-SPF is below 998 bytes by construction (lib/spf/output.c). */
@@ -604,8 +605,7 @@ static void print_action(const char *action)
 static int policy_check(struct policy_run *p)
 {
 	const struct cli_query *q = p->q;
-	size_t i;
-	int rc;
+	int id, rc;
 
 	p->in.sender = q->sender;
 	p->in.sender_len = q->sender_len;
@@ -613,25 +613,19 @@ static int policy_check(struct policy_run *p)
 	p->in.helo_len = q->helo_len;
 	p->in.client_ip = p->q->ip_text;
 	p->in.receiver = p->env->receiver;
-	/* spfkit-policyd: a missing HELO name is replaced by the sender's domain */
-	for (i = q->sender_len; p->in.helo_len == 0 && i > 0; i--)
-		if (q->sender[i - 1] == '@') {
-			p->in.helo = q->sender + i;
-			p->in.helo_len = q->sender_len - i;
-			break;
-		}
+	spfkit__mta_helo_fallback(&p->in);
 	if (p->in.helo_len == 0)
 		return 0; /* nothing to check: "dunno" */
 	p->in.bypass = spfkit__mta_ip_bypass(p->cfg, &q->ip);
 	if (p->in.bypass != SPFKIT__MTA_BYPASS_NONE)
 		return 0;
-	if (spfkit__mta_want_helo(p->cfg)) {
-		rc = policy_stage(p, SPFKIT_IDENTITY_HELO);
+	/* the daemons' order (mta/flow.h), each evaluation run to its end here */
+	for (id = spfkit__mta_flow_next(p->cfg, &p->in, SPFKIT__MTA_FLOW_DONE);
+	     id != SPFKIT__MTA_FLOW_DONE; id = spfkit__mta_flow_next(p->cfg, &p->in, id)) {
+		rc = policy_stage(p, (enum spfkit_identity)id);
 		if (rc != 0)
 			return rc;
 	}
-	if (spfkit__mta_want_mailfrom(p->cfg, &p->in))
-		return policy_stage(p, SPFKIT_IDENTITY_MAILFROM);
 	return 0;
 }
 

@@ -290,21 +290,6 @@ static char *put_text(char **at, const char *s, size_t n)
 	return p;
 }
 
-/* HELO missing (some MTAs send none): policyd-spf takes the sender's domain, as we do. */
-static void helo_of(const char *sender, size_t sender_len, const char **helo, size_t *len)
-{
-	size_t i;
-
-	if (*len > 0)
-		return;
-	for (i = sender_len; i > 0; i--)
-		if (sender[i - 1] == '@') {
-			*helo = sender + i;
-			*len = sender_len - i;
-			return;
-		}
-}
-
 static struct spfkit__milter_check *check_new(struct spfkit__milter_conn *c, const char *sender,
 					       size_t sender_len)
 {
@@ -315,7 +300,6 @@ static struct spfkit__milter_check *check_new(struct spfkit__milter_conn *c, con
 	struct spfkit__mta_input *in;
 	char *at;
 
-	helo_of(sender, sender_len, &helo, &helo_len);
 	k = spfkit__alloc(NULL, sizeof(*k) + sender_len + helo_len + ip_len + 3);
 	if (k == NULL)
 		return NULL;

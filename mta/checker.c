@@ -12,6 +12,7 @@
 #include <spfkit/cache.h>
 
 #include "checker.h"
+#include "flow.h"
 #include "spfkit_util.h"
 
 typedef struct spfkit__mta_job job;
@@ -369,7 +370,7 @@ static void stage_done(job *j)
 	chk->checked = 1;
 	chk->res = spfkit_eval_result(j->ev[j->stage]);
 	chk->no_mail_record = j->no_mail[j->stage];
-	if (j->stage == SPFKIT_IDENTITY_HELO && spfkit__mta_want_mailfrom(j->cfg, &j->in)) {
+	if (spfkit__mta_flow_next(j->cfg, &j->in, (int)j->stage) == SPFKIT_IDENTITY_MAILFROM) {
 		/* the next stage's start gives the deadline its own Lookup_Time */
 		int rc = stage_start(j, SPFKIT_IDENTITY_MAILFROM);
 
@@ -420,13 +421,11 @@ static void run(job *j)
 /* The SPF checks proper, once no whitelist matched. */
 static void checks_start(job *j)
 {
-	int rc = 0;
+	int rc = 0, first = spfkit__mta_flow_next(j->cfg, &j->in, SPFKIT__MTA_FLOW_DONE);
 
 	j->phase = SPFKIT__MTA_PH_CHECKS;
-	if (spfkit__mta_want_helo(j->cfg))
-		rc = stage_start(j, SPFKIT_IDENTITY_HELO);
-	else if (spfkit__mta_want_mailfrom(j->cfg, &j->in))
-		rc = stage_start(j, SPFKIT_IDENTITY_MAILFROM);
+	if (first != SPFKIT__MTA_FLOW_DONE)
+		rc = stage_start(j, (enum spfkit_identity)first);
 	else {
 		deadline_stop(j); /* a whitelist's, if any */
 		finish(j);
@@ -600,6 +599,7 @@ void spfkit__mta_job_start(job *j)
 {
 	const struct spfkit__mta_config *cfg = j->cfg;
 
+	spfkit__mta_helo_fallback(&j->in);
 	if (cfg->mock || j->in.helo_len == 0) {
 		finish(j); /* nothing to check: "dunno" or the Mock answer */
 		return;

@@ -77,7 +77,8 @@ struct spfkit__mta_job {
 	const struct spfkit__mta_config *cfg;
 	struct spfkit_ctx *ctx;
 	struct spfkit_ip ip;          /* the client */
-	struct spfkit__mta_input in;  /* sender, helo, client_ip, receiver; the rest is ours */
+	struct spfkit__mta_input in;  /* sender, helo (empty: the sender's domain, flow.h),
+					 client_ip, receiver; the rest is ours */
 	int budget_s;                 /* whole check, whitelists included; 0: no cap */
 	/* Optional: a timer of the caller's (from event_new(), not pending) lent for the
 	 * job's deadline, so a check allocates none; cleanup stops it and gives it back. */

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "flow.h"
 #include "unfinished.h"
 
 void spfkit__policyd_job_free(struct job *j)
@@ -168,23 +169,6 @@ static void on_check_done(struct spfkit__mta_job *chk, int rc, const char *doing
 		job_finish(j);
 }
 
-/* helo_name missing: policyd-spf takes the sender's domain, as we do. */
-static void fill_helo(struct job *j)
-{
-	size_t i;
-
-	struct spfkit__mta_input *in = &j->chk.in;
-
-	if (in->helo_len > 0)
-		return;
-	for (i = in->sender_len; i > 0; i--)
-		if (in->sender[i - 1] == '@') {
-			in->helo = in->sender + i;
-			in->helo_len = in->sender_len - i;
-			return;
-		}
-}
-
 /* The attributes a request's answer depends on. */
 enum { A_SENDER, A_HELO, A_CLIENT, A_QUEUE_ID, A_INSTANCE, A_COUNT };
 
@@ -336,7 +320,7 @@ struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__po
 	j->chk.budget_s = j->gen->budget_s;
 	j->chk.in.receiver = srv->receiver;
 	c->job = j;
-	fill_helo(j);
+	spfkit__mta_helo_fallback(&j->chk.in); /* the checker's own, done early for the log line */
 	if (spfkit_ip_parse(j->chk.in.client_ip, p.len[A_CLIENT], &j->chk.ip) != 0) {
 		spfkit__policyd_job_free(j);
 		answer_now(c, "dunno", LOG_NOTICE, "no usable client_address");

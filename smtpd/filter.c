@@ -428,21 +428,6 @@ static void not_started(struct spfkit__smtpd *f, const struct spfkit__smtpd_vers
 	reply(f, v, sid, tok, result);
 }
 
-/* HELO missing: policyd-spf takes the sender's domain, and so does spfkit-policyd. */
-static void helo_fallback(struct spfkit__mta_input *in)
-{
-	size_t i;
-
-	if (in->helo_len > 0)
-		return;
-	for (i = in->sender_len; i > 0; i--)
-		if (in->sender[i - 1] == '@') {
-			in->helo = in->sender + i;
-			in->helo_len = in->sender_len - i;
-			return;
-		}
-}
-
 static void on_mail_from(struct spfkit__smtpd *f, const struct spfkit__smtpd_version *v,
 			 const struct spfkit__smtpd_field *id, const struct spfkit__smtpd_field *token,
 			 const struct spfkit__smtpd_field *param)
@@ -504,7 +489,6 @@ static void on_mail_from(struct spfkit__smtpd *f, const struct spfkit__smtpd_ver
 		eval_free(e);
 		return;
 	}
-	helo_fallback(&e->chk.in);
 	s->ev = e;
 	spfkit__mta_job_start(&e->chk); /* may answer before it returns */
 }
