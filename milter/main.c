@@ -189,18 +189,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 /* ---- configuration ---------------------------------------------------- */
 
-static void print_diag(void *arg, const struct spfkit__mta_diag *d)
-{
-	(void)arg;
-	fprintf(stderr, "%s:%u: %s: %s\n", d->file, d->line, d->is_error ? "error" : "warning", d->text);
-}
-
+/* The file, or the defaults when the default one is not there (mta/daemon.h). */
 static int load_config(const struct options *o, struct spfkit__mta_config **cfg)
 {
-	/* as pyspf-milter: no file at the default place means the defaults */
-	if (!o->config_given && access(o->config, F_OK) != 0)
-		return spfkit__mta_config_defaults(NULL, cfg);
-	return spfkit__mta_config_load(o->config, NULL, print_diag, NULL, cfg);
+	return spfkit__mta_config_read(o->config, o->config_given, NULL, 0, NULL, cfg);
 }
 
 /*

@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <spfkit/cares.h>
 
 #include "daemon.h"
+#include "log.h"
 
 long spfkit__mta_number(const char *s, long lo, long hi)
 {
@@ -191,4 +193,37 @@ int spfkit__mta_dns_open_more(const char *prog, const struct spfkit__mta_dns_opt
 		return -1;
 	}
 	return 0;
+}
+
+/* ---- the configuration file ---------------------------------------------- */
+
+struct diag_to {
+	const char *prefix;
+	int to_log;
+};
+
+static void print_diag(void *arg, const struct spfkit__mta_diag *d)
+{
+	const struct diag_to *to = arg;
+	const char *kind = d->is_error ? "error" : "warning";
+
+	if (to->to_log)
+		spfkit__mta_log_printf(d->is_error ? LOG_ERR : LOG_WARNING, "%s:%u: %s: %s", d->file,
+				       d->line, kind, d->text);
+	else
+		fprintf(stderr, "%s%s%s:%u: %s: %s\n", to->prefix != NULL ? to->prefix : "",
+			to->prefix != NULL ? ": " : "", d->file, d->line, kind, d->text);
+}
+
+int spfkit__mta_config_read(const char *path, int given, const char *prefix, int to_log,
+			    int *from_file, struct spfkit__mta_config **cfg)
+{
+	struct diag_to to = {prefix, to_log};
+	int in_file = given || access(path, F_OK) == 0;
+
+	if (from_file != NULL)
+		*from_file = in_file;
+	if (!in_file)
+		return spfkit__mta_config_defaults(NULL, cfg);
+	return spfkit__mta_config_load(path, NULL, print_diag, &to, cfg);
 }

@@ -1,9 +1,10 @@
 /*
- * What the two daemons (spfkit-policyd, spfkit-milter) share outside
- * their protocols: option values checked the same way, the privilege
- * drop, and the DNS they open (c-ares with an answer cache, or a zone
- * file for tests and offline runs). Problems are written to stderr,
- * prefixed with the program's name: these run before the daemon logs.
+ * What the daemons (spfkit-policyd, spfkit-milter, spfkit-smtpd-filter)
+ * share outside their protocols: option values checked the same way, the
+ * configuration file read, the privilege drop, and the DNS they open
+ * (c-ares with an answer cache, or a zone file for tests and offline
+ * runs). Problems are written to stderr, prefixed with the program's
+ * name: these run before the daemon logs.
  * Not an API.
  */
 #ifndef SPFKIT_MTA_DAEMON_H
@@ -15,6 +16,8 @@
 #include <spfkit/cache.h>
 #include <spfkit/resolver.h>
 #include <spfkit/zone.h>
+
+#include "config.h"
 
 /* A whole decimal number in [lo, hi], or -1. */
 long spfkit__mta_number(const char *s, long lo, long hi);
@@ -28,6 +31,16 @@ int spfkit__mta_port_ok(const char *s, int zero_ok);
  * the rest, but would take 99999 as some other port. 1 when fine.
  */
 int spfkit__mta_dns_servers_ok(const char *list);
+
+/*
+ * The configuration file `path`. When it is the default one (given 0)
+ * and is not there, the defaults, as policyd-spf and pyspf-milter do:
+ * *from_file (may be NULL) tells which. Each problem goes out as
+ * "[prefix: ]FILE:LINE: error|warning: TEXT" (prefix NULL: none), on
+ * stderr, or to the log (log.h) when to_log. 0, or the error.
+ */
+int spfkit__mta_config_read(const char *path, int given, const char *prefix, int to_log,
+			    int *from_file, struct spfkit__mta_config **cfg);
 
 /* The ids of USER or USER:GROUP (the user's group by default). 0, or -1 (said on stderr). */
 int spfkit__mta_user_ids(const char *prog, const char *spec, uid_t *uid, gid_t *gid);

@@ -273,31 +273,14 @@ static void complain(const char *fmt, ...)
 
 /* ---- configuration ---------------------------------------------------- */
 
-static void print_diag(void *arg, const struct spfkit__mta_diag *d)
-{
-	int *errors = arg;
-
-	if (d->is_error)
-		(*errors)++;
-	if (stderr_was_client)
-		spfkit__mta_log_printf(d->is_error ? LOG_ERR : LOG_WARNING, "%s:%u: %s: %s", d->file,
-				       d->line, d->is_error ? "error" : "warning", d->text);
-	else
-		fprintf(stderr, "%s:%u: %s: %s\n", d->file, d->line,
-			d->is_error ? "error" : "warning", d->text);
-}
-
+/* The file, or the defaults when the default one is not there (mta/daemon.h). */
 static int load_config(struct options *o, struct spfkit__mta_config **cfg)
 {
-	int errors = 0, rc;
+	int from_file;
+	int rc = spfkit__mta_config_read(o->config, o->config_given, NULL, stderr_was_client,
+					 &from_file, cfg);
 
-	if (!o->config_given && access(o->config, F_OK) != 0) {
-		/* as policyd-spf: no file at the default place means the defaults */
-		o->srv.config_path = NULL;
-		return spfkit__mta_config_defaults(NULL, cfg);
-	}
-	o->srv.config_path = o->config;
-	rc = spfkit__mta_config_load(o->config, NULL, print_diag, &errors, cfg);
+	o->srv.config_path = from_file ? o->config : NULL;
 	return rc;
 }
 
