@@ -13,6 +13,7 @@
 
 #include "checker.h"
 #include "flow.h"
+#include "metrics.h"
 #include "spfkit_util.h"
 
 typedef struct spfkit__mta_job job;
@@ -35,6 +36,15 @@ static void fail(job *j, int rc, const char *doing)
 }
 
 /* ---- DNS ---------------------------------------------------------------- */
+
+/* CLOCK_MONOTONIC in microseconds: what the metrics time (read only when counting). */
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
 
 /* What an open question gets when its time is up. */
 static const struct spfkit_dns_answer timed_out = {SPFKIT_DNS_TEMPFAIL, 0, NULL, 0,
@@ -94,6 +104,13 @@ static void question_unlink(job *j, question *q)
 		q->next->prev = q->prev;
 }
 
+/* A question that went to the network has its outcome and time counted. */
+static void count_answer(const job *j, const question *q, const struct spfkit_dns_answer *answer)
+{
+	if (q->network)
+		spfkit__metrics_dns(j->loop->metrics, q->type, answer, now_us() - q->sent_us);
+}
+
 static void on_answer(void *arg, const struct spfkit_dns_answer *answer)
 {
 	question *q = arg;
@@ -102,6 +119,7 @@ static void on_answer(void *arg, const struct spfkit_dns_answer *answer)
 	int raw = q->raw;
 	int rc;
 
+	count_answer(j, q, answer);
 	question_unlink(j, q);
 	question_free(j, q);
 	if (raw) {
@@ -183,6 +201,7 @@ static void expire(job *j)
 	j->expired = 1;
 	if (j->questions != NULL && j->questions->raw) {
 		/* a whitelist's own lookup ran out of Whitelist_Lookup_Time: no match */
+		count_answer(j, j->questions, &timed_out);
 		cancel_questions(j);
 		wl_answer(j, &timed_out);
 		return;
@@ -193,6 +212,7 @@ static void expire(job *j)
 		int rc;
 
 		spfkit_resolver_cancel(j->loop->resolver, q->handle);
+		count_answer(j, q, &timed_out);
 		question_unlink(j, q);
 		question_free(j, q);
 		rc = feed(j, id, &timed_out);
@@ -230,6 +250,7 @@ static void on_budget(evutil_socket_t fd, short what, void *arg)
 /* Send one question; 0, or -1 when it could not go (the caller answers it). */
 static int submit(job *j, const char *name, size_t len, uint16_t type, uint32_t id, int raw)
 {
+	uint64_t misses = 0;
 	question *q;
 
 	if (j->expired)
@@ -240,9 +261,19 @@ static int submit(job *j, const char *name, size_t len, uint16_t type, uint32_t 
 	q->job = j;
 	q->id = id;
 	q->raw = raw;
+	if (j->loop->metrics != NULL)
+		(void)spfkit_cache_forwarded(j->loop->resolver, &misses);
 	if (spfkit_resolver_submit(j->loop->resolver, name, len, type, on_answer, q, &q->handle) != 0) {
 		question_free(j, q);
 		return -1;
+	}
+	if (j->loop->metrics != NULL) {
+		uint64_t after = misses;
+
+		/* not a cache layer (EINVAL): every question goes to the network */
+		q->network = spfkit_cache_forwarded(j->loop->resolver, &after) != 0 || after != misses;
+		q->type = type;
+		q->sent_us = now_us();
 	}
 	q->next = j->questions;
 	if (q->next != NULL)
@@ -341,6 +372,8 @@ static int stage_start(job *j, enum spfkit_identity id)
 		req.trace_arg = j;
 	}
 	j->stage = id;
+	if (j->loop->metrics != NULL)
+		j->stage_t0_us = now_us();
 	rc = spfkit_eval_new(j->ctx, &req, &j->ev[id]);
 	if (rc != 0)
 		return rc;
@@ -369,6 +402,8 @@ static void stage_done(job *j)
 	}
 	chk->checked = 1;
 	chk->res = spfkit_eval_result(j->ev[j->stage]);
+	if (j->loop->metrics != NULL)
+		spfkit__metrics_check(j->loop->metrics, j->stage, chk->res, now_us() - j->stage_t0_us);
 	chk->no_mail_record = j->no_mail[j->stage];
 	if (spfkit__mta_flow_next(j->cfg, &j->in, (int)j->stage) == SPFKIT_IDENTITY_MAILFROM) {
 		/* the next stage's start gives the deadline its own Lookup_Time */

@@ -27,6 +27,7 @@
 
 struct event;
 struct event_base;
+struct spfkit__metrics_block;
 
 /* Where a check is: the DNS whitelists first, then the checks. */
 enum spfkit__mta_phase {
@@ -42,6 +43,7 @@ struct spfkit__mta_loop {
 	struct event_base *base;
 	struct spfkit_resolver *resolver; /* questions go here (the cache layer, if any) */
 	struct spfkit_event *dnsloop;     /* kicked after questions are sent */
+	struct spfkit__metrics_block *metrics; /* this loop's counts (metrics.h); NULL: none */
 };
 
 struct spfkit__mta_job;
@@ -53,6 +55,10 @@ struct spfkit__mta_question {
 	uint64_t handle;
 	int raw; /* a whitelist's own question, not the evaluator's */
 	unsigned slot; /* 1 + its index in the job's slots; 0: allocated on its own */
+	/* counted (loop->metrics): sent to the network, not answered by the cache */
+	int network;
+	uint16_t type;
+	uint64_t sent_us;
 	struct spfkit__mta_question *prev, *next;
 };
 
@@ -107,6 +113,7 @@ struct spfkit__mta_job {
 	int expired;                /* this phase's time is up */
 	int over;                   /* the whole budget is up: every later phase starts expired */
 	char ptr_name[256];         /* the Domain_Whitelist_PTR candidate */
+	uint64_t stage_t0_us;       /* the identity's evaluation started (counted: loop->metrics) */
 };
 
 /* CLOCK_MONOTONIC in milliseconds: the checks' clocks, and the daemons' idle time. */

@@ -91,6 +91,7 @@ static const struct option options[] = {
 	{"Skip_Verified", K_YESNO, F(skip_verified), 0, 0},           /* ours */
 	{"Delete_Received_SPF", K_YESNO, F(delete_received_spf), 0, 0}, /* ours */
 	{"Milter_Time_Limit", K_INT, F(milter_time_limit), 1, 3600},     /* ours */
+	{"Metrics_Listen", K_MSTR, F(metrics_listen), 0, 0},            /* ours: issue 29 */
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -879,6 +880,7 @@ void spfkit__mta_config_free(struct spfkit__mta_config *cfg)
 	spfkit__free(a, cfg->user_id);
 	spfkit__free(a, cfg->internal_hosts.nets);
 	spfkit__free(a, cfg->macro_list);
+	spfkit__free(a, cfg->metrics_listen);
 	spfkit__free(a, cfg);
 }
 

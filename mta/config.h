@@ -113,6 +113,7 @@ struct spfkit__mta_config {
 	int skip_verified;               /* Skip_Verified (ours): No ({verify} = OK) */
 	int delete_received_spf;         /* Delete_Received_SPF (ours): No */
 	int milter_time_limit;           /* Milter_Time_Limit (ours): 20 s for one MAIL FROM's check */
+	char *metrics_listen;            /* Metrics_Listen (ours): HOST:PORT of /metrics; none: off */
 	const struct spfkit_allocator *alloc;
 };
 

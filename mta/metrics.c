@@ -84,6 +84,8 @@ struct spfkit__metrics_block *spfkit__metrics_block(struct spfkit__metrics *m)
 
 void spfkit__metrics_set_cache(struct spfkit__metrics *m, struct spfkit_cache *cache)
 {
+	if (m == NULL)
+		return;
 	pthread_mutex_lock(&m->lock);
 	m->cache = cache;
 	pthread_mutex_unlock(&m->lock);
@@ -111,6 +113,20 @@ void spfkit__metrics_check(struct spfkit__metrics_block *b, enum spfkit_identity
 	if (res->memo_answers > 0)
 		spfkit__metrics_bump(&b->counters[SPFKIT__METRICS_MEMO_ANSWERS], res->memo_answers);
 	spfkit__metrics_observe(&b->check_seconds, us);
+}
+
+enum spfkit__mta_kind spfkit__metrics_postfix_kind(const char *action)
+{
+	/* SMTPD_ACCESS_README: 4NN and DEFER* defer, 5NN and REJECT reject */
+	if (strncmp(action, "dunno", 5) == 0)
+		return SPFKIT__MTA_DUNNO;
+	if (strncmp(action, "prepend", 7) == 0)
+		return SPFKIT__MTA_PREPEND;
+	if (action[0] == '5' || strncmp(action, "reject", 6) == 0)
+		return SPFKIT__MTA_REJECT;
+	if (action[0] == '4' || strncmp(action, "defer", 5) == 0)
+		return SPFKIT__MTA_DEFER;
+	return SPFKIT__MTA_RESTRICTION;
 }
 
 static enum spfkit__metrics_dns_type dns_type(uint16_t type)

@@ -119,7 +119,7 @@ void spfkit__metrics_free(struct spfkit__metrics *m);
  */
 struct spfkit__metrics_block *spfkit__metrics_block(struct spfkit__metrics *m);
 
-/* The process's answer cache, read (its own lock) at each scrape; NULL: none. */
+/* The process's answer cache, read (its own lock) at each scrape; NULL: none. m NULL: no-op. */
 void spfkit__metrics_set_cache(struct spfkit__metrics *m, struct spfkit_cache *cache);
 
 /*
@@ -166,6 +166,9 @@ static inline void spfkit__metrics_action(struct spfkit__metrics_block *b,
 	if (b != NULL && (unsigned)kind < SPFKIT__METRICS_ACTIONS)
 		spfkit__metrics_bump(&b->actions[kind], 1);
 }
+
+/* The kind of a Postfix policy action: "dunno", "prepend ...", "550 ...", "defer_if_permit ...". */
+enum spfkit__mta_kind spfkit__metrics_postfix_kind(const char *action);
 
 /*
  * A DNS question of `type` went to the network (not answered from the

@@ -29,6 +29,7 @@
 #include "daemon.h"
 #include "engine.h"
 #include "listen.h"
+#include "metrics_http.h"
 #include "log.h"
 #include "options.h"
 #include "spfkit_util.h"
@@ -54,6 +55,7 @@ struct options {
 	const char *log_socket; /* --log-socket; NULL: /dev/log */
 	struct spfkit__policyd_cleanup *cleanup; /* what to remove at exit */
 	char fd_note[256];                       /* how --max-connections was clamped */
+	const char *metrics; /* --metrics, else Metrics_Listen; NULL: no /metrics */
 };
 
 static void usage(FILE *f)
@@ -87,6 +89,8 @@ static void usage(FILE *f)
 	      "      --time-limit S      answer every request within S seconds, DNS whitelists\n"
 	      "                          included: what DNS has not answered by then is a\n"
 	      "                          temperror (default 40)\n"
+	      "      --metrics HOST:PORT serve counters on http://HOST:PORT/metrics (Prometheus);\n"
+	      "                          PORT alone: 127.0.0.1 (default: off; Metrics_Listen)\n"
 	      "  -h, --help, -V, --version\n",
 	      f);
 }
@@ -104,7 +108,8 @@ static const char *option_name(const struct option *longs, int ch)
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { O_CHECK = 256, O_STDIO, O_MODE, O_DNS, O_DNS_TIMEOUT, O_DNS_CACHE, O_ZONE, O_ZONE_TIMEOUT,
-	       O_RECEIVER, O_LOG, O_MAXC, O_PER_CLIENT, O_IDLE, O_REQ, O_LOG_SOCKET, O_TIME };
+	       O_RECEIVER, O_LOG, O_MAXC, O_PER_CLIENT, O_IDLE, O_REQ, O_LOG_SOCKET, O_TIME,
+	       O_METRICS };
 	static const struct option longs[] = {
 		{"config", required_argument, NULL, 'c'}, {"check-config", no_argument, NULL, O_CHECK},
 		{"listen", required_argument, NULL, 'l'}, {"stdio", no_argument, NULL, O_STDIO},
@@ -118,6 +123,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"idle-timeout", required_argument, NULL, O_IDLE},
 		{"request-timeout", required_argument, NULL, O_REQ},
 		{"time-limit", required_argument, NULL, O_TIME}, {"help", no_argument, NULL, 'h'},
+		{"metrics", required_argument, NULL, O_METRICS},
 		{"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0},
 	};
 	int ch;
@@ -195,6 +201,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 				goto bad;
 			o->srv.time_limit = (int)v;
 			break;
+		case O_METRICS: o->metrics = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': puts("spfkit-policyd " SPFKIT_VERSION_STRING); exit(0);
 		default: usage(stderr); return 2;
@@ -527,6 +534,17 @@ static int pool_open(struct options *o, struct spfkit__policyd *first, const str
 	return 0;
 }
 
+/* The /metrics socket, bound with the listeners (before the privilege drop); -1: said. */
+static int metrics_listen(const char *spec, struct spfkit__policyd *srv)
+{
+	unsigned port = 0;
+	int fd = spfkit__metrics_http_listen("spfkit-policyd", spec, &port);
+
+	if (fd >= 0)
+		spfkit__policyd_log(srv, LOG_NOTICE, "metrics on %s (port %u)", spec, port);
+	return fd;
+}
+
 /* ---- main ----------------------------------------------------------------- */
 
 static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit__mta_dns *d)
@@ -541,6 +559,8 @@ static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit_
 	struct sigs s = {NULL, NULL, NULL, NULL};
 	struct event *ev[3] = {NULL, NULL, NULL};
 	int sigv[3] = {SIGHUP, SIGTERM, SIGINT}, rc = 1, i;
+	struct spfkit__metrics_http *metrics = NULL;
+	int metrics_fd = -1;
 
 	/* stdin may be a regular file when run by hand; epoll cannot watch those */
 	if (ec != NULL && o->n_listen == 0)
@@ -569,6 +589,8 @@ static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit_
 		spfkit__policyd_log(srv, LOG_WARNING, "%s", o->fd_note);
 	if (o->n_listen > 0 ? open_listeners(o, srv) != 0 : spfkit__policyd_serve_stdio(srv, 0, 1) != 0)
 		goto out;
+	if (o->metrics != NULL && (metrics_fd = metrics_listen(o->metrics, srv)) < 0)
+		goto out;
 	if (o->pid_file != NULL && write_pid_file(o->pid_file, o->cleanup) != 0)
 		goto out;
 	if (o->user != NULL && spfkit__policyd_cleanup_keeper(o->cleanup) != 0) {
@@ -585,9 +607,18 @@ static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit_
 	}
 	if (pool != NULL)
 		spfkit__policyd_log(srv, LOG_NOTICE, "%u workers", n);
+	if (metrics_fd >= 0 && spfkit__metrics_http_start(o->srv.metrics, metrics_fd, &metrics) != 0) {
+		metrics_fd = -1; /* closed by the failed start */
+		complain("cannot start the metrics listener");
+		goto out;
+	}
+	metrics_fd = -1;
 	spfkit__mta_run(base);
 	rc = 0;
 out:
+	spfkit__metrics_http_stop(metrics);
+	if (metrics_fd >= 0)
+		close(metrics_fd);
 	if (pool != NULL)
 		spfkit__policyd_pool_join(pool);
 	for (i = 0; i < 3; i++)
@@ -669,7 +700,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fit_fd_limit(&o);
+	if (o.metrics == NULL)
+		o.metrics = cfg->metrics_listen;
+	if (o.metrics != NULL && spfkit__metrics_new("spfkit-policyd", &o.srv.metrics) != 0) {
+		complain("out of memory for the metrics");
+		spfkit__mta_config_free(cfg);
+		spfkit__mta_dns_close(&d);
+		spfkit__policyd_cleanup_free(o.cleanup);
+		return 1;
+	}
+	spfkit__metrics_set_cache(o.srv.metrics, d.cache);
 	rc = run(&o, cfg, &d);
+	spfkit__metrics_free(o.srv.metrics);
 	spfkit__mta_dns_close(&d);
 	spfkit__policyd_cleanup_free(o.cleanup);
 	return rc;

@@ -16,6 +16,8 @@
 
 void spfkit__policyd_job_free(struct job *j)
 {
+	if (j->chk.loop != NULL)
+		spfkit__metrics_gauge(j->chk.loop->metrics, SPFKIT__METRICS_IN_FLIGHT, -1);
 	spfkit__mta_job_cleanup(&j->chk);
 	spfkit__policyd_gen_put(j->gen);
 	if (j->conn != NULL)
@@ -299,6 +301,7 @@ struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__po
 	char action[SPFKIT__MTA_TEXT_MAX];
 
 	pick(r, &p);
+	spfkit__metrics_count(srv->loop.metrics, SPFKIT__METRICS_REQUESTS);
 	j = job_alloc(srv, &p);
 	if (j == NULL) {
 		struct spfkit__mta_decision d;
@@ -312,6 +315,7 @@ struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__po
 	j->gen = srv->gen;
 	j->gen->refs++;
 	j->chk.loop = &srv->loop;
+	spfkit__metrics_gauge(srv->loop.metrics, SPFKIT__METRICS_IN_FLIGHT, 1);
 	j->chk.cfg = j->gen->cfg;
 	j->chk.ctx = j->gen->ctx;
 	j->chk.done = on_check_done;

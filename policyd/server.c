@@ -311,6 +311,7 @@ void spfkit__policyd_send_reply(struct conn *c, const char *action)
 	char reply[SPFKIT__MTA_TEXT_MAX + 16];
 	size_t n = spfkit__policy_reply_into(action, strlen(action), reply, sizeof(reply));
 
+	spfkit__metrics_action(c->srv->loop.metrics, spfkit__metrics_postfix_kind(action));
 	if (n > 0)
 		write_reply(c, reply, n);
 	else
@@ -338,6 +339,7 @@ static void conn_close(struct conn *c)
 	if (c->next != NULL)
 		c->next->prev = c->prev;
 	srv->n_conns--;
+	spfkit__metrics_gauge(srv->loop.metrics, SPFKIT__METRICS_OPEN, -1);
 	conn_events_free(c);
 	if (c->own_fd)
 		evutil_closesocket(c->in_fd);
@@ -376,6 +378,7 @@ static void conn_refuse(struct conn *c, const char *in, size_t len,
 			    "%s: protocol error: %s at line %zu, byte %zu: \"%s\"; disconnecting without reply",
 			    c->peer, spfkit__policy_strerror(d->code), d->line, d->offset,
 			    ESC(in + start, end - start));
+	spfkit__metrics_count(c->srv->loop.metrics, SPFKIT__METRICS_PROTOCOL_ERRORS);
 	conn_close(c);
 }
 
@@ -701,6 +704,8 @@ static struct conn *conn_new(struct spfkit__policyd *srv, int in_fd, int out_fd,
 		c->next->prev = c;
 	srv->conns = c;
 	srv->n_conns++;
+	spfkit__metrics_count(srv->loop.metrics, SPFKIT__METRICS_CONNECTIONS);
+	spfkit__metrics_gauge(srv->loop.metrics, SPFKIT__METRICS_OPEN, 1);
 	c->idle = 1;
 	set_timeouts(c);
 	read_enable(c, 1); /* the idle time runs from here */
@@ -753,6 +758,7 @@ static int over_per_client(struct spfkit__policyd *srv, const struct spfkit_ip *
 
 	if (n < srv->opts.max_per_client)
 		return 0;
+	spfkit__metrics_count(srv->loop.metrics, SPFKIT__METRICS_REFUSED);
 	if (spfkit__mta_ratelog_due(&srv->log_per_client, SPFKIT_POLICYD_LOG_INTERVAL, note))
 		spfkit__policyd_log(srv, LOG_WARNING,
 				    "%s: %zu connections from %s already (--max-per-client); closing%s",
@@ -978,6 +984,7 @@ int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_op
 	srv->loop.base = base;
 	srv->loop.resolver = srv->resolver;
 	srv->loop.dnsloop = srv->dnsloop;
+	srv->loop.metrics = spfkit__metrics_block(opts->metrics);
 	*out = srv;
 	return 0;
 }

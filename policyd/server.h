@@ -20,6 +20,7 @@
 #include <spfkit/resolver.h>
 
 #include "config.h"
+#include "metrics.h"
 
 struct spfkit__policyd_opts {
 	const char *config_path;  /* re-read on SIGHUP; NULL: defaults only */
@@ -36,6 +37,8 @@ struct spfkit__policyd_opts {
 	/* The SPF contexts' allocator (every evaluation's memory); NULL: libc.
 	 * tests/policyd/test_request.c makes it fail. */
 	const struct spfkit_allocator *alloc;
+	/* Counts for /metrics (mta/metrics.h): each server takes a block of its own; NULL: off. */
+	struct spfkit__metrics *metrics;
 };
 
 #define SPFKIT_POLICYD_MAX_CONNECTIONS 4096u
