@@ -78,8 +78,6 @@ void spfkit__cur_want(struct spfkit__cur *c, unsigned char ch, const char *why);
 uint64_t spfkit__name_hash(const char *name, size_t len);
 /* Hash of bytes, eight at a time: for long keys such as record texts. */
 uint64_t spfkit__hash_bytes(const void *p, size_t len);
-/* Cheaper hash of a long key from samples of it; equal keys hash equal. */
-uint64_t spfkit__hash_sample(const void *p, size_t len);
 
 /*
  * The hashes above are unkeyed: fine for trusted keys (a zone file) or a

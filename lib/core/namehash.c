@@ -69,26 +69,3 @@ uint64_t spfkit__hash_bytes(const void *p, size_t len)
 	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
 	return h ^ (h >> 29);
 }
-
-/*
- * Long keys (record texts) hashed by sampling: the length, the first and
- * last 32 bytes and one word from each quarter. Keys that differ only
- * elsewhere share a bucket, which costs a comparison, never a wrong
- * answer: equality is always a full memcmp.
- */
-uint64_t spfkit__hash_sample(const void *p, size_t len)
-{
-	const unsigned char *b = p;
-	uint64_t h, w;
-	size_t i;
-
-	if (len <= 96)
-		return spfkit__hash_bytes(p, len);
-	h = spfkit__hash_bytes(b, 32) ^ (spfkit__hash_bytes(b + len - 32, 32) * 31);
-	for (i = 1; i < 4; i++) {
-		memcpy(&w, b + len * i / 4, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	return h ^ len;
-}
