@@ -99,9 +99,7 @@ void spfkit__hash_key_random(struct spfkit__hash_key *k);
 uint64_t spfkit__hash_keyed(const struct spfkit__hash_key *k, const void *p, size_t len);
 /* SipHash-1-3 of the whole key, any length. */
 uint64_t spfkit__siphash13(const struct spfkit__hash_key *k, const void *p, size_t len);
-/* SipHash-2-4, the paper's variant: only to check the code against its test vector. */
-uint64_t spfkit__siphash24(const struct spfkit__hash_key *k, const void *p, size_t len);
-/* spfkit__hash_keyed() of a DNS name with ASCII case folded and one final dot ignored. */
-uint64_t spfkit__name_hash_keyed(const struct spfkit__hash_key *k, const char *name, size_t len);
+/* SipHash-2-4 and a case-folding name hash, of the same code
+ * (keyed_hash.h), are the tests' only: tests/support/support.h. */
 
 #endif

@@ -8,40 +8,6 @@
 #include <time.h>
 
 #include "cache_int.h"
-#include "list.h"
-
-/*
- * One cached answer, in one allocation:
- *   [struct entry][rrs: count x struct spfkit_dns_rr][data, each + NUL][name]
- * so `size` (what the memory bound counts) is the whole block.
- */
-struct entry {
-	struct entry *hnext;      /* hash chain */
-	struct spfkit__link lru;  /* LRU order, head = most recently used */
-	uint64_t hash;
-	uint64_t expires;         /* cache clock, ms */
-	size_t size;
-	uint16_t type;
-	size_t name_len;
-	char *name;               /* lowercased, no final dot */
-	struct spfkit_dns_answer answer;
-};
-
-struct spfkit_cache {
-	const struct spfkit_allocator *alloc;
-	pthread_mutex_t mu;
-	struct entry **table;
-	size_t mask;
-	struct spfkit__list lru;
-	size_t max_bytes;
-	uint32_t max_ttl, max_neg_ttl;
-	spfkit_cache_clock_fn *clock;
-	void *clock_arg;
-	struct spfkit_cache_stats st; /* entries and bytes live here too */
-	/* Names come from the network: a keyed hash, key drawn at creation
-	 * and read-only after (thread-safe), so no one can fill a bucket. */
-	struct spfkit__hash_key key;
-};
 
 /* Room for one struct, rounded so the records after it stay aligned. */
 #define ALIGNED(n) SPFKIT__ALIGN_UP(n)
@@ -133,14 +99,14 @@ static int make_key(const struct spfkit_cache *c, struct key *k, const char *nam
 
 /* ---- table and LRU (call with the mutex held) ------------------------- */
 
-static struct entry **slot(struct spfkit_cache *c, uint64_t hash)
+static struct spfkit__cache_entry **slot(struct spfkit_cache *c, uint64_t hash)
 {
 	return &c->table[hash & c->mask];
 }
 
-static struct entry *find(struct spfkit_cache *c, const struct key *k)
+static struct spfkit__cache_entry *find(struct spfkit_cache *c, const struct key *k)
 {
-	struct entry *e;
+	struct spfkit__cache_entry *e;
 
 	for (e = *slot(c, k->hash); e != NULL; e = e->hnext)
 		if (e->hash == k->hash && e->type == k->type && e->name_len == k->len &&
@@ -149,14 +115,14 @@ static struct entry *find(struct spfkit_cache *c, const struct key *k)
 	return NULL;
 }
 
-static struct entry *entry_of(struct spfkit__link *n)
+static struct spfkit__cache_entry *entry_of(struct spfkit__link *n)
 {
-	return n != NULL ? SPFKIT_CONTAINER_OF(n, struct entry, lru) : NULL;
+	return n != NULL ? SPFKIT_CONTAINER_OF(n, struct spfkit__cache_entry, lru) : NULL;
 }
 
-static void drop(struct spfkit_cache *c, struct entry *e)
+static void drop(struct spfkit_cache *c, struct spfkit__cache_entry *e)
 {
-	struct entry **pp = slot(c, e->hash);
+	struct spfkit__cache_entry **pp = slot(c, e->hash);
 
 	while (*pp != e)
 		pp = &(*pp)->hnext;
@@ -167,9 +133,9 @@ static void drop(struct spfkit_cache *c, struct entry *e)
 	spfkit__free(c->alloc, e);
 }
 
-static void insert(struct spfkit_cache *c, struct entry *e)
+static void insert(struct spfkit_cache *c, struct spfkit__cache_entry *e)
 {
-	struct entry **s = slot(c, e->hash);
+	struct spfkit__cache_entry **s = slot(c, e->hash);
 
 	while (c->lru.tail != NULL && c->st.bytes > c->max_bytes - e->size) {
 		drop(c, entry_of(c->lru.tail));
@@ -195,8 +161,8 @@ static uint32_t seconds_left(uint64_t expires, uint64_t now)
 
 /* A flat copy of e's answer into *buf (see spfkit__cache_get_into()),
  * TTLs lowered to what is left. 0, or SPFKIT_ENOMEM. */
-static int copy_out(const struct entry *e, uint64_t now, const struct spfkit_allocator *a,
-		    struct spfkit_dns_answer **buf, size_t *cap)
+static int copy_out(const struct spfkit__cache_entry *e, uint64_t now,
+		    const struct spfkit_allocator *a, struct spfkit_dns_answer **buf, size_t *cap)
 {
 	size_t size = flat_size(sizeof(struct spfkit_dns_answer), &e->answer, 0);
 
@@ -218,7 +184,7 @@ int spfkit__cache_get_into(struct spfkit_cache *c, const char *name, size_t len,
 			   size_t *cap)
 {
 	struct key k;
-	struct entry *e;
+	struct spfkit__cache_entry *e;
 	uint64_t now = c->clock(c->clock_arg);
 	int rc;
 
@@ -244,15 +210,6 @@ int spfkit__cache_get_into(struct spfkit_cache *c, const char *name, size_t len,
 	return rc == 0 ? 1 : rc;
 }
 
-int spfkit__cache_get(struct spfkit_cache *c, const char *name, size_t len, uint16_t type,
-		      const struct spfkit_allocator *a, struct spfkit_dns_answer **out)
-{
-	size_t cap = 0;
-
-	*out = NULL;
-	return spfkit__cache_get_into(c, name, len, type, a, out, &cap);
-}
-
 /* How long `ans` may be kept, in seconds; 0: not at all. */
 static uint32_t keep_for(const struct spfkit_cache *c, const struct spfkit_dns_answer *ans)
 {
@@ -271,11 +228,11 @@ static uint32_t keep_for(const struct spfkit_cache *c, const struct spfkit_dns_a
 }
 
 /* A new entry for k holding `ans`; NULL when out of memory. */
-static struct entry *entry_new(struct spfkit_cache *c, const struct key *k,
+static struct spfkit__cache_entry *entry_new(struct spfkit_cache *c, const struct key *k,
 			       const struct spfkit_dns_answer *ans, size_t size, uint32_t ttl,
 			       uint64_t now)
 {
-	struct entry *e = spfkit__alloc(c->alloc, size);
+	struct spfkit__cache_entry *e = spfkit__alloc(c->alloc, size);
 	unsigned char *tail;
 
 	if (e == NULL)
@@ -297,7 +254,7 @@ int spfkit__cache_put(struct spfkit_cache *c, const char *name, size_t len, uint
 {
 	uint32_t ttl = keep_for(c, ans);
 	struct spfkit_dns_answer src = *ans;
-	struct entry *e, *old;
+	struct spfkit__cache_entry *e, *old;
 	struct key k;
 	size_t size;
 
@@ -305,7 +262,7 @@ int spfkit__cache_put(struct spfkit_cache *c, const char *name, size_t len, uint
 		return 0;
 	if (src.status != SPFKIT_DNS_OK)
 		src.count = 0; /* a void answer keeps no records */
-	size = flat_size(sizeof(struct entry), &src, k.len);
+	size = flat_size(sizeof(struct spfkit__cache_entry), &src, k.len);
 	if (size == 0 || size > c->max_bytes / 4)
 		return 0;
 	e = entry_new(c, &k, &src, size, ttl, c->clock(c->clock_arg));
@@ -388,22 +345,6 @@ void spfkit_cache_free(struct spfkit_cache *c)
 	pthread_mutex_destroy(&c->mu);
 	spfkit__free(c->alloc, c->table);
 	spfkit__free(c->alloc, c);
-}
-
-size_t spfkit__cache_longest_chain(struct spfkit_cache *c)
-{
-	size_t i, n, most = 0;
-	const struct entry *e;
-
-	pthread_mutex_lock(&c->mu);
-	for (i = 0; i <= c->mask; i++) {
-		for (n = 0, e = c->table[i]; e != NULL; e = e->hnext)
-			n++;
-		if (n > most)
-			most = n;
-	}
-	pthread_mutex_unlock(&c->mu);
-	return most;
 }
 
 void spfkit_cache_stats(struct spfkit_cache *c, struct spfkit_cache_stats *out)

@@ -1,7 +1,7 @@
 /*
  * DNS messages on the wire (RFC 1035 §4): a bounded reader that turns a
  * response into the SPF-facing struct spfkit_dns_answer, and a small
- * builder for queries (and, in the tests, for hostile responses).
+ * builder for queries (the tests add the fields of hostile responses).
  * Internal API; the c-ares backend and the tests use it.
  *
  * The reader trusts nothing: every length is checked against the end of
@@ -125,11 +125,13 @@ size_t spfkit__dns_name_text(const unsigned char *wire, size_t wlen, char *text)
 /*
  * Writes a message field by field into a capped buffer. Errors stick
  * (like spfkit__buf): check spfkit__dnsb_err() once at the end. Counts
- * in the header are whatever the caller writes, so tests can lie.
+ * in the header are whatever the caller writes, so tests can lie: names,
+ * records and TXT data of a response are the tests' own fields
+ * (tests/support/dns_build.h).
  */
 struct spfkit__dnsb {
 	struct spfkit__buf buf;
-	size_t rdlen_at; /* offset of the open RR's RDLENGTH, or SIZE_MAX */
+	size_t rdlen_at; /* the tests' open RR's RDLENGTH offset, or SIZE_MAX */
 };
 
 void spfkit__dnsb_init(struct spfkit__dnsb *b, const struct spfkit_allocator *a, size_t max);
@@ -144,17 +146,6 @@ void spfkit__dnsb_u32(struct spfkit__dnsb *b, uint32_t v);
 void spfkit__dnsb_bytes(struct spfkit__dnsb *b, const void *p, size_t n);
 void spfkit__dnsb_header(struct spfkit__dnsb *b, uint16_t id, uint16_t flags, uint16_t qd,
 			 uint16_t an, uint16_t ns, uint16_t ar);
-/* A name in presentation text, written uncompressed. */
-void spfkit__dnsb_name(struct spfkit__dnsb *b, const char *text, size_t len);
-/* A compression pointer to `off` (two bytes). */
-void spfkit__dnsb_ptr(struct spfkit__dnsb *b, size_t off);
-void spfkit__dnsb_question(struct spfkit__dnsb *b, const char *name, size_t len, uint16_t type);
-/* Owner, type, class IN, ttl and a RDLENGTH that rr_end() fills in. */
-void spfkit__dnsb_rr_begin(struct spfkit__dnsb *b, const char *name, size_t len, uint16_t type,
-			   uint32_t ttl);
-void spfkit__dnsb_rr_end(struct spfkit__dnsb *b);
-/* TXT RDATA: data cut into character-strings of at most 255 octets. */
-void spfkit__dnsb_txt(struct spfkit__dnsb *b, const void *data, size_t len);
 /* An OPT pseudo-RR (RFC 6891 §6.1.2) advertising `udp_size`. */
 void spfkit__dnsb_opt(struct spfkit__dnsb *b, uint16_t udp_size);
 

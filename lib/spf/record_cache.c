@@ -6,12 +6,6 @@
 #include "record_cache_int.h"
 #include "record_room.h"
 
-int spfkit__rcache_new(const struct spfkit_allocator *a, size_t max_entries,
-		       struct spfkit__rcache **out)
-{
-	return spfkit__rcache_new_bounded(a, max_entries, 0, out);
-}
-
 int spfkit__rcache_new_bounded(const struct spfkit_allocator *a, size_t max_entries,
 			       size_t max_bytes, struct spfkit__rcache **out)
 {
@@ -370,46 +364,4 @@ void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entr
 	cached = e->cached;
 	if (atomic_fetch_sub(&e->refs, 1) == 1 && !cached)
 		entry_free(e);
-}
-
-size_t spfkit__rcache_longest_chain(struct spfkit__rcache *c)
-{
-	size_t i, n, most = 0;
-	const struct spfkit__rcache_entry *e;
-
-	pthread_mutex_lock(&c->lock);
-	for (i = 0; i < c->nbuckets; i++) {
-		for (n = 0, e = c->buckets[i]; e != NULL; e = e->chain)
-			n++;
-		if (n > most)
-			most = n;
-	}
-	pthread_mutex_unlock(&c->lock);
-	return most;
-}
-
-void spfkit__rcache_stats(struct spfkit__rcache *c, size_t *hits, size_t *misses, size_t *entries)
-{
-	if (c == NULL) {
-		*hits = *misses = *entries = 0;
-		return;
-	}
-	pthread_mutex_lock(&c->lock);
-	*hits = c->hits;
-	*misses = c->misses;
-	*entries = c->count;
-	pthread_mutex_unlock(&c->lock);
-}
-
-void spfkit__rcache_bytes(struct spfkit__rcache *c, size_t *bytes, size_t *peak, size_t *max)
-{
-	if (c == NULL) {
-		*bytes = *peak = *max = 0;
-		return;
-	}
-	pthread_mutex_lock(&c->lock);
-	*bytes = c->bytes;
-	*peak = c->peak;
-	*max = c->max_bytes;
-	pthread_mutex_unlock(&c->lock);
 }

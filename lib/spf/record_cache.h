@@ -86,9 +86,6 @@ struct spfkit__rcache;
 /* max_bytes 0: SPFKIT__RCACHE_DEFAULT_BYTES. */
 int spfkit__rcache_new_bounded(const struct spfkit_allocator *a, size_t max_entries,
 			       size_t max_bytes, struct spfkit__rcache **out);
-/* Same with the default byte budget. */
-int spfkit__rcache_new(const struct spfkit_allocator *a, size_t max_entries,
-		       struct spfkit__rcache **out);
 /* Every entry must have been released. NULL is a no-op. */
 void spfkit__rcache_free(struct spfkit__rcache *c);
 
@@ -162,14 +159,5 @@ void spfkit__rcache_memo_put_answer(struct spfkit__rcache *c, uint16_t type, con
 				    const struct spfkit_dns_answer *a);
 #define SPFKIT__RCACHE_MEMO_ANSWER_MAX 1024u
 #define SPFKIT__RCACHE_MEMO_CHAIN 8u
-
-/* hits, misses and entries, for benchmarks and tests; a cache of 0
- * entries counts nothing, nor does none (NULL: no_record_cache) */
-void spfkit__rcache_stats(struct spfkit__rcache *c, size_t *hits, size_t *misses, size_t *entries);
-/* Bytes charged to cached entries now, the most ever, and the budget
- * (tests: bytes <= peak <= max); all 0 for none (NULL). */
-void spfkit__rcache_bytes(struct spfkit__rcache *c, size_t *bytes, size_t *peak, size_t *max);
-/* Entries in the fullest hash bucket (tests: hash flooding). */
-size_t spfkit__rcache_longest_chain(struct spfkit__rcache *c);
 
 #endif

@@ -23,6 +23,7 @@
 #include <spfkit/spfkit.h>
 
 #include "cache_int.h"
+#include "cache_stats.h" /* tests/support */
 #include "ctx.h" /* the context's parsed-record cache, for its byte counts */
 
 /* ---- allocator: counts live blocks; can fail after `left` ------------- */

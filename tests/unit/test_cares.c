@@ -29,6 +29,7 @@
 #include <spfkit/cares.h>
 
 #include "msg.h"
+#include "dns_build.h" /* tests/support */
 
 #ifdef SPFKIT_TEST_EVENT
 #include <event2/event.h>

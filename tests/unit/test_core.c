@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "core.h"
+#include "hash_variants.h" /* tests/support */
 
 static void buf_caps_and_sticks(void **state)
 {

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "msg.h"
+#include "dns_build.h" /* tests/support */
 
 /* ---- allocators ------------------------------------------------------- */
 

@@ -23,6 +23,7 @@
 
 #include "ctx.h"              /* the context's record cache ... */
 #include "record_cache_int.h" /* ... and its memo's counts */
+#include "cache_stats.h"       /* tests/support */
 #include "zone_text.h"
 
 #define T0 1700000000

@@ -18,6 +18,7 @@
 
 #include "core.h"
 #include "record_cache.h"
+#include "cache_stats.h" /* tests/support */
 #include "record_room.h"
 
 static void *t_alloc(void *u, size_t n)
