@@ -886,28 +886,28 @@ void spfkit__mta_config_free(struct spfkit__mta_config *cfg)
 
 /* ---- matching --------------------------------------------------------- */
 
-static int net_has(const struct spfkit__mta_net *net, const unsigned char *addr)
+/* The library's prefix match, on a network of the list. */
+static int net_has(const struct spfkit__mta_net *net, const struct spfkit_ip *ip)
 {
-	unsigned whole = net->prefix / 8, rest = net->prefix % 8;
+	struct spfkit_ip base = {.family = net->family};
 
-	if (memcmp(net->addr, addr, whole) != 0)
-		return 0;
-	return rest == 0 || ((net->addr[whole] ^ addr[whole]) & (0xffu << (8 - rest)) & 0xffu) == 0;
+	memcpy(base.addr, net->addr, sizeof(base.addr));
+	return spfkit_ip_in_net(ip, &base, net->prefix);
 }
 
 int spfkit__mta_net_match(const struct spfkit__mta_netlist *list, const struct spfkit_ip *ip)
 {
-	unsigned char mapped[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	struct spfkit_ip mapped = {.family = 6, .addr = {[10] = 0xff, [11] = 0xff}};
 	size_t i;
 
-	memcpy(mapped + 12, ip->addr, 4);
+	memcpy(mapped.addr + 12, ip->addr, 4);
 	for (i = 0; i < list->count; i++) {
 		const struct spfkit__mta_net *net = &list->nets[i];
 
-		if (net->family == ip->family && net_has(net, ip->addr))
+		if (net_has(net, ip))
 			return 1;
 		/* ::ffff:127.0.0.0/104 in the default list covers 127.0.0.1 */
-		if (net->family == 6 && ip->family == 4 && net_has(net, mapped))
+		if (net->family == 6 && ip->family == 4 && net_has(net, &mapped))
 			return 1;
 	}
 	return 0;
@@ -917,16 +917,9 @@ int spfkit__mta_name_match(const struct spfkit__mta_namelist *list, const char *
 {
 	size_t i;
 
-	if (len > 0 && name[len - 1] == '.')
-		len--;
-	for (i = 0; i < list->count; i++) {
-		size_t n = strlen(list->names[i]); /* our own copy */
-
-		if (n > len || !spfkit__memcaseeq(name + len - n, n, list->names[i], n))
-			continue;
-		if (n == len || name[len - n - 1] == '.')
+	for (i = 0; i < list->count; i++)
+		if (spfkit_domain_within(name, len, list->names[i], strlen(list->names[i])))
 			return 1;
-	}
 	return 0;
 }
 

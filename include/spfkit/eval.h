@@ -122,6 +122,21 @@ const char *spfkit_ip_format(const struct spfkit_ip *ip, char *buf, size_t size)
  * the name's length + 1.
  */
 size_t spfkit_ip_reverse_name(const struct spfkit_ip *ip, char *buf, size_t size);
+/*
+ * Is `ip` in the network net/prefix: the same family, and the first
+ * `prefix` bits the same (the match of ip4 and ip6, RFC 7208 §5.6)?
+ * 1 or 0; 0 too for ip or net NULL, a family other than 4 and 6, or a
+ * prefix over 32 (IPv4) or 128 (IPv6). An IPv4 address is not in an
+ * IPv6 network: to match ::ffff:0:0/96 networks, pass the mapped form.
+ */
+int spfkit_ip_in_net(const struct spfkit_ip *ip, const struct spfkit_ip *net, unsigned prefix);
+/*
+ * Is the domain name[0..len) `parent` or a name below it (the match of
+ * ptr, RFC 7208 §5.5)? ASCII case is ignored, and one final dot on
+ * either; whole labels only ("xample.com" is not within "ample.com" but
+ * "mail.example.com" is within "example.com"). 1 or 0; 0 for a NULL.
+ */
+int spfkit_domain_within(const char *name, size_t len, const char *parent, size_t plen);
 
 /* ---- tracing: what `spfkit check --trace` prints -------------------- */
 

@@ -127,3 +127,10 @@ int spfkit__domain_within(const char *name, size_t len, const char *parent, size
 		return 0;
 	return len == plen || name[len - plen - 1] == '.';
 }
+
+int spfkit_domain_within(const char *name, size_t len, const char *parent, size_t plen)
+{
+	if (name == NULL || parent == NULL)
+		return 0;
+	return spfkit__domain_within(name, len, parent, plen);
+}

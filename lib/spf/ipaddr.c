@@ -261,3 +261,10 @@ size_t spfkit_ip_reverse_name(const struct spfkit_ip *ip, char *buf, size_t size
 	memcpy(buf, tmp, n + 1);
 	return n;
 }
+
+int spfkit_ip_in_net(const struct spfkit_ip *ip, const struct spfkit_ip *net, unsigned prefix)
+{
+	if (ip == NULL || net == NULL || (net->family != 4 && net->family != 6))
+		return 0;
+	return spfkit__ip_match(ip, net->family, net->addr, prefix);
+}

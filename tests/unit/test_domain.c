@@ -3,6 +3,8 @@
  * <domain> makes check_host() return none): named cases of each rule, and
  * random names against a plain reading of the rules, so the SSE2 path
  * for names up to 64 bytes and the byte loop for longer ones agree.
+ * And the public matches the daemons' lists use: spfkit_domain_within()
+ * and spfkit_ip_in_net().
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +14,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include <spfkit/eval.h>
 
 #include "domain.h"
 
@@ -129,11 +133,62 @@ static void test_random_names_agree(void **state)
 	}
 }
 
+static int within(const char *name, const char *parent)
+{
+	return spfkit_domain_within(name, strlen(name), parent, strlen(parent));
+}
+
+static void test_domain_within(void **state)
+{
+	(void)state;
+	assert_true(within("example.com", "example.com"));
+	assert_true(within("Mail.EXAMPLE.com.", "example.COM"));
+	assert_true(within("a.b.example.com", "example.com."));
+	assert_false(within("xample.com", "ample.com"));
+	assert_false(within("example.com", "mail.example.com"));
+	assert_false(within("example.community", "example.com"));
+	assert_false(spfkit_domain_within(NULL, 0, "example.com", 11));
+	assert_false(spfkit_domain_within("example.com", 11, NULL, 0));
+}
+
+static struct spfkit_ip ip_of(const char *text)
+{
+	struct spfkit_ip ip;
+
+	assert_int_equal(spfkit_ip_parse(text, strlen(text), &ip), 0);
+	return ip;
+}
+
+static void test_ip_in_net(void **state)
+{
+	struct spfkit_ip a = ip_of("192.0.2.77"), n4 = ip_of("192.0.2.64");
+	struct spfkit_ip b = ip_of("2001:db8::1:2"), n6 = ip_of("2001:db8::");
+
+	(void)state;
+	assert_true(spfkit_ip_in_net(&a, &n4, 26));
+	assert_true(spfkit_ip_in_net(&a, &n4, 28));
+	assert_false(spfkit_ip_in_net(&a, &n4, 29));
+	assert_true(spfkit_ip_in_net(&a, &n4, 0));
+	assert_true(spfkit_ip_in_net(&a, &a, 32));
+	assert_false(spfkit_ip_in_net(&a, &n4, 33));
+	assert_true(spfkit_ip_in_net(&b, &n6, 96));
+	assert_false(spfkit_ip_in_net(&b, &n6, 112));
+	assert_true(spfkit_ip_in_net(&b, &b, 128));
+	assert_false(spfkit_ip_in_net(&b, &n6, 129));
+	/* another family, a NULL */
+	assert_false(spfkit_ip_in_net(&a, &n6, 0));
+	assert_false(spfkit_ip_in_net(&b, &n4, 0));
+	assert_false(spfkit_ip_in_net(NULL, &n4, 0));
+	assert_false(spfkit_ip_in_net(&a, NULL, 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_named_cases),
 		cmocka_unit_test(test_random_names_agree),
+		cmocka_unit_test(test_domain_within),
+		cmocka_unit_test(test_ip_in_net),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
