@@ -528,11 +528,6 @@ static int same_name(const char *a, size_t alen, const char *b)
 	return alen == blen && strncasecmp(a, b, alen) == 0;
 }
 
-static int is_spf_text(const char *t)
-{
-	return strncasecmp(t, "v=spf1", 6) == 0 && (t[6] == ' ' || t[6] == '\0');
-}
-
 /* Ask the layer; fill ans (pointing into rr and store) from its answer. */
 static void adapter_answer(struct spf2_adapter *a, const struct spf2_pending *p,
 			   struct spf2_top *top, SPF_dns_rr_t **rrp, struct spfkit_dns_rr *store,
@@ -617,7 +612,7 @@ static void adapter_answer(struct spf2_adapter *a, const struct spf2_pending *p,
 		top->seen = 1;
 		top->herrno = herrno;
 		for (size_t i = 0; i < ans->count; i++) {
-			if (is_spf_text((const char *)store[i].data))
+			if (spfkit_record_is_spf((const char *)store[i].data, store[i].len))
 				top->spf_records++;
 		}
 	}
