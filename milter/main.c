@@ -32,6 +32,7 @@
 #include "daemon.h"
 #include "engine.h"
 #include "listen.h"
+#include "metrics_http.h"
 #include "options.h"
 #include "spfkit_util.h"
 #include "milter.h"
@@ -58,6 +59,9 @@ struct options {
 	int log_stderr;
 	struct spfkit__milter_server_opts srv;
 	struct spfkit__mta_dns_opts dns;
+	const char *metrics; /* --metrics, else Metrics_Listen; NULL: no /metrics */
+	int metrics_fd;      /* bound before the fork and the privilege drop; -1: none */
+	unsigned metrics_port;
 };
 
 static void usage(FILE *f)
@@ -87,6 +91,8 @@ static void usage(FILE *f)
 	      "      --zone-timeout NAME with --zone: questions for NAME time out (tests)\n"
 	      "      --receiver NAME     this host's name in headers (default: the host name)\n"
 	      "      --log syslog|stderr where log lines go (default syslog, facility mail)\n"
+	      "      --metrics HOST:PORT serve counters on http://HOST:PORT/metrics (Prometheus);\n"
+	      "                          PORT alone: 127.0.0.1 (default: off; Metrics_Listen)\n"
 	      "  -h, --help, -V, --version\n",
 	      f);
 }
@@ -97,7 +103,8 @@ static int bad_value(const char *name, const char *value)
 	return 2;
 }
 
-enum { O_CHECK = 256, O_MODE, O_GROUP, O_MAXC, O_READ, O_IDLE, O_RECEIVER, O_LOG, O_DNS };
+enum { O_CHECK = 256, O_MODE, O_GROUP, O_MAXC, O_READ, O_IDLE, O_RECEIVER, O_LOG, O_METRICS,
+       O_DNS };
 
 /* The server's numbers: 0, or 2 (said). */
 static int server_option(struct options *o, int ch, const char *name)
@@ -127,6 +134,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		SPFKIT__MTA_DNS_OPTIONS(O_DNS),
 		{"receiver", required_argument, NULL, O_RECEIVER}, {"log", required_argument, NULL, O_LOG},
 		{"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
+		{"metrics", required_argument, NULL, O_METRICS},
 		{NULL, 0, NULL, 0},
 	};
 	int ch, rc;
@@ -163,6 +171,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return bad_value("log", optarg);
 			o->log_stderr = strcmp(optarg, "stderr") == 0;
 			break;
+		case O_METRICS: o->metrics = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': puts(PROG " " SPFKIT_VERSION_STRING); exit(0);
 		default:
@@ -357,6 +366,25 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(base, NULL);
 }
 
+/* /metrics: the loop's counts, served from a thread of its own (after the fork). */
+static int metrics_start(struct options *o, const struct spfkit__mta_dns *d,
+			 struct spfkit__metrics **m, struct spfkit__metrics_http **http)
+{
+	int fd = o->metrics_fd;
+
+	o->metrics_fd = -1; /* the listener's from here, even when it fails */
+	if (spfkit__metrics_new(PROG, m) != 0 || spfkit__metrics_http_start(*m, fd, http) != 0) {
+		if (*m == NULL)
+			close(fd);
+		spfkit__mta_log_printf(LOG_ERR, "cannot start the metrics listener");
+		return -1;
+	}
+	spfkit__metrics_set_cache(*m, d->cache);
+	spfkit__milter_g.loop.metrics = spfkit__metrics_block(*m);
+	spfkit__mta_log_printf(LOG_NOTICE, "metrics on %s (port %u)", o->metrics, o->metrics_port);
+	return 0;
+}
+
 /* Process setup done: serve until a signal stops us. */
 static int serve(struct options *o, struct spfkit__mta_config *cfg, struct spfkit__mta_dns *d,
 		 int fd, const char *spec, const char *fd_note)
@@ -365,6 +393,8 @@ static int serve(struct options *o, struct spfkit__mta_config *cfg, struct spfki
 	struct event_base *base = event_base_new();
 	struct spfkit__milter_server *srv = NULL;
 	struct event *ev[3] = {NULL, NULL, NULL};
+	struct spfkit__metrics *metrics = NULL;
+	struct spfkit__metrics_http *http = NULL;
 	char receiver[256];
 	int rc = 1, i;
 
@@ -384,11 +414,16 @@ static int serve(struct options *o, struct spfkit__mta_config *cfg, struct spfki
 	}
 	if (fd_note[0] != '\0')
 		spfkit__mta_log_printf(LOG_WARNING, "%s", fd_note);
+	if (o->metrics_fd >= 0 && metrics_start(o, d, &metrics, &http) != 0)
+		goto out;
 	spfkit__mta_log_printf(LOG_NOTICE, "ready on %s (authserv-id %s)", spec, cfg->authserv_id);
 	spfkit__mta_run(base);
 	rc = 0;
 out:
+	spfkit__metrics_http_stop(http);
 	spfkit__milter_server_free(srv); /* closes the connections, then the socket */
+	spfkit__milter_g.loop.metrics = NULL;
+	spfkit__metrics_free(metrics);
 	for (i = 0; i < 3; i++)
 		if (ev[i] != NULL)
 			event_free(ev[i]);
@@ -423,6 +458,15 @@ static int setup_and_serve(struct options *o, struct spfkit__mta_config *cfg)
 	fd = open_socket(o, spec, user, socket_mode(o, cfg));
 	if (fd < 0)
 		return 1;
+	if (o->metrics == NULL)
+		o->metrics = cfg->metrics_listen;
+	if (o->metrics != NULL) {
+		o->metrics_fd = spfkit__metrics_http_listen(PROG, o->metrics, &o->metrics_port);
+		if (o->metrics_fd < 0) {
+			close(fd);
+			return 1;
+		}
+	}
 	spfkit__mta_fit_fd_limit(o->srv.max_connections ? o->srv.max_connections
 							: SPFKIT_MILTER_MAX_CONNECTIONS,
 				 FD_DNS + FD_SPARE, &fit, fd_note, sizeof(fd_note));
@@ -442,6 +486,9 @@ static int setup_and_serve(struct options *o, struct spfkit__mta_config *cfg)
 	if (pid_file != NULL)
 		unlink(pid_file);
 out:
+	if (o->metrics_fd >= 0) /* serve() never took it */
+		close(o->metrics_fd);
+	o->metrics_fd = -1;
 	if (unix_path(spec) != NULL)
 		unlink(unix_path(spec));
 	return rc;
@@ -454,6 +501,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	memset(&o, 0, sizeof(o));
+	o.metrics_fd = -1;
 	rc = parse_args(argc, argv, &o);
 	if (rc != 0)
 		return rc;

@@ -26,6 +26,7 @@
 #include <spfkit/event.h>
 
 #include "acceptor.h"
+#include "metrics.h"
 #include "engine.h"
 #include "ratelog.h"
 #include "spfkit_util.h"
@@ -102,6 +103,7 @@ static void conn_close(struct spfkit__milter_conn *c)
 	size_t i;
 
 	spfkit__milter_session_end(&c->s); /* cancels a check in flight */
+	spfkit__metrics_gauge(spfkit__milter_g.loop.metrics, SPFKIT__METRICS_OPEN, -1);
 	for (i = 0; i < sizeof(ev) / sizeof(ev[0]); i++)
 		if (ev[i] != NULL)
 			event_free(ev[i]);
@@ -607,6 +609,8 @@ static int on_conn(int fd, const struct sockaddr *sa, socklen_t salen, void *arg
 		c->next->prev = c;
 	srv->conns = c;
 	c->active_ms = spfkit__mta_now_ms();
+	spfkit__metrics_count(spfkit__milter_g.loop.metrics, SPFKIT__METRICS_CONNECTIONS);
+	spfkit__metrics_gauge(spfkit__milter_g.loop.metrics, SPFKIT__METRICS_OPEN, 1);
 	read_set(c, 1);
 	deadline_set(c, DL_NEGOTIATE);
 	return 0;

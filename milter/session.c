@@ -14,6 +14,7 @@
 
 #include "ratelog.h"
 #include "spfkit_util.h"
+#include "metrics.h"
 #include "milter.h"
 #include "unfinished.h"
 
@@ -215,6 +216,7 @@ static void local_problem(struct spfkit__milter_conn *c, const struct spfkit__mi
 	struct spfkit__mta_decision d;
 
 	spfkit__mta_unfinished(spfkit__milter_g.cfg, k != NULL ? &k->chk : NULL, rc, &d);
+	spfkit__metrics_action(spfkit__milter_g.loop.metrics, d.kind);
 	spfkit__mta_log_printf(LOG_ERR, "client=%s: SPF check not done: %s; %s", s->ip_text,
 			       spfkit_strerror(rc),
 			       d.kind == SPFKIT__MTA_DEFER ? "deferred" : "accepted unchecked");
@@ -247,6 +249,7 @@ static void log_decision(const struct spfkit__milter_session *s, const struct sp
 
 static void check_free(struct spfkit__milter_check *k)
 {
+	spfkit__metrics_gauge(spfkit__milter_g.loop.metrics, SPFKIT__METRICS_IN_FLIGHT, -1);
 	spfkit__mta_job_cleanup(&k->chk);
 	spfkit__free(NULL, k);
 }
@@ -265,6 +268,7 @@ static void on_check_done(struct spfkit__mta_job *chk, int rc, const char *doing
 		local_problem(c, k, rc);
 	} else {
 		spfkit__mta_decide(spfkit__milter_g.cfg, &chk->in, &m->d);
+		spfkit__metrics_action(spfkit__milter_g.loop.metrics, m->d.kind);
 		log_decision(s, &chk->in, &m->d);
 		if (m->d.kind == SPFKIT__MTA_REJECT || m->d.kind == SPFKIT__MTA_DEFER) {
 			m->active = 0;
@@ -313,6 +317,8 @@ static struct spfkit__milter_check *check_new(struct spfkit__milter_conn *c, con
 	k->chk.lent_timer = spfkit__milter_lent_timer(c);
 	k->chk.done = on_check_done;
 	k->chk.arg = k;
+	spfkit__metrics_count(spfkit__milter_g.loop.metrics, SPFKIT__METRICS_REQUESTS);
+	spfkit__metrics_gauge(spfkit__milter_g.loop.metrics, SPFKIT__METRICS_IN_FLIGHT, 1);
 	in = &k->chk.in;
 	at = k->text;
 	in->sender = put_text(&at, sender, sender_len);

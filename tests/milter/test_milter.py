@@ -565,6 +565,36 @@ def t_user_and_umask(d):
     still_serves(d)
 
 
+def scrape(port):
+    import urllib.request
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+        return r.read()
+
+
+def sample(text, name):
+    m = re.search(rb"^" + re.escape(name.encode()) + rb" (\S+)$", text, re.M)
+    assert m, "no sample %s in:\n%s" % (name, text.decode())
+    return float(m.group(1))
+
+
+def t_metrics(d):
+    """Metrics_Listen (issue 29): a pass and a fail counted as checks, actions and
+    requests; promtool check metrics finds the text clean."""
+    port = int(d.wait_log("metrics on 127.0.0.1:0 (port").split("(port ")[1].rstrip(")"))
+    names = ['spfkit_requests_total', 'spfkit_checks_total{identity="mailfrom",result="pass"}',
+             'spfkit_checks_total{identity="mailfrom",result="fail"}',
+             'spfkit_actions_total{action="prepend"}', 'spfkit_actions_total{action="reject"}',
+             'spfkit_connections_total']
+    before = scrape(port)
+    t_pass(d)
+    t_fail(d)
+    after = scrape(port)
+    got = [sample(after, n) - sample(before, n) for n in names]
+    expect(dict(zip(names, got)), dict(zip(names, [2, 1, 1, 1, 1, 2])))
+    r = subprocess.run(["promtool", "check", "metrics"], input=after, capture_output=True)
+    expect((r.returncode, (r.stdout + r.stderr).strip()), (0, b""))
+
+
 def check_config():
     """--check-config: the milter keys are read; a bad one is an error with file:line."""
     tmp = tempfile.mkdtemp(prefix="spfkit-milter-conf-")
@@ -597,6 +627,7 @@ GROUPS = [
                   t_hostile_headers, t_too_many_forged, t_broken_protocol,
                   t_concurrent_sessions]),
     (CONF_BOTH, None, [t_both_headers_v4mapped, t_verified_and_macro_list]),
+    (CONF + "Metrics_Listen = 127.0.0.1:0\n", None, [t_metrics]),
     (CONF + "Lookup_Time = 3\n", "dnsd", [t_slow_dns_stalls_no_one, t_disconnect_mid_evaluation,
                                          t_lookup_time]),
     (CONF + "Lookup_Time = 10\nMilter_Time_Limit = 2\nDomain_Whitelist = never.example\n",
@@ -647,6 +678,9 @@ def run_group(conf, dns, tests, args=(), preexec_fn=None):
 
 
 def main():
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
+    import harness
+    harness.ensure_packages("prometheus")  # promtool, for t_metrics
     return run_all([(conf, dns, tests, (), None) for conf, dns, tests in GROUPS], check_config)
 
 
