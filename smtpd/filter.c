@@ -37,6 +37,7 @@
 #include "escape.h"
 #include "filter.h"
 #include "header_field.h"
+#include "metrics.h"
 #include "proto.h"
 #include "unfinished.h"
 
@@ -186,6 +187,8 @@ static void eval_free(struct eval *e)
 {
 	if (e == NULL)
 		return;
+	if (e->chk.loop != NULL)
+		spfkit__metrics_gauge(e->chk.loop->metrics, SPFKIT__METRICS_IN_FLIGHT, -1);
 	spfkit__mta_job_cleanup(&e->chk);
 	spfkit__arena_free(&e->arena);
 	if (e->s != NULL)
@@ -215,6 +218,7 @@ static void session_free(struct spfkit__smtpd *f, struct session *s)
 	spfkit__buf_free(&s->hold);
 	spfkit__free(NULL, s);
 	f->n_sessions--;
+	spfkit__metrics_gauge(f->loop.metrics, SPFKIT__METRICS_OPEN, -1);
 }
 
 /* ---- report events ------------------------------------------------------------ */
@@ -239,6 +243,7 @@ static void on_link_connect(struct spfkit__smtpd *f, const struct spfkit__smtpd_
 	if (f->n_sessions >= SPFKIT_SMTPD_MAX_SESSIONS) {
 		spfkit__mta_log_printf(LOG_ERR, "session %s: %u sessions open already; this one is not checked",
 				  FESC(id), SPFKIT_SMTPD_MAX_SESSIONS);
+		spfkit__metrics_count(f->loop.metrics, SPFKIT__METRICS_REFUSED);
 		return;
 	}
 	s = spfkit__zalloc(NULL, sizeof(*s));
@@ -262,6 +267,8 @@ static void on_link_connect(struct spfkit__smtpd *f, const struct spfkit__smtpd_
 	s->hnext = f->buckets[bucket_of(s->id, id->len)];
 	f->buckets[bucket_of(s->id, id->len)] = s;
 	f->n_sessions++;
+	spfkit__metrics_count(f->loop.metrics, SPFKIT__METRICS_CONNECTIONS);
+	spfkit__metrics_gauge(f->loop.metrics, SPFKIT__METRICS_OPEN, 1);
 	if (f->cfg->debug_level >= 2)
 		spfkit__mta_log_printf(LOG_DEBUG, "session %s: client %s%s", s->id,
 				  s->have_ip ? s->ip_text : "local", s->internal ? " (internal)" : "");
@@ -411,6 +418,7 @@ static void on_check_done(struct spfkit__mta_job *chk, int rc, const char *doing
 					  result_of(&in->mfrom_check), spfkit__mta_kind_name(s->d.kind),
 					  ESC(result, strlen(result)));
 	}
+	spfkit__metrics_action(f->loop.metrics, s->d.kind);
 	reply(f, &e->version, s->id, e->token, result);
 	eval_free(e);
 }
@@ -472,6 +480,8 @@ static void on_mail_from(struct spfkit__smtpd *f, const struct spfkit__smtpd_ver
 	memcpy(e->token, tok, sizeof(tok));
 	addr = spfkit__smtpd_mail_address(param);
 	e->chk.loop = &f->loop;
+	spfkit__metrics_count(f->loop.metrics, SPFKIT__METRICS_REQUESTS);
+	spfkit__metrics_gauge(f->loop.metrics, SPFKIT__METRICS_IN_FLIGHT, 1);
 	e->chk.cfg = f->cfg;
 	e->chk.ctx = f->ctx;
 	e->chk.ip = s->ip;
@@ -976,6 +986,7 @@ int spfkit__smtpd_new(struct event_base *base, const struct spfkit__smtpd_opts *
 	f->loop.base = base;
 	f->loop.resolver = cache != NULL ? cache : r;
 	f->loop.dnsloop = f->dnsloop;
+	f->loop.metrics = spfkit__metrics_block(opts->metrics);
 	bufferevent_setcb(f->in, on_read, NULL, on_in_event, f);
 	bufferevent_setcb(f->out, NULL, on_write, on_out_event, f);
 	bufferevent_setwatermark(f->out, EV_WRITE, SPFKIT_SMTPD_OUT_LOW, 0);

@@ -36,6 +36,7 @@ struct spfkit__smtpd_opts {
 	int log_stderr;       /* 1: log to stderr (smtpd logs it); 0: syslog, facility mail */
 	int in_fd, out_fd;    /* smtpd's lines in, protocol out (0 and 1) */
 	const struct spfkit_allocator *alloc; /* the evaluations' memory; NULL: libc (tests fail it) */
+	struct spfkit__metrics *metrics; /* counts for /metrics (mta/metrics.h); NULL: off */
 };
 
 /*

@@ -21,6 +21,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "filter.h"
+#include "metrics_http.h"
 #include "options.h"
 
 struct options {
@@ -28,6 +29,7 @@ struct options {
 	int config_given;
 	struct spfkit__mta_dns_opts dns_opts;
 	struct spfkit__smtpd_opts filter;
+	const char *metrics; /* --metrics, else Metrics_Listen; NULL: no /metrics */
 };
 
 static void usage(FILE *f)
@@ -45,18 +47,21 @@ static void usage(FILE *f)
 	      "      --zone-timeout NAME with --zone: questions for NAME time out (tests)\n"
 	      "      --receiver NAME     this host's name in headers (default: the host name)\n"
 	      "      --log stderr|syslog where log lines go (default stderr, which smtpd logs)\n"
+	      "      --metrics HOST:PORT serve counters on http://HOST:PORT/metrics (Prometheus);\n"
+	      "                          PORT alone: 127.0.0.1 (default: off; Metrics_Listen)\n"
 	      "  -h, --help, -V, --version\n",
 	      f);
 }
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { O_DNS = 256, O_DNS_TIMEOUT, O_DNS_CACHE, O_ZONE, O_ZONE_TIMEOUT, O_RECEIVER, O_LOG };
+	enum { O_DNS = 256, O_DNS_TIMEOUT, O_DNS_CACHE, O_ZONE, O_ZONE_TIMEOUT, O_RECEIVER, O_LOG,
+	       O_METRICS };
 	static const struct option longs[] = {
 		{"config", required_argument, NULL, 'c'}, SPFKIT__MTA_DNS_OPTIONS(O_DNS),
 		{"receiver", required_argument, NULL, O_RECEIVER}, {"log", required_argument, NULL, O_LOG},
 		{"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
+		{"metrics", required_argument, NULL, O_METRICS}, {NULL, 0, NULL, 0},
 	};
 	const char *name = "?";
 	int ch;
@@ -80,6 +85,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 				goto bad;
 			o->filter.log_stderr = strcmp(optarg, "stderr") == 0;
 			break;
+		case O_METRICS: o->metrics = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': puts("spfkit-smtpd-filter " SPFKIT_VERSION_STRING); exit(0);
 		default: usage(stderr); return 2;
@@ -106,11 +112,28 @@ static int load_config(const struct options *o, struct spfkit__mta_config **cfg)
 				       cfg);
 }
 
+/* /metrics on a thread of its own; the filter's loop counts into the registry. */
+static int metrics_start(struct options *o, const struct spfkit__mta_dns *d,
+			 struct spfkit__metrics_http **http)
+{
+	unsigned port = 0;
+	int fd = spfkit__metrics_http_listen("spfkit-smtpd-filter", o->metrics, &port);
+
+	if (fd < 0 || spfkit__metrics_http_start(o->filter.metrics, fd, http) != 0) {
+		spfkit__mta_log_printf(LOG_ERR, "cannot start the metrics listener on %s", o->metrics);
+		return -1;
+	}
+	spfkit__metrics_set_cache(o->filter.metrics, d->cache);
+	spfkit__mta_log_printf(LOG_INFO, "metrics on %s (port %u)", o->metrics, port);
+	return 0;
+}
+
 static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit__mta_dns *d)
 {
 	struct event_config *ec = event_config_new();
 	struct event_base *base;
 	struct spfkit__smtpd *f = NULL;
+	struct spfkit__metrics_http *http = NULL;
 
 	/* stdin may be a regular file when run by hand; epoll cannot watch those */
 	if (ec != NULL)
@@ -126,8 +149,14 @@ static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit_
 			event_base_free(base);
 		return 1;
 	}
+	if (o->metrics != NULL && metrics_start(o, d, &http) != 0) {
+		spfkit__smtpd_free(f);
+		event_base_free(base);
+		return 1;
+	}
 	spfkit__mta_log_printf(LOG_INFO, "started (authserv-id %s)", cfg->authserv_id);
 	event_base_dispatch(base);
+	spfkit__metrics_http_stop(http);
 	spfkit__smtpd_free(f);
 	event_base_free(base);
 	return 0;
@@ -159,7 +188,16 @@ int main(int argc, char **argv)
 		spfkit__mta_dns_close(&d);
 		return 1;
 	}
+	if (o.metrics == NULL)
+		o.metrics = cfg->metrics_listen;
+	/* the registry before the filter, whose loop takes a block of it */
+	if (o.metrics != NULL && spfkit__metrics_new("spfkit-smtpd-filter", &o.filter.metrics) != 0) {
+		spfkit__mta_config_free(cfg);
+		spfkit__mta_dns_close(&d);
+		return 1;
+	}
 	rc = run(&o, cfg, &d);
+	spfkit__metrics_free(o.filter.metrics);
 	spfkit__mta_dns_close(&d);
 	return rc;
 }

@@ -779,7 +779,62 @@ def case_smtpd_not_reading():
         f.kill()
 
 
-CASES = [case_handshake_68, case_fail_and_pass_68, case_transactions_and_sessions_7x,
+def metric(text, name):
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError("no sample %s in:\n%s" % (name, text))
+
+
+def case_metrics():
+    """--metrics (issue 29): a fail and a pass counted as requests, checks and actions;
+    the session open while it lasts; promtool check metrics finds the text clean."""
+    import urllib.request
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
+    import harness
+    harness.ensure_packages("prometheus")
+    f = Filter(extra=["--metrics", "127.0.0.1:0"])
+    try:
+        f.handshake("0.7")
+        deadline = time.time() + 10
+        while not any("metrics on 127.0.0.1:0 (port" in e for e in f.err):
+            assert time.time() < deadline, "no metrics line: %r" % f.err[-5:]
+            time.sleep(0.05)
+        line = [e for e in f.err if "metrics on 127.0.0.1:0 (port" in e][0]
+        port = int(line.split("(port ")[1].rstrip(")"))
+
+        def scrape():
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+                return r.read().decode()
+        s = "7641df9771b4ed01"
+        connect(f, "0.7", s)
+        f.send(filt("0.7", s, "1ef1c203cc576e5d", "mail-from", "<a@fail.test>"))
+        f.expect(result("0.7", s, "1ef1c203cc576e5d", FAIL_REPLY))
+        f.send(filt("0.7", s, "1ef1c203cc576e5e", "mail-from", "<b@pass.test>"))
+        f.expect(result("0.7", s, "1ef1c203cc576e5e", "proceed"))
+        text = scrape()
+        want = {"spfkit_requests_total": 2, "spfkit_connections_total": 1,
+                "spfkit_connections_open": 1, "spfkit_requests_in_flight": 0,
+                'spfkit_checks_total{identity="mailfrom",result="fail"}': 1,
+                'spfkit_checks_total{identity="mailfrom",result="pass"}': 1,
+                'spfkit_actions_total{action="reject"}': 1,
+                'spfkit_actions_total{action="prepend"}': 1}
+        got = {k: metric(text, k) for k in want}
+        assert got == want, "got %r, want %r" % (got, want)
+        f.send(report("0.7", s, "link-disconnect"))
+        deadline = time.time() + 10
+        while metric(scrape(), "spfkit_connections_open") != 0:
+            assert time.time() < deadline, "the session stays open after link-disconnect"
+            time.sleep(0.05)
+        r = subprocess.run(["promtool", "check", "metrics"], input=scrape().encode(),
+                           capture_output=True)
+        assert r.returncode == 0 and not (r.stdout + r.stderr).strip(), r
+        f.close()
+    finally:
+        f.kill()
+
+
+CASES = [case_metrics, case_handshake_68, case_fail_and_pass_68, case_transactions_and_sessions_7x,
          case_forged_ar_removed, case_forged_ar_last_header, case_forged_ar_variants,
          case_forged_ar_long, case_authenticated_skipped,
          case_internal_and_local_skipped, case_null_sender_helo, case_temperror_451,
