@@ -132,7 +132,7 @@ struct spfkit__policyd {
 #define ESC(s, n) spfkit__mta_escape((s), (n), 100, (char[512]){0}, 512)
 #define ESC_LONG(s, n) spfkit__mta_escape((s), (n), 400, (char[1700]){0}, 1700)
 
-/* server.c */
+/* server.c: the log; conn.c: replies and a connection's requests */
 int spfkit__policyd_debug_level(const struct spfkit__policyd *srv);
 /* A line built by the caller (the per-decision line: no printf on the request path). */
 void spfkit__policyd_log_text(const struct spfkit__policyd *srv, int prio, const char *text,
@@ -141,7 +141,19 @@ void spfkit__policyd_send_reply(struct conn *c, const char *action);
 void spfkit__policyd_conn_process(struct conn *c);
 void spfkit__policyd_gen_put(struct gen *g);
 
-/* server.c, for pool.c: serve an accepted descriptor here; the end of a connection */
+/* conn.c: a connection served on this loop (in_fd == out_fd but for spawn mode), NULL:
+ * out of memory (fds closed); its end; draining ends the loop once the last is gone */
+struct conn *spfkit__policyd_conn_new(struct spfkit__policyd *srv, int in_fd, int out_fd,
+				      const char *peer, const struct spfkit_ip *addr);
+void spfkit__policyd_conn_close(struct conn *c);
+/* Part of a request read (or bytes waiting to be): not idle. */
+int spfkit__policyd_conn_has_partial(const struct conn *c);
+void spfkit__policyd_drain_check(struct spfkit__policyd *srv);
+
+/* admit.c: the acceptor (worker 0's listeners) and the room-retry timer. 0, or an error */
+int spfkit__policyd_admit_new(struct spfkit__policyd *srv);
+
+/* admit.c, for pool.c: serve an accepted descriptor here; the end of a connection */
 int spfkit__policyd_adopt(struct spfkit__policyd *srv, int fd, const char *peer,
 			  const struct spfkit_ip *addr, struct pool_slot *slot);
 void spfkit__policyd_accept_on_close(struct spfkit__policyd *srv);
