@@ -13,45 +13,14 @@
 #include "spfkit_util.h"
 #include "decision.h"
 
-/* ---- a bounded writer into the decision's fixed buffers --------------- */
-
-struct w {
-	char *p;
-	size_t size;
-	size_t len; /* bytes stored, < size */
-};
-
-static void w_init(struct w *w, char *p, size_t size)
-{
-	w->p = p;
-	w->size = size;
-	w->len = 0;
-	p[0] = '\0';
-}
-
-static void w_put(struct w *w, const char *s, size_t n)
-{
-	size_t room = w->size - 1 - w->len;
-
-	if (n > room)
-		n = room;
-	memcpy(w->p + w->len, s, n);
-	w->len += n;
-	w->p[w->len] = '\0';
-}
-
-/* For our own constant or already-clean text. */
-static void w_puts(struct w *w, const char *s)
-{
-	w_put(w, s, strlen(s));
-}
+/* ---- text into the decision's fixed buffers (spfkit__text) ------------ */
 
 /*
  * Text from the session or from DNS: bytes outside %x20-7E become '?',
  * so no CR or LF reaches a header or a reply; inside a comment, '(' ')'
  * and '\' are escaped (RFC 5322 ccontent). Cut at `cap` with "...".
  */
-static void w_clean(struct w *w, const char *s, size_t n, size_t cap, int comment)
+static void put_clean(struct spfkit__text *w, const char *s, size_t n, size_t cap, int comment)
 {
 	size_t i;
 
@@ -61,15 +30,15 @@ static void w_clean(struct w *w, const char *s, size_t n, size_t cap, int commen
 		if ((unsigned char)c < 0x20 || (unsigned char)c > 0x7e)
 			c = '?';
 		if (comment && (c == '(' || c == ')' || c == '\\'))
-			w_put(w, "\\", 1);
-		w_put(w, &c, 1);
+			spfkit__text_put(w, "\\", 1);
+		spfkit__text_put(w, &c, 1);
 	}
 	if (n > cap)
-		w_puts(w, "...");
+		spfkit__text_puts(w, "...");
 }
 
 /* Percent-encode all but RFC 3986 unreserved bytes and '@' ':' (for {url}). */
-static void w_url(struct w *w, const char *s, size_t n, size_t cap)
+static void put_percent(struct spfkit__text *w, const char *s, size_t n, size_t cap)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t i;
@@ -80,9 +49,9 @@ static void w_url(struct w *w, const char *s, size_t n, size_t cap)
 
 		if (spfkit__is_alnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '@' ||
 		    c == ':')
-			w_put(w, (const char *)&s[i], 1);
+			spfkit__text_put(w, (const char *)&s[i], 1);
 		else
-			w_put(w, esc, 3);
+			spfkit__text_put(w, esc, 3);
 	}
 }
 
@@ -268,12 +237,12 @@ static const char *const bypass_comment[] = {
 	[SPFKIT__MTA_BYPASS_PTR] = "SPF skipped for PTR whitelisted relay domain",
 };
 
-static void put_or_unknown(struct w *w, const char *s, size_t n)
+static void put_or_unknown(struct spfkit__text *w, const char *s, size_t n)
 {
 	if (s == NULL || n == 0)
-		w_puts(w, "<UNKNOWN>");
+		spfkit__text_puts(w, "<UNKNOWN>");
 	else
-		w_clean(w, s, n, 120, 1);
+		put_clean(w, s, n, 120, 1);
 }
 
 /* The trace header policyd-spf prepends when no check ran (X-Comment, or AR "none"). */
@@ -281,27 +250,27 @@ static void bypass_header(const struct spfkit__mta_config *cfg, const struct spf
 			  char *buf, int ar)
 {
 	const char *recv = cfg->hide_receiver ? NULL : in->receiver;
-	struct w w;
+	struct spfkit__text w;
 
-	w_init(&w, buf, SPFKIT__MTA_TEXT_MAX);
+	spfkit__text_init(&w, buf, SPFKIT__MTA_TEXT_MAX);
 	if (ar) {
-		w_puts(&w, "Authentication-Results: ");
-		w_clean(&w, cfg->authserv_id, strlen(cfg->authserv_id), 255, 0);
-		w_puts(&w, "; none (");
+		spfkit__text_puts(&w, "Authentication-Results: ");
+		put_clean(&w, cfg->authserv_id, strlen(cfg->authserv_id), 255, 0);
+		spfkit__text_puts(&w, "; none (");
 	} else {
-		w_puts(&w, "X-Comment: ");
+		spfkit__text_puts(&w, "X-Comment: ");
 	}
-	w_puts(&w, bypass_comment[in->bypass]);
-	w_puts(&w, " - client-ip=");
+	spfkit__text_puts(&w, bypass_comment[in->bypass]);
+	spfkit__text_puts(&w, " - client-ip=");
 	put_or_unknown(&w, in->client_ip, in->client_ip ? strlen(in->client_ip) : 0);
-	w_puts(&w, "; helo=");
+	spfkit__text_puts(&w, "; helo=");
 	put_or_unknown(&w, in->helo, in->helo_len);
-	w_puts(&w, "; envelope-from=");
+	spfkit__text_puts(&w, "; envelope-from=");
 	put_or_unknown(&w, in->sender, in->sender_len);
-	w_puts(&w, "; receiver=");
+	spfkit__text_puts(&w, "; receiver=");
 	put_or_unknown(&w, recv, recv ? strlen(recv) : 0);
 	if (ar)
-		w_puts(&w, ")");
+		spfkit__text_puts(&w, ")");
 }
 
 static const char *result_word(enum spfkit_result_code r)
@@ -313,13 +282,13 @@ static const char *result_word(enum spfkit_result_code r)
 }
 
 /* {spf}: why, in the words of the record or of the evaluator. */
-static void put_spf_reason(struct w *w, const struct spfkit_result *res, int local)
+static void put_spf_reason(struct spfkit__text *w, const struct spfkit_result *res, int local)
 {
 	const char *s = NULL;
 
 	if (local) {
-		w_puts(w, "Receiver policy for SPF ");
-		w_puts(w, result_word(res->code));
+		spfkit__text_puts(w, "Receiver policy for SPF ");
+		spfkit__text_puts(w, result_word(res->code));
 		return;
 	}
 	switch (res->code) {
@@ -342,30 +311,30 @@ static void put_spf_reason(struct w *w, const struct spfkit_result *res, int loc
 		s = result_word(res->code);
 		break;
 	}
-	w_clean(w, s, strlen(s), SPFKIT__MTA_REASON_MAX, 0);
+	put_clean(w, s, strlen(s), SPFKIT__MTA_REASON_MAX, 0);
 }
 
 /* {url}: Reason_URL?s=helo|mfrom;id=<identity>;ip=<client>;r=<receiver>, as policyd-spf. */
-static void put_url(struct w *w, const struct spfkit__mta_config *cfg,
+static void put_url(struct spfkit__text *w, const struct spfkit__mta_config *cfg,
 		    const struct spfkit__mta_input *in, enum spfkit_identity id)
 {
 	const char *r = cfg->hide_receiver || in->receiver == NULL ? "<UNKNOWN>" : in->receiver;
 	const char *ip = in->client_ip != NULL ? in->client_ip : "";
 
-	w_puts(w, cfg->reason_url);
-	w_puts(w, id == SPFKIT_IDENTITY_HELO ? "?s=helo;id=" : "?s=mfrom;id=");
+	spfkit__text_puts(w, cfg->reason_url);
+	spfkit__text_puts(w, id == SPFKIT_IDENTITY_HELO ? "?s=helo;id=" : "?s=mfrom;id=");
 	if (id == SPFKIT_IDENTITY_HELO)
-		w_url(w, in->helo != NULL ? in->helo : "", in->helo_len, 120);
+		put_percent(w, in->helo != NULL ? in->helo : "", in->helo_len, 120);
 	else
-		w_url(w, in->sender, in->sender_len, 120);
-	w_puts(w, ";ip=");
-	w_url(w, ip, strlen(ip), 64);
-	w_puts(w, ";r=");
-	w_url(w, r, strlen(r), 120);
+		put_percent(w, in->sender, in->sender_len, 120);
+	spfkit__text_puts(w, ";ip=");
+	put_percent(w, ip, strlen(ip), 64);
+	spfkit__text_puts(w, ";r=");
+	put_percent(w, r, strlen(r), 120);
 }
 
 /* Reason_Message with its placeholders (checked by the config reader). */
-static void put_reason(struct w *w, const struct spfkit__mta_config *cfg,
+static void put_reason(struct spfkit__text *w, const struct spfkit__mta_config *cfg,
 		       const struct spfkit__mta_input *in, enum spfkit_identity id,
 		       enum spfkit__mta_kind k, int local)
 {
@@ -374,10 +343,10 @@ static void put_reason(struct w *w, const struct spfkit__mta_config *cfg,
 
 	while (*m != '\0' && w->len - start < SPFKIT__MTA_REASON_MAX) {
 		if ((m[0] == '{' || m[0] == '}') && m[1] == m[0]) {
-			w_put(w, m, 1);
+			spfkit__text_put(w, m, 1);
 			m += 2;
 		} else if (strncmp(m, "{rejectdefer}", 13) == 0) {
-			w_puts(w, k == SPFKIT__MTA_DEFER ? "deferred" : "rejected");
+			spfkit__text_puts(w, k == SPFKIT__MTA_DEFER ? "deferred" : "rejected");
 			m += 13;
 		} else if (strncmp(m, "{spf}", 5) == 0) {
 			put_spf_reason(w, check_of(in, id)->res, local);
@@ -386,7 +355,7 @@ static void put_reason(struct w *w, const struct spfkit__mta_config *cfg,
 			put_url(w, cfg, in, id);
 			m += 5;
 		} else {
-			w_put(w, m, 1);
+			spfkit__text_put(w, m, 1);
 			m++;
 		}
 	}
@@ -399,16 +368,16 @@ static void make_refusal(const struct spfkit__mta_config *cfg, const struct spfk
 {
 	enum spfkit_result_code r = check_of(in, id)->res->code;
 	int is_error = r == SPFKIT_RESULT_PERMERROR || r == SPFKIT_RESULT_TEMPERROR;
-	struct w w;
+	struct spfkit__text w;
 
-	w_init(&w, out->action, sizeof(out->action));
+	spfkit__text_init(&w, out->action, sizeof(out->action));
 	if (k == SPFKIT__MTA_REJECT)
-		w_puts(&w, "550");
+		spfkit__text_puts(&w, "550");
 	else
-		w_puts(&w, cfg->temperror_action == SPFKIT_MTA_DEFER_451 ? "451" : "defer_if_permit");
+		spfkit__text_puts(&w, cfg->temperror_action == SPFKIT_MTA_DEFER_451 ? "451" : "defer_if_permit");
 	if (cfg->enhanced_status_codes) /* RFC 7372 §3.2 */
-		w_puts(&w, k == SPFKIT__MTA_DEFER ? " 4.7.24" : is_error ? " 5.7.24" : " 5.7.23");
-	w_puts(&w, " ");
+		spfkit__text_puts(&w, k == SPFKIT__MTA_DEFER ? " 4.7.24" : is_error ? " 5.7.24" : " 5.7.23");
+	spfkit__text_puts(&w, " ");
 	put_reason(&w, cfg, in, id, k, local);
 	out->kind = k;
 	out->identity = id;
@@ -417,26 +386,26 @@ static void make_refusal(const struct spfkit__mta_config *cfg, const struct spfk
 
 static void set_prepend_action(struct spfkit__mta_decision *out)
 {
-	struct w w;
+	struct spfkit__text w;
 
-	w_init(&w, out->action, sizeof(out->action));
+	spfkit__text_init(&w, out->action, sizeof(out->action));
 	if (out->header_count == 0) {
 		out->kind = SPFKIT__MTA_DUNNO;
-		w_puts(&w, "dunno");
+		spfkit__text_puts(&w, "dunno");
 		return;
 	}
 	out->kind = SPFKIT__MTA_PREPEND;
-	w_puts(&w, "prepend ");
-	w_puts(&w, out->headers[0]);
+	spfkit__text_puts(&w, "prepend ");
+	spfkit__text_puts(&w, out->headers[0]);
 }
 
 static void make_restriction(const char *name, enum spfkit_identity id,
 			     struct spfkit__mta_decision *out)
 {
-	struct w w;
+	struct spfkit__text w;
 
-	w_init(&w, out->action, sizeof(out->action));
-	w_clean(&w, name, strlen(name), 512, 0);
+	spfkit__text_init(&w, out->action, sizeof(out->action));
+	put_clean(&w, name, strlen(name), 512, 0);
 	out->kind = SPFKIT__MTA_RESTRICTION;
 	out->identity = id;
 	out->header_count = 0;
@@ -529,16 +498,16 @@ void spfkit__mta_decide(const struct spfkit__mta_config *cfg, const struct spfki
 
 void spfkit__mta_action_nth(const struct spfkit__mta_decision *d, size_t n, char *buf, size_t size)
 {
-	struct w w;
+	struct spfkit__text w;
 
-	w_init(&w, buf, size);
+	spfkit__text_init(&w, buf, size);
 	if (d->kind != SPFKIT__MTA_PREPEND || n == 0) {
-		w_puts(&w, d->action);
+		spfkit__text_puts(&w, d->action);
 	} else if (n < d->header_count) {
-		w_puts(&w, "prepend ");
-		w_puts(&w, d->headers[n]);
+		spfkit__text_puts(&w, "prepend ");
+		spfkit__text_puts(&w, d->headers[n]);
 	} else {
-		w_puts(&w, "dunno");
+		spfkit__text_puts(&w, "dunno");
 	}
 }
 

@@ -8,22 +8,7 @@
 
 #include "spfkit_util.h"
 
-struct out {
-	char *p;
-	size_t left; /* room before the NUL */
-	size_t len;  /* written */
-};
-
-static void put(struct out *o, const char *s, size_t n)
-{
-	size_t k = n < o->left ? n : o->left;
-
-	memcpy(o->p + o->len, s, k);
-	o->len += k;
-	o->left -= k;
-}
-
-static void put_unsigned(struct out *o, unsigned long long v)
+static void put_unsigned(struct spfkit__text *o, unsigned long long v)
 {
 	char digits[24];
 	size_t i = sizeof(digits);
@@ -32,12 +17,12 @@ static void put_unsigned(struct out *o, unsigned long long v)
 		digits[--i] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v != 0);
-	put(o, digits + i, sizeof(digits) - i);
+	spfkit__text_put(o, digits + i, sizeof(digits) - i);
 }
 
 /* The conversion at fmt (past '%'): where it ends, or NULL for one this
  * formatter does not take, after which nothing more is read from ap. */
-static const char *convert(struct out *o, const char *fmt, va_list *ap)
+static const char *convert(struct spfkit__text *o, const char *fmt, va_list *ap)
 {
 	const char *s;
 	int n, d;
@@ -45,7 +30,7 @@ static const char *convert(struct out *o, const char *fmt, va_list *ap)
 	switch (*fmt) {
 	case 's':
 		s = va_arg(*ap, const char *);
-		put(o, s != NULL ? s : "(null)", s != NULL ? strlen(s) : 6);
+		spfkit__text_put(o, s != NULL ? s : "(null)", s != NULL ? strlen(s) : 6);
 		return fmt + 1;
 	case 'u':
 		put_unsigned(o, va_arg(*ap, unsigned));
@@ -53,7 +38,7 @@ static const char *convert(struct out *o, const char *fmt, va_list *ap)
 	case 'd':
 		d = va_arg(*ap, int);
 		if (d < 0)
-			put(o, "-", 1);
+			spfkit__text_put(o, "-", 1);
 		put_unsigned(o, d < 0 ? 0ull - (unsigned long long)d : (unsigned long long)d);
 		return fmt + 1;
 	case 'z':
@@ -66,10 +51,11 @@ static const char *convert(struct out *o, const char *fmt, va_list *ap)
 			return NULL;
 		n = va_arg(*ap, int);
 		s = va_arg(*ap, const char *);
-		put(o, s, n >= 0 ? strnlen(s, (size_t)n) : strlen(s)); /* < 0: as if not given */
+		/* n < 0: as if not given */
+		spfkit__text_put(o, s, n >= 0 ? strnlen(s, (size_t)n) : strlen(s));
 		return fmt + 3;
 	case '%':
-		put(o, "%", 1);
+		spfkit__text_put(o, "%", 1);
 		return fmt + 1;
 	default:
 		return NULL;
@@ -78,23 +64,23 @@ static const char *convert(struct out *o, const char *fmt, va_list *ap)
 
 size_t spfkit__vformat(char *out, size_t size, const char *fmt, va_list ap)
 {
-	struct out o = {out, size > 0 ? size - 1 : 0, 0};
+	struct spfkit__text o;
 	va_list args;
 	const char *pct;
 
 	if (size == 0)
 		return 0;
+	spfkit__text_init(&o, out, size);
 	va_copy(args, ap);
 	while (fmt != NULL && *fmt != '\0') {
 		pct = strchr(fmt, '%');
 		if (pct == NULL) {
-			put(&o, fmt, strlen(fmt));
+			spfkit__text_put(&o, fmt, strlen(fmt));
 			break;
 		}
-		put(&o, fmt, (size_t)(pct - fmt));
+		spfkit__text_put(&o, fmt, (size_t)(pct - fmt));
 		fmt = convert(&o, pct + 1, &args);
 	}
 	va_end(args);
-	out[o.len] = '\0';
-	return o.len;
+	return spfkit__text_stored(&o);
 }

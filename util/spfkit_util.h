@@ -1,7 +1,8 @@
 /*
  * Small helpers shared by libspfkit and its front ends (the CLI, the
  * daemons): allocation through the public allocator hook, a capped
- * growable buffer, a bump arena, locale-free ASCII. A static library
+ * growable buffer, a writer into a fixed buffer, a bump arena,
+ * locale-free ASCII. A static library
  * of its own (util/), like curl's curlx: the library links it whole and
  * hides it, a front end links its own copy; neither reaches the other's
  * internals through it. Externs are spfkit__*; not an API.
@@ -12,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <spfkit/common.h>
 
@@ -54,6 +56,61 @@ void spfkit__buf_reset(struct spfkit__buf *b);
 void spfkit__buf_free(struct spfkit__buf *b);
 /* Content as a string ("" when empty, never NULL). */
 const char *spfkit__buf_str(const struct spfkit__buf *b);
+
+/* ---- text writer: into a caller's fixed buffer, snprintf-style ------ */
+
+/*
+ * Counts every byte put and stores what fits, always followed by a NUL
+ * (when size > 0): the text is valid after each put, and len >= size
+ * after the last one says it was cut, as snprintf()'s return does.
+ * Inline: the library's messages and header fields are written a few
+ * bytes at a time.
+ */
+struct spfkit__text {
+	char *buf;
+	size_t size;
+	size_t len; /* bytes put, stored or not (saturates at SIZE_MAX) */
+};
+
+static inline void spfkit__text_init(struct spfkit__text *t, char *buf, size_t size)
+{
+	t->buf = buf;
+	t->size = size;
+	t->len = 0;
+	if (size > 0)
+		buf[0] = '\0';
+}
+
+/* Bytes stored, at most size - 1. */
+static inline size_t spfkit__text_stored(const struct spfkit__text *t)
+{
+	if (t->size == 0)
+		return 0;
+	return t->len < t->size - 1 ? t->len : t->size - 1;
+}
+
+static inline void spfkit__text_put(struct spfkit__text *t, const void *p, size_t n)
+{
+	size_t at = spfkit__text_stored(t);
+	size_t room = t->size > 0 ? t->size - 1 - at : 0;
+
+	if (room > 0 && n > 0) {
+		memcpy(t->buf + at, p, n < room ? n : room);
+		t->buf[at + (n < room ? n : room)] = '\0';
+	}
+	t->len = n > SIZE_MAX - t->len ? SIZE_MAX : t->len + n;
+}
+
+static inline void spfkit__text_putc(struct spfkit__text *t, char c)
+{
+	spfkit__text_put(t, &c, 1);
+}
+
+/* For our own constant or already-clean text. */
+static inline void spfkit__text_puts(struct spfkit__text *t, const char *s)
+{
+	spfkit__text_put(t, s, strlen(s));
+}
 
 /* ---- arena (arena.c): bump allocation, freed all at once ------------ */
 

@@ -37,54 +37,19 @@ enum style {
 	STYLE_PLAIN,   /* SMTP reply text: nothing to escape */
 };
 
-/* snprintf-style writer: counts everything, stores what fits. */
-struct out {
-	char *buf;
-	size_t size;
-	size_t len;
-};
-
-/* Bytes that still fit before the NUL out_finish() writes. */
-static size_t out_room(const struct out *o)
-{
-	return o->size > 0 && o->len < o->size - 1 ? o->size - 1 - o->len : 0;
-}
-
-static void out_write(struct out *o, const char *p, size_t n)
-{
-	size_t room = out_room(o);
-
-	if (room > 0)
-		memcpy(o->buf + o->len, p, n < room ? n : room);
-	o->len += n;
-}
-
-static void out_putc(struct out *o, char c)
-{
-	out_write(o, &c, 1);
-}
-
-/* For our own constant text only, never for session values. */
-static void out_puts(struct out *o, const char *s)
-{
-	out_write(o, s, strlen(s));
-}
-
-static int out_finish(struct out *o)
-{
-	if (o->size > 0)
-		o->buf[o->len < o->size ? o->len : o->size - 1] = '\0';
-	return o->len > INT_MAX ? SPFKIT_E2BIG : (int)o->len;
-}
-
-static int out_init(struct out *o, char *buf, size_t size)
+/* The writer is snprintf-style (spfkit__text): counts everything,
+ * stores what fits; buf may be NULL with size 0, to measure. */
+static int out_init(struct spfkit__text *o, char *buf, size_t size)
 {
 	if (buf == NULL && size > 0)
 		return SPFKIT_EINVAL;
-	o->buf = buf;
-	o->size = size;
-	o->len = 0;
+	spfkit__text_init(o, buf, size);
 	return 0;
+}
+
+static int out_finish(const struct spfkit__text *o)
+{
+	return o->len > INT_MAX ? SPFKIT_E2BIG : (int)o->len;
 }
 
 /*
@@ -138,27 +103,27 @@ static int needs_escape(unsigned char c, enum style st)
  * printable ASCII and space, nothing else. Runs of plain bytes go out in
  * one copy.
  */
-static void put_text(struct out *o, const char *s, enum style st, size_t cap)
+static void put_text(struct spfkit__text *o, const char *s, enum style st, size_t cap)
 {
 	size_t used = 0, run;
 
 	for (;;) {
 		for (run = 0; run < cap - used && in_set(&plain_in[st], (unsigned char)s[run]); run++)
 			;
-		out_write(o, s, run);
+		spfkit__text_put(o, s, run);
 		used += run;
 		s += run;
 		if (*s == '\0')
 			return;
 		if (used + (needs_escape((unsigned char)*s, st) ? 2 : 1) > cap) {
-			out_puts(o, "...");
+			spfkit__text_puts(o, "...");
 			return;
 		}
 		if (needs_escape((unsigned char)*s, st)) {
-			out_putc(o, '\\');
+			spfkit__text_putc(o, '\\');
 			used++;
 		}
-		out_putc(o, (unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f ? *s : '?');
+		spfkit__text_putc(o, (unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f ? *s : '?');
 		used++;
 		s++;
 	}
@@ -196,15 +161,15 @@ static size_t token_len(const char *s, size_t cap)
 }
 
 /* A value as is when it is plain_len bytes of safe text, else as a quoted-string. */
-static void put_value(struct out *o, const char *s, size_t plain_len, size_t cap)
+static void put_value(struct spfkit__text *o, const char *s, size_t plain_len, size_t cap)
 {
 	if (plain_len > 0) {
-		out_write(o, s, plain_len); /* checked: printable ASCII, at most cap bytes */
+		spfkit__text_put(o, s, plain_len); /* checked: printable ASCII, at most cap bytes */
 		return;
 	}
-	out_putc(o, '"');
+	spfkit__text_putc(o, '"');
 	put_text(o, s, STYLE_QUOTED, cap);
-	out_putc(o, '"');
+	spfkit__text_putc(o, '"');
 }
 
 /* The names of RFC 7208 §2.6, which RFC 8601 §2.7.2 uses unchanged. */
@@ -232,63 +197,64 @@ static const char *comment_subject(const struct spfkit_result *res)
 }
 
 /* The verb phrase of the comment, one per result; short and factual. */
-static void put_comment_claim(struct out *o, const struct spfkit_result *res, const char *subject)
+static void put_comment_claim(struct spfkit__text *o, const struct spfkit_result *res,
+			      const char *subject)
 {
 	const char *ip = nonempty(res->client_ip) ? res->client_ip : "unknown";
 
 	switch (res->code) {
 	case SPFKIT_RESULT_NONE:
-		out_puts(o, "no SPF record found for domain of ");
+		spfkit__text_puts(o, "no SPF record found for domain of ");
 		put_text(o, subject, STYLE_COMMENT, COMMENT_VALUE_MAX);
 		return;
 	case SPFKIT_RESULT_TEMPERROR:
 	case SPFKIT_RESULT_PERMERROR:
-		out_puts(o, res->code == SPFKIT_RESULT_TEMPERROR ? "temporary" : "permanent");
-		out_puts(o, " error checking domain of ");
+		spfkit__text_puts(o, res->code == SPFKIT_RESULT_TEMPERROR ? "temporary" : "permanent");
+		spfkit__text_puts(o, " error checking domain of ");
 		put_text(o, subject, STYLE_COMMENT, COMMENT_VALUE_MAX);
 		return;
 	default:
 		break;
 	}
-	out_puts(o, "domain of ");
+	spfkit__text_puts(o, "domain of ");
 	put_text(o, subject, STYLE_COMMENT, COMMENT_VALUE_MAX);
 	if (res->code == SPFKIT_RESULT_PASS)
-		out_puts(o, " designates ");
+		spfkit__text_puts(o, " designates ");
 	else if (res->code == SPFKIT_RESULT_FAIL)
-		out_puts(o, " does not designate ");
+		spfkit__text_puts(o, " does not designate ");
 	else if (res->code == SPFKIT_RESULT_SOFTFAIL)
-		out_puts(o, " probably does not designate ");
+		spfkit__text_puts(o, " probably does not designate ");
 	else
-		out_puts(o, " makes no assertion about ");
+		spfkit__text_puts(o, " makes no assertion about ");
 	put_text(o, ip, STYLE_COMMENT, COMMENT_VALUE_MAX);
 	if (res->code != SPFKIT_RESULT_NEUTRAL)
-		out_puts(o, " as permitted sender");
+		spfkit__text_puts(o, " as permitted sender");
 }
 
 /* "(receiver: ...)": RFC 7208 §9.1 SHOULD include such a comment. */
-static void put_comment(struct out *o, const struct spfkit_result *res)
+static void put_comment(struct spfkit__text *o, const struct spfkit_result *res)
 {
-	out_putc(o, '(');
+	spfkit__text_putc(o, '(');
 	put_text(o, nonempty(res->receiver) ? res->receiver : "unknown", STYLE_COMMENT,
 		 COMMENT_VALUE_MAX);
-	out_puts(o, ": ");
+	spfkit__text_puts(o, ": ");
 	put_comment_claim(o, res, comment_subject(res));
-	out_putc(o, ')');
+	spfkit__text_putc(o, ')');
 }
 
 /* "; key=value", or "key=value" for the first pair. */
-static void put_pair(struct out *o, int *first, const char *key, const char *value)
+static void put_pair(struct spfkit__text *o, int *first, const char *key, const char *value)
 {
 	if (!*first)
-		out_puts(o, "; ");
+		spfkit__text_puts(o, "; ");
 	*first = 0;
-	out_puts(o, key);
-	out_putc(o, '=');
+	spfkit__text_puts(o, key);
+	spfkit__text_putc(o, '=');
 	put_value(o, value, dot_atom_len(value, HDR_VALUE_MAX), HDR_VALUE_MAX);
 }
 
 /* The key-value-list of RFC 7208 §9.1, the keys that apply to this result. */
-static void put_pairs(struct out *o, const struct spfkit_result *res)
+static void put_pairs(struct spfkit__text *o, const struct spfkit_result *res)
 {
 	int first = 1;
 	int helo_id = res->identity == SPFKIT_IDENTITY_HELO;
@@ -313,7 +279,7 @@ static void put_pairs(struct out *o, const struct spfkit_result *res)
 int spfkit_format_received_spf(const struct spfkit_result *res, int with_name, char *buf,
 			       size_t size)
 {
-	struct out o;
+	struct spfkit__text o;
 	const char *word;
 
 	if (res == NULL || out_init(&o, buf, size) != 0)
@@ -322,11 +288,11 @@ int spfkit_format_received_spf(const struct spfkit_result *res, int with_name, c
 	if (word == NULL)
 		return SPFKIT_EINVAL;
 	if (with_name)
-		out_puts(&o, "Received-SPF: ");
-	out_puts(&o, word);
-	out_putc(&o, ' ');
+		spfkit__text_puts(&o, "Received-SPF: ");
+	spfkit__text_puts(&o, word);
+	spfkit__text_putc(&o, ' ');
 	put_comment(&o, res);
-	out_putc(&o, ' ');
+	spfkit__text_putc(&o, ' ');
 	put_pairs(&o, res);
 	return out_finish(&o);
 }
@@ -353,7 +319,7 @@ static const char *mailfrom_domain(const struct spfkit_result *res)
 int spfkit_format_auth_results(const struct spfkit_result *res, const char *authserv_id,
 			       int with_name, char *buf, size_t size)
 {
-	struct out o;
+	struct spfkit__text o;
 	const char *word, *prop, *value;
 
 	if (res == NULL || out_init(&o, buf, size) != 0)
@@ -362,13 +328,13 @@ int spfkit_format_auth_results(const struct spfkit_result *res, const char *auth
 	if (word == NULL)
 		return SPFKIT_EINVAL;
 	if (with_name)
-		out_puts(&o, "Authentication-Results: ");
+		spfkit__text_puts(&o, "Authentication-Results: ");
 	if (authserv_id != NULL) {
 		put_value(&o, authserv_id, token_len(authserv_id, AR_VALUE_MAX), AR_VALUE_MAX);
-		out_puts(&o, "; ");
+		spfkit__text_puts(&o, "; ");
 	}
-	out_puts(&o, "spf=");
-	out_puts(&o, word);
+	spfkit__text_puts(&o, "spf=");
+	spfkit__text_puts(&o, word);
 	if (res->identity == SPFKIT_IDENTITY_HELO) {
 		prop = "smtp.helo";
 		value = nonempty(res->helo) ? res->helo : res->identity_domain;
@@ -378,9 +344,9 @@ int spfkit_format_auth_results(const struct spfkit_result *res, const char *auth
 	}
 	/* RFC 8601 §2.2: a method entry may carry no propspec at all */
 	if (nonempty(value)) {
-		out_putc(&o, ' ');
-		out_puts(&o, prop);
-		out_putc(&o, '=');
+		spfkit__text_putc(&o, ' ');
+		spfkit__text_puts(&o, prop);
+		spfkit__text_putc(&o, '=');
 		put_value(&o, value, token_len(value, AR_VALUE_MAX), AR_VALUE_MAX);
 	}
 	return out_finish(&o);
@@ -416,7 +382,7 @@ void spfkit_smtp_reply_for(const struct spfkit_result *res, struct spfkit_smtp_r
 int spfkit_format_smtp_reply(const struct spfkit_result *res, char *buf, size_t size)
 {
 	struct spfkit_smtp_reply r;
-	struct out o;
+	struct spfkit__text o;
 	char num[4];
 
 	if (res == NULL || out_init(&o, buf, size) != 0)
@@ -428,18 +394,18 @@ int spfkit_format_smtp_reply(const struct spfkit_result *res, char *buf, size_t 
 	num[1] = (char)('0' + r.code / 10 % 10);
 	num[2] = (char)('0' + r.code % 10);
 	num[3] = '\0';
-	out_puts(&o, num);
-	out_putc(&o, ' ');
-	out_puts(&o, r.enhanced);
-	out_putc(&o, ' ');
+	spfkit__text_puts(&o, num);
+	spfkit__text_putc(&o, ' ');
+	spfkit__text_puts(&o, r.enhanced);
+	spfkit__text_putc(&o, ' ');
 	if (res->code == SPFKIT_RESULT_FAIL && nonempty(res->explanation)) {
 		put_text(&o, res->explanation, STYLE_PLAIN, REPLY_TEXT_MAX);
 	} else if (res->code == SPFKIT_RESULT_FAIL) {
-		out_puts(&o, "SPF validation failed"); /* RFC 7372 §3.2 sample text */
+		spfkit__text_puts(&o, "SPF validation failed"); /* RFC 7372 §3.2 sample text */
 	} else {
-		out_puts(&o, "SPF validation error");
+		spfkit__text_puts(&o, "SPF validation error");
 		if (nonempty(res->problem)) {
-			out_puts(&o, ": ");
+			spfkit__text_puts(&o, ": ");
 			put_text(&o, res->problem, STYLE_PLAIN, REPLY_TEXT_MAX);
 		}
 	}
