@@ -33,7 +33,9 @@
 # the requests/s any daemon could reach here, and the generator's own
 # bounds what its one thread can ask. When the default runs more than one
 # worker, the same daemon with --workers 1 is measured in the same rounds
-# too and printed beside it.
+# too and printed beside it. So is the default with --metrics on and
+# /metrics fetched once a second (issue 29), and the ratio of its
+# requests/s to the default's, taken within each round.
 set -eu
 
 if [ $# -ne 1 ] || [ ! -f "$1/build.ninja" ]; then
@@ -73,12 +75,13 @@ i=0
 while [ ! -s "$TMP/dns.port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 DNSPORT=$(cat "$TMP/dns.port")
 
-# our daemon, its log lines (one per decision) into a file
+# our daemon, its log lines (one per decision) into a file; EXTRA_ARGS: more options
+EXTRA_ARGS=""
 start_ours() { # SOCKET WORKERS [wrapper...]
 	sock=$1 workers=$2
 	shift 2
 	"$@" "$BUILD/policyd/spfkit-policyd" --dns "127.0.0.1:$DNSPORT" --listen "unix:$sock" \
-		--log stderr --workers "$workers" "$TMP/policyd-spf.conf" 2>>"$TMP/ours.log" &
+		--log stderr --workers "$workers" $EXTRA_ARGS "$TMP/policyd-spf.conf" 2>>"$TMP/ours.log" &
 	OURS=$!
 	PIDS="$PIDS $OURS"
 	i=0
@@ -97,6 +100,26 @@ if [ "$WORKERS" -gt 1 ]; then
 	ONE=$OURS
 	OURS=$DEFAULT
 fi
+
+# And the default with its /metrics listener on (issue 29), scraped once a
+# second as Prometheus would, measured in the same rounds: counting must
+# cost nothing one can see beside the load from elsewhere.
+EXTRA_ARGS="--metrics 127.0.0.1:0"
+start_ours "$TMP/policy-m.sock" "$WORKERS"
+EXTRA_ARGS=""
+WITH_METRICS=$OURS
+OURS=$DEFAULT
+i=0
+while ! grep -q "^spfkit-policyd\[$WITH_METRICS\]: metrics on" "$TMP/ours.log" && [ $i -lt 100 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+MPORT=$(sed -n "s/^spfkit-policyd\[$WITH_METRICS\]: metrics on .*(port \([0-9]*\))$/\1/p" "$TMP/ours.log")
+python3 -c 'import sys, time, urllib.request
+while True:
+    urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=5).read()
+    time.sleep(1)' "$MPORT" 2>/dev/null &
+PIDS="$PIDS $!"
 
 LOAD="$BUILD/policyd/bench_policyd"
 OUT="$TMP/out"
@@ -119,6 +142,8 @@ while [ $round -le "$PAIRS" ]; do
 	for c in 8 64; do
 		"$LOAD" --unix "$TMP/policy.sock" -c $c -t "$SECS" --name "spfkit-policyd" --pid "$OURS" |
 			sed "s/^#BENCH /#BENCH round=$round /" | tee -a "$OUT"
+		"$LOAD" --unix "$TMP/policy-m.sock" -c $c -t "$SECS" --name "spfkit-policyd-metrics" \
+			--pid "$WITH_METRICS" | sed "s/^#BENCH /#BENCH round=$round /" | tee -a "$OUT"
 		if [ -n "$ONE" ]; then
 			"$LOAD" --unix "$TMP/policy1.sock" -c $c -t "$SECS" --name "spfkit-policyd-1worker" \
 				--pid "$ONE" | sed "s/^#BENCH /#BENCH round=$round /" | tee -a "$OUT"
@@ -189,6 +214,15 @@ function summary(nm, c,   r, n, m, q, t, a, b, p, th, rm, g, u, y, gg, uu, yy, g
 	gm = med(gg, g); um = med(uu, u); ym = med(yy, y)
 	printf "            CPU per request: daemon %.1f us (user %.1f, system %.1f), load generator %.1f us; %d cores give at most %.0f requests/s, the generator'"'"'s one thread %.0f\n", um + ym, um, ym, gm, cores, cores * 1e6 / (um + ym + gm), 1e6 / gm
 }
+# /metrics on against off, taken within each round (issue 29)
+function metrics_ratio(c,   r, n, b) {
+	n = 0
+	for (r = 1; r <= maxr; r++)
+		if ((("spfkit-policyd-metrics", c, r) in rps) && (("spfkit-policyd", c, r) in rps) && rps["spfkit-policyd", c, r] > 0)
+			b[++n] = rps["spfkit-policyd-metrics", c, r] / rps["spfkit-policyd", c, r]
+	if (n == 0) return
+	printf "%2d clients: requests/s with /metrics on (scraped every second) over off: %.3f %s\n", c, med(b, n), sprintf("[%.3f-%.3f]", b[1], b[n])
+}
 $1 == "#BENCH" && kv("round") != "" {
 	r = kv("round"); name = $3; c = kv("clients")
 	rps[name, c, r] = kv("rps"); p99[name, c, r] = kv("p99_us"); rounds[r] = 1
@@ -199,10 +233,12 @@ $1 == "#BENCH" && $2 == "policyd-idle" { idle = kv("per_conn_bytes"); conns = kv
 $1 == "#BENCH" && $2 == "policyd-callgrind" { ir = kv("instructions_per_request") }
 END {
 	split("8 64", cs, " ")
-	split("spfkit-policyd spfkit-policyd-1worker", names, " ")
-	for (k = 1; k <= 2; k++)
-		for (j = 1; j <= 2; j++)
+	split("spfkit-policyd spfkit-policyd-metrics spfkit-policyd-1worker", names, " ")
+	for (k = 1; k <= 2; k++) {
+		for (j = 1; j <= 3; j++)
 			summary(names[j], cs[k])
+		metrics_ratio(cs[k])
+	}
 	if (idle != "") printf "idle connections: %s bytes of RSS each (%s open)\n", idle, conns
 	if (ir != "") printf "instructions per request (callgrind, debugLevel 1, all included): %s\n", ir
 }' cores="$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)" "$OUT"
