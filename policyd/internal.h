@@ -1,7 +1,10 @@
 /*
- * spfkit-policyd's inside, shared by server.c (connections), request.c
- * (one request: its attributes, the shared check of mta/checker.c, the
- * decision) and icache.c (decisions kept per message). Not an API.
+ * spfkit-policyd's inside, shared by server.c (the server: log,
+ * generations, listeners, reload, drain), conn.c (a connection's life),
+ * admit.c (taking connections in, the limits), pool.c (--workers),
+ * request.c (one request: its attributes, the daemons' engine of
+ * mta/checker.c, the decision) and icache.c (decisions kept per message).
+ * Not an API.
  */
 #ifndef SPFKIT_POLICYD_INTERNAL_H
 #define SPFKIT_POLICYD_INTERNAL_H
@@ -34,7 +37,7 @@ struct gen {
 struct job;
 struct pool_slot;
 
-/* Bytes on their way in or out (server.c); data NULL while empty. */
+/* Bytes on their way in or out (conn.c); data NULL while empty. */
 struct iobuf {
 	char *data;
 	size_t len, cap;
@@ -44,14 +47,14 @@ struct conn {
 	struct spfkit__policyd *srv;
 	int in_fd, out_fd;      /* the same descriptor for a socket */
 	int own_fd;             /* closed with the connection (not spawn mode's stdin/stdout) */
-	struct event *rd, *wr;  /* reading; writing while replies wait (server.c) */
+	struct event *rd, *wr;  /* reading; writing while replies wait (conn.c) */
 	struct iobuf in;        /* read and not yet taken: a partial or pipelined request */
 	struct iobuf out;       /* replies the client has not taken yet */
 	int read_on;            /* off after EOF, or while the client does not read its answers */
 	int read_full;          /* input at its cap: suspended until requests are taken */
-	int idle;               /* between requests: the idle timeout counts (server.c) */
+	int idle;               /* between requests: the idle timeout counts (conn.c) */
 	uint64_t idle_since_ms; /* spfkit__mta_now_ms() when it became idle */
-	int idle_short;         /* the read event's timeout holds a remainder (server.c) */
+	int idle_short;         /* the read event's timeout holds a remainder (conn.c) */
 	char peer[96];
 	struct spfkit__policy_request req;
 	struct job *job;
@@ -62,7 +65,7 @@ struct conn {
 	int deadline_on;        /* it is pending */
 	struct event *check_timer; /* lent to each request's check (mta/checker.h) */
 	int not_socket;         /* spawn mode's stdout is a pipe or file: write(), not send() */
-	int asked;              /* a request was taken from it (room at the limit: server.c) */
+	int asked;              /* a request was taken from it (room at the limit: admit.c) */
 	int has_addr;           /* a TCP client: addr counts against --max-per-client */
 	struct spfkit_ip addr;
 	struct pool_slot *slot; /* --workers: worker 0's record of it (pool.c); NULL alone */

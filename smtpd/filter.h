@@ -1,8 +1,8 @@
 /*
- * spfkit-smtpd-filter's inside: the filter (filter.c) reads smtpd's
- * lines from one descriptor and writes protocol to another, on the
- * caller's libevent loop; main.c does options, configuration and DNS.
- * Not an API.
+ * spfkit-smtpd-filter's inside: the filter (filter.c and the parts
+ * internal.h lists) reads smtpd's lines from one descriptor and writes
+ * protocol to another, on the caller's libevent loop; main.c does
+ * options, configuration and DNS. Not an API.
  */
 #ifndef SPFKIT_SMTPD_FILTER_H
 #define SPFKIT_SMTPD_FILTER_H

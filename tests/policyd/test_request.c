@@ -1,6 +1,6 @@
 /*
  * spfkit-policyd's requests when the SPF library runs out of memory: the
- * service (policyd/server.c, request.c) driven over a socketpair in spawn
+ * service (policyd/server.c, conn.c, request.c) driven over a socketpair in spawn
  * form, its evaluations' allocator failing at the n-th allocation, for
  * every n until a request needs no more. Each request must be answered
  * at once (never left to the client's timeout), with the right answer or
