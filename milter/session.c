@@ -161,14 +161,13 @@ static int macro_list_matches(const struct spfkit__milter_session *s, const char
 static const char *trusted_why(const struct spfkit__milter_session *s)
 {
 	const struct spfkit__mta_config *cfg = spfkit__milter_g.cfg;
-	const char *v;
+	const char *auth = spfkit__milter_macro(&s->macros, "{auth_authen}");
+	const char *verify = spfkit__milter_macro(&s->macros, "{verify}");
+	const char *why = spfkit__mta_session_trusted(cfg, auth != NULL && auth[0] != '\0',
+						      verify != NULL && strcmp(verify, "OK") == 0);
 
-	v = spfkit__milter_macro(&s->macros, "{auth_authen}");
-	if (cfg->skip_authenticated && v != NULL && v[0] != '\0')
-		return "authenticated";
-	v = spfkit__milter_macro(&s->macros, "{verify}");
-	if (cfg->skip_verified && v != NULL && strcmp(v, "OK") == 0)
-		return "verified client certificate";
+	if (why != NULL)
+		return why;
 	if (macro_list_matches(s, cfg->macro_list))
 		return "MacroList";
 	return NULL;

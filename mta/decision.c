@@ -170,6 +170,16 @@ enum spfkit__mta_bypass spfkit__mta_ip_bypass(const struct spfkit__mta_config *c
 	return SPFKIT__MTA_BYPASS_NONE;
 }
 
+const char *spfkit__mta_session_trusted(const struct spfkit__mta_config *cfg, int authenticated,
+					int verified)
+{
+	if (cfg->skip_authenticated && authenticated)
+		return "authenticated";
+	if (cfg->skip_verified && verified)
+		return "verified client certificate";
+	return NULL;
+}
+
 int spfkit__mta_want_helo(const struct spfkit__mta_config *cfg)
 {
 	return cfg->helo_reject != SPFKIT_MTA_REJECT_NO_CHECK;

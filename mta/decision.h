@@ -83,6 +83,15 @@ struct spfkit__mta_decision {
 enum spfkit__mta_bypass spfkit__mta_ip_bypass(const struct spfkit__mta_config *cfg,
 					      const struct spfkit_ip *ip);
 
+/*
+ * Is the session the site's own, by what the MTA says of it? "authenticated"
+ * (SMTP AUTH, with Skip_Authenticated) or "verified client certificate"
+ * (with Skip_Verified): its mail is not checked. NULL: it is. The daemons'
+ * protocol-only rules (the milter's MacroList) come after.
+ */
+const char *spfkit__mta_session_trusted(const struct spfkit__mta_config *cfg, int authenticated,
+					int verified);
+
 /* Is the HELO identity checked? (HELO_reject != No_Check) */
 int spfkit__mta_want_helo(const struct spfkit__mta_config *cfg);
 

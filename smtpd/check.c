@@ -105,8 +105,8 @@ void spfkit__smtpd_on_mail_from(struct spfkit__smtpd *f, const struct spfkit__sm
 		why = "local client";
 	else if (s->internal)
 		why = "internal host";
-	else if (s->authenticated && f->cfg->skip_authenticated)
-		why = "authenticated";
+	else
+		why = spfkit__mta_session_trusted(f->cfg, s->authenticated, 0);
 	if (s != NULL && s->ev == NULL)
 		spfkit__smtpd_tx_clear(s);
 	if (why != NULL) {
