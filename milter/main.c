@@ -167,9 +167,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case O_RECEIVER: o->srv.receiver = optarg; break;
 		case O_LOG:
-			if (strcmp(optarg, "stderr") != 0 && strcmp(optarg, "syslog") != 0)
+			o->log_stderr = spfkit__mta_log_option(optarg);
+			if (o->log_stderr < 0)
 				return bad_value("log", optarg);
-			o->log_stderr = strcmp(optarg, "stderr") == 0;
 			break;
 		case O_METRICS: o->metrics = optarg; break;
 		case 'h': usage(stdout); exit(0);
@@ -184,12 +184,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			return 2;
 		}
 	}
-	/* like policyd-spf and pyspf-milter, the one argument is the configuration file */
-	if (optind < argc) {
-		o->config = argv[optind++];
-		o->config_given = 1;
-	}
-	if (optind < argc) {
+	if (spfkit__mta_config_argument(argc, argv, &o->config, &o->config_given) != 0) {
 		usage(stderr);
 		return 2;
 	}

@@ -1,4 +1,7 @@
 /* The daemons' shared DNS options (options.h). */
+#include <getopt.h>
+#include <string.h>
+
 #include "options.h"
 
 static const char *const names[SPFKIT__MTA_DNS_OPTION_COUNT] = {
@@ -43,4 +46,20 @@ int spfkit__mta_dns_option(struct spfkit__mta_dns_opts *o, int which, const char
 	default:
 		return -1;
 	}
+}
+
+int spfkit__mta_log_option(const char *value)
+{
+	if (strcmp(value, "stderr") == 0)
+		return 1;
+	return strcmp(value, "syslog") == 0 ? 0 : -1;
+}
+
+int spfkit__mta_config_argument(int argc, char **argv, const char **config, int *given)
+{
+	if (optind < argc) {
+		*config = argv[optind++];
+		*given = 1;
+	}
+	return optind < argc ? -1 : 0;
 }

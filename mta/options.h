@@ -27,4 +27,14 @@
 int spfkit__mta_dns_option(struct spfkit__mta_dns_opts *o, int which, const char *value);
 const char *spfkit__mta_dns_option_name(int which);
 
+/* --log stderr|syslog: 1 (stderr), 0 (syslog), -1 (anything else). */
+int spfkit__mta_log_option(const char *value);
+
+/*
+ * After getopt_long(): the one argument policyd-spf and pyspf-milter take,
+ * the configuration file, into *config (and *given = 1). 0, or -1 when
+ * more arguments are left (the caller shows its usage).
+ */
+int spfkit__mta_config_argument(int argc, char **argv, const char **config, int *given);
+
 #endif

@@ -159,9 +159,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case O_RECEIVER: o->srv.receiver = optarg; break;
 		case O_LOG:
-			if (strcmp(optarg, "stderr") != 0 && strcmp(optarg, "syslog") != 0)
+			o->srv.log_stderr = spfkit__mta_log_option(optarg);
+			if (o->srv.log_stderr < 0)
 				goto bad;
-			o->srv.log_stderr = strcmp(optarg, "stderr") == 0;
 			break;
 		case O_LOG_SOCKET:
 			if (optarg[0] == '\0' || strlen(optarg) >= sizeof(((struct sockaddr_un *)0)->sun_path))
@@ -207,12 +207,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		default: usage(stderr); return 2;
 		}
 	}
-	/* policyd-spf's only argument is the configuration file */
-	if (optind < argc) {
-		o->config = argv[optind++];
-		o->config_given = 1;
-	}
-	if (optind < argc) {
+	if (spfkit__mta_config_argument(argc, argv, &o->config, &o->config_given) != 0) {
 		usage(stderr);
 		return 2;
 	}

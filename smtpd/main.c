@@ -81,9 +81,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case O_RECEIVER: o->filter.receiver = optarg; break;
 		case O_LOG:
-			if (strcmp(optarg, "stderr") != 0 && strcmp(optarg, "syslog") != 0)
+			o->filter.log_stderr = spfkit__mta_log_option(optarg);
+			if (o->filter.log_stderr < 0)
 				goto bad;
-			o->filter.log_stderr = strcmp(optarg, "stderr") == 0;
 			break;
 		case O_METRICS: o->metrics = optarg; break;
 		case 'h': usage(stdout); exit(0);
