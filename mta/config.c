@@ -76,7 +76,7 @@ static const struct option options[] = {
 	{"Mail_From_pass_restriction", K_ACTION, F(mail_from_pass_restriction), 0, 0},
 	{"Mock", K_BOOL, F(mock), 0, 0},
 	{"QueueID", K_BOOL, F(queue_id), 0, 0},
-	{"Per_User", K_UNSUPPORTED, 0, 0, 0},
+	{"Per_User", K_MSTR, F(per_user), 0, 0}, /* spfkit-policyd: policyd/peruser.c */
 	{"TempError_Action", K_DEFER, F(temperror_action), 0, 0}, /* ours */
 	{"Reason_URL", K_URL, F(reason_url), 0, 0},               /* ours */
 	/* pyspf-milter's, for spfkit-milter */
@@ -792,8 +792,7 @@ static void report_file(spfkit__mta_diag_fn *diag, void *arg, const char *path, 
 		diag(arg, &d);
 }
 
-/* Read a regular file of at most SPFKIT_MTA_CONF_MAX_FILE bytes into buf. */
-static int read_file(const char *path, struct spfkit__buf *buf, const char **why)
+int spfkit__mta_conf_read_file(const char *path, struct spfkit__buf *buf, const char **why)
 {
 	struct stat st;
 	char chunk[4096];
@@ -847,7 +846,7 @@ int spfkit__mta_config_load(const char *path, const struct spfkit_allocator *all
 	int rc;
 
 	spfkit__buf_init(&buf, alloc, SPFKIT_MTA_CONF_MAX_FILE);
-	rc = read_file(path, &buf, &why);
+	rc = spfkit__mta_conf_read_file(path, &buf, &why);
 	if (rc == 0)
 		rc = spfkit__mta_config_parse(spfkit__buf_str(&buf), buf.len, path, alloc, diag, arg,
 					      out);
@@ -881,6 +880,7 @@ void spfkit__mta_config_free(struct spfkit__mta_config *cfg)
 	spfkit__free(a, cfg->internal_hosts.nets);
 	spfkit__free(a, cfg->macro_list);
 	spfkit__free(a, cfg->metrics_listen);
+	spfkit__free(a, cfg->per_user);
 	spfkit__free(a, cfg);
 }
 

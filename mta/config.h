@@ -114,6 +114,7 @@ struct spfkit__mta_config {
 	int delete_received_spf;         /* Delete_Received_SPF (ours): No */
 	int milter_time_limit;           /* Milter_Time_Limit (ours): 20 s for one MAIL FROM's check */
 	char *metrics_listen;            /* Metrics_Listen (ours): HOST:PORT of /metrics; none: off */
+	char *per_user;                  /* Per_User: "text,/path" (spfkit-policyd); none */
 	const struct spfkit_allocator *alloc;
 };
 
@@ -145,6 +146,14 @@ SPFKIT_MUSTCHECK int spfkit__mta_config_parse(const char *text, size_t len, cons
 SPFKIT_MUSTCHECK int spfkit__mta_config_load(const char *path, const struct spfkit_allocator *alloc,
 					    spfkit__mta_diag_fn *diag, void *arg,
 					    struct spfkit__mta_config **out);
+
+/*
+ * Read a regular file of at most SPFKIT_MTA_CONF_MAX_FILE bytes into buf
+ * (made with that cap). 0; SPFKIT_EIO, SPFKIT_E2BIG or SPFKIT_ENOMEM with
+ * *why saying it (static text, or NULL for ENOMEM).
+ */
+struct spfkit__buf;
+int spfkit__mta_conf_read_file(const char *path, struct spfkit__buf *buf, const char **why);
 
 /* The defaults alone. 0 or SPFKIT_ENOMEM. */
 SPFKIT_MUSTCHECK int spfkit__mta_config_defaults(const struct spfkit_allocator *alloc,

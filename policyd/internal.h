@@ -27,8 +27,11 @@
 #include "ratelog.h"
 #include "server.h"
 
+struct spfkit__policyd_peruser;
+
 struct gen {
 	struct spfkit__mta_config *cfg;
+	struct spfkit__policyd_peruser *peruser; /* Per_User's recipients (peruser.h); NULL: none */
 	struct spfkit_ctx *ctx;
 	int budget_s; /* each check's (mta/checker.h); 0: its phases alone end within --time-limit */
 	unsigned refs;

@@ -30,6 +30,7 @@
 #include "engine.h"
 #include "listen.h"
 #include "metrics_http.h"
+#include "peruser.h"
 #include "log.h"
 #include "options.h"
 #include "spfkit_util.h"
@@ -276,6 +277,32 @@ static void complain(const char *fmt, ...)
 /* ---- configuration ---------------------------------------------------- */
 
 /* The file, or the defaults when the default one is not there (mta/daemon.h). */
+static void say_diag(void *arg, const struct spfkit__mta_diag *d)
+{
+	(void)arg;
+	if (stderr_was_client)
+		spfkit__mta_log_printf(d->is_error ? LOG_ERR : LOG_WARNING, "%s:%u: %s: %s", d->file,
+				       d->line, d->is_error ? "error" : "warning", d->text);
+	else
+		fprintf(stderr, "%s:%u: %s: %s\n", d->file, d->line,
+			d->is_error ? "error" : "warning", d->text);
+}
+
+/* Per_User's file, read once here for its problems (--check-config, start); each server reads its own. */
+static int check_per_user(const struct options *o, struct spfkit__mta_config **cfg)
+{
+	struct spfkit__policyd_peruser *t = NULL;
+	int rc = spfkit__policyd_peruser_load((*cfg)->per_user, o->srv.config_path, say_diag, NULL,
+					      &t);
+
+	spfkit__policyd_peruser_free(t);
+	if (rc != 0) {
+		spfkit__mta_config_free(*cfg);
+		*cfg = NULL;
+	}
+	return rc;
+}
+
 static int load_config(struct options *o, struct spfkit__mta_config **cfg)
 {
 	int from_file;
@@ -283,6 +310,8 @@ static int load_config(struct options *o, struct spfkit__mta_config **cfg)
 					 &from_file, cfg);
 
 	o->srv.config_path = from_file ? o->config : NULL;
+	if (rc == 0 && (*cfg)->per_user != NULL)
+		rc = check_per_user(o, cfg);
 	return rc;
 }
 

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "peruser.h"
 #include "flow.h"
 #include "unfinished.h"
 
@@ -103,7 +104,7 @@ static void log_decision(struct job *j, const char *action)
 	if (spfkit__policyd_debug_level(j->conn->srv) < 1)
 		return;
 	l.len = 0;
-	if (j->gen->cfg->queue_id && j->queue_id[0]) {
+	if (j->chk.cfg->queue_id && j->queue_id[0]) {
 		put_esc(&l, j->queue_id, j->queue_id_len, 100);
 		PUT_LIT(&l, ": ");
 	}
@@ -130,7 +131,7 @@ static void job_finish(struct job *j)
 	struct conn *c = j->conn;
 	struct spfkit__mta_decision d;
 
-	spfkit__mta_decide(j->gen->cfg, &j->chk.in, &d);
+	spfkit__mta_decide(j->chk.cfg, &j->chk.in, &d);
 	if (j->cache_key != NULL)
 		spfkit__policyd_cache_put(c->srv, j->cache_key, j->key_len, j->key_hash, &d);
 	spfkit__policyd_send_reply(c, d.action);
@@ -151,7 +152,7 @@ static void job_fail(struct job *j, int rc, const char *doing)
 	struct conn *c = j->conn;
 	struct spfkit__mta_decision d;
 
-	spfkit__mta_unfinished(j->gen->cfg, &j->chk, rc, &d);
+	spfkit__mta_unfinished(j->chk.cfg, &j->chk, rc, &d);
 	spfkit__policyd_send_reply(c, d.action);
 	spfkit__policyd_log(c->srv, LOG_ERR, "%s: SPF check not finished: %s while %s; action=%s",
 			    c->peer, spfkit_strerror(rc), doing, d.action);
@@ -172,7 +173,7 @@ static void on_check_done(struct spfkit__mta_job *chk, int rc, const char *doing
 }
 
 /* The attributes a request's answer depends on. */
-enum { A_SENDER, A_HELO, A_CLIENT, A_QUEUE_ID, A_INSTANCE, A_COUNT };
+enum { A_SENDER, A_HELO, A_CLIENT, A_QUEUE_ID, A_INSTANCE, A_RECIPIENT, A_COUNT };
 
 struct picked {
 	const char *value[A_COUNT]; /* NULL: not sent */
@@ -189,6 +190,8 @@ static int attr_index(const char *name, size_t len)
 			return A_QUEUE_ID;
 		return memcmp(name, "instance", 8) == 0 ? A_INSTANCE : -1;
 	case 9:
+		if (memcmp(name, "recipient", 9) == 0)
+			return A_RECIPIENT; /* Per_User's key (peruser.h) */
 		return memcmp(name, "helo_name", 9) == 0 ? A_HELO : -1;
 	case 14:
 		return memcmp(name, "client_address", 14) == 0 ? A_CLIENT : -1;
@@ -215,9 +218,12 @@ static void pick(const struct spfkit__policy_request *r, struct picked *p)
 /* The cache key, "instance|client|sender": none without an instance, or past this. */
 #define KEY_MAX 2048
 
+/* "|#N": the per-user entry whose settings decided; keys of different settings differ. */
+#define KEY_USER_MAX 24
+
 static size_t key_size(const struct picked *p)
 {
-	size_t n = p->len[A_INSTANCE] + 1 + p->len[A_CLIENT] + 1 + p->len[A_SENDER];
+	size_t n = p->len[A_INSTANCE] + 1 + p->len[A_CLIENT] + 1 + p->len[A_SENDER] + KEY_USER_MAX;
 
 	return p->len[A_INSTANCE] == 0 || n > KEY_MAX ? 0 : n + 1;
 }
@@ -246,7 +252,7 @@ static void put_key_part(char **at, const char *s, size_t n, char sep)
  * One allocation per request: the job, then copies of the values it
  * uses, then its cache key (the request's bytes go once it is taken).
  */
-static struct job *job_alloc(struct spfkit__policyd *srv, const struct picked *p)
+static struct job *job_alloc(struct spfkit__policyd *srv, const struct picked *p, size_t user)
 {
 	size_t size = sizeof(struct job) + key_size(p), k;
 	struct spfkit__mta_input *in;
@@ -271,10 +277,12 @@ static struct job *job_alloc(struct spfkit__policyd *srv, const struct picked *p
 	j->instance = put_value(&at, p, A_INSTANCE);
 	if (key_size(p) > 0) {
 		j->cache_key = at;
-		j->key_len = key_size(p) - 1;
+		j->key_len = key_size(p) - 1 - KEY_USER_MAX;
 		put_key_part(&at, p->value[A_INSTANCE], p->len[A_INSTANCE], '|');
 		put_key_part(&at, p->value[A_CLIENT], p->len[A_CLIENT], '|');
 		put_key_part(&at, p->value[A_SENDER], p->len[A_SENDER], '\0');
+		if (user > 0) /* over the NUL just written; room was counted (at most 22 bytes) */
+			j->key_len += (size_t)snprintf(at - 1, KEY_USER_MAX, "|#%zu", user);
 		j->key_hash = spfkit__policyd_cache_hash(srv, j->cache_key, j->key_len);
 	}
 	return j;
@@ -299,10 +307,14 @@ struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__po
 	struct job *j;
 	struct cached *hit;
 	char action[SPFKIT__MTA_TEXT_MAX];
+	const struct spfkit__mta_config *ucfg;
+	size_t user = 0;
 
 	pick(r, &p);
 	spfkit__metrics_count(srv->loop.metrics, SPFKIT__METRICS_REQUESTS);
-	j = job_alloc(srv, &p);
+	ucfg = spfkit__policyd_peruser_find(srv->gen->peruser, p.value[A_RECIPIENT],
+					    p.len[A_RECIPIENT], &user);
+	j = job_alloc(srv, &p, ucfg != NULL ? user : 0);
 	if (j == NULL) {
 		struct spfkit__mta_decision d;
 
@@ -316,7 +328,8 @@ struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__po
 	j->gen->refs++;
 	j->chk.loop = &srv->loop;
 	spfkit__metrics_gauge(srv->loop.metrics, SPFKIT__METRICS_IN_FLIGHT, 1);
-	j->chk.cfg = j->gen->cfg;
+	/* a recipient of Per_User's file is checked and answered with its settings */
+	j->chk.cfg = ucfg != NULL ? ucfg : j->gen->cfg;
 	j->chk.ctx = j->gen->ctx;
 	j->chk.done = on_check_done;
 	j->chk.arg = j;

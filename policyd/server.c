@@ -17,6 +17,7 @@
 #include "acceptor.h"
 #include "engine.h"
 #include "internal.h"
+#include "peruser.h"
 #include "log.h"
 
 /* ---- logging ---------------------------------------------------------- */
@@ -72,13 +73,27 @@ static int check_budget(const struct spfkit__mta_config *cfg, int limit)
 	return whitelists || 2L * cfg->lookup_time > limit ? limit : 0;
 }
 
-static struct gen *gen_new(struct spfkit__policyd *srv, struct spfkit__mta_config *cfg)
+static void report_diag(void *arg, const struct spfkit__mta_diag *d);
+
+/*
+ * A configuration ready to serve: its SPF context and Per_User's file
+ * (read with it: a broken one fails the whole, said through the log
+ * when `say`). NULL: out of memory, or that file is broken.
+ */
+static struct gen *gen_new(struct spfkit__policyd *srv, struct spfkit__mta_config *cfg, int say)
 {
 	struct gen *g = spfkit__zalloc(NULL, sizeof(*g));
 
 	if (g == NULL)
 		return NULL;
+	if (cfg->per_user != NULL &&
+	    spfkit__policyd_peruser_load(cfg->per_user, srv->opts.config_path,
+					 say ? report_diag : NULL, srv, &g->peruser) != 0) {
+		spfkit__free(NULL, g);
+		return NULL;
+	}
 	if (spfkit__mta_ctx_new(cfg, srv->receiver, srv->dns_cached, srv->opts.alloc, &g->ctx) != 0) {
+		spfkit__policyd_peruser_free(g->peruser);
 		spfkit__free(NULL, g);
 		return NULL;
 	}
@@ -93,6 +108,7 @@ void spfkit__policyd_gen_put(struct gen *g)
 	if (g == NULL || --g->refs > 0)
 		return;
 	spfkit_ctx_free(g->ctx);
+	spfkit__policyd_peruser_free(g->peruser);
 	spfkit__mta_config_free(g->cfg);
 	spfkit__free(NULL, g);
 }
@@ -128,7 +144,7 @@ int spfkit__policyd_new(struct event_base *base, const struct spfkit__policyd_op
 		snprintf(srv->receiver, sizeof(srv->receiver), "unknown");
 	srv->resolver = cache != NULL ? cache : r;
 	srv->dns_cached = cache != NULL;
-	srv->gen = gen_new(srv, cfg);
+	srv->gen = gen_new(srv, cfg, 0); /* main.c said the files' problems */
 	if (srv->gen == NULL || spfkit__policyd_admit_new(srv) != 0 ||
 	    spfkit__mta_dns_attach(base, r, cache, &srv->dnsloop) != 0) {
 		if (srv->gen != NULL)
@@ -190,9 +206,12 @@ int spfkit__policyd_reload(struct spfkit__policyd *srv)
 				    srv->opts.config_path, spfkit_strerror(rc));
 		return rc;
 	}
-	g = gen_new(srv, cfg);
+	g = gen_new(srv, cfg, srv->worker == 0);
 	if (g == NULL) {
 		spfkit__mta_config_free(cfg);
+		if (srv->worker == 0)
+			spfkit__policyd_log(srv, LOG_ERR, "reload of %s failed (Per_User's file, or out of "
+				    "memory); keeping the running configuration", srv->opts.config_path);
 		return SPFKIT_ENOMEM;
 	}
 	/* requests in flight finish with the configuration they started with */

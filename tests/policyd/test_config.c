@@ -461,7 +461,9 @@ static void unsupported_and_deprecated_are_warnings(void **state)
 						  "Socket = inet:1234@localhost\n");
 
 	(void)state;
-	expect_diag("t.conf:1: warning: Per_User is not supported");
+	/* Per_User is read now (policyd/peruser.c, issue 29): no warning */
+	assert_null(strstr(diags, "Per_User"));
+	assert_string_equal(cfg->per_user, "text,/etc/users");
 	expect_diag("t.conf:2: warning: defaultSeedOnly is the old name of TestOnly");
 	assert_null(strstr(diags, "Socket"));
 	spfkit__mta_config_free(cfg);
