@@ -88,6 +88,8 @@ class AsyncContext(Context):
         self._drivers = {}
 
     def _driver(self, loop):
+        for old in [lp for lp in self._drivers if lp.is_closed()]:
+            self._drivers.pop(old).close()  # asyncio.run() ended: its sockets go too
         d = self._drivers.get(loop)
         if d is None:
             d = _LoopDriver(loop, self.resolver)
@@ -97,9 +99,11 @@ class AsyncContext(Context):
     async def check(self, ip, sender, helo, **kwargs):
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
+        ended = []
 
         def done(outcome):
-            if fut.done():
+            ended.append(True)
+            if fut.done():  # cancelled
                 return
             if isinstance(outcome, BaseException):
                 fut.set_exception(outcome)
@@ -115,7 +119,7 @@ class AsyncContext(Context):
             return await fut
         finally:
             expiry.cancel()
-            if not fut.done():  # cancelled: end the check, its questions with it
+            if not ended:  # cancelled: end the check, its questions with it
                 driver.expire(token)
 
     def close(self):
