@@ -13,7 +13,7 @@ BENCH_BUILD ?= build-release
 MESON_TEST_FLAGS ?= --print-errorlogs
 
 BUILD_DEPS = meson ninja-build pkg-config gcc python3 python3-dev \
-	libc-ares-dev libevent-dev libyaml-dev libcmocka-dev
+	libc-ares-dev libevent-dev libidn2-dev libyaml-dev libcmocka-dev
 # make test also compares compat/libspf2 with the real libspf2 (its
 # headers and library), reads the RFC 7208 suite for lint in Python, and
 # draws `spfkit tree --dot` output with graphviz (tests/tree: no skip), and

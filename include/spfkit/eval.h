@@ -336,6 +336,16 @@ struct spfkit_result {
 	 * (spfkit_config.record_memo, strict evaluation): one pass over its
 	 * tree compiled from the memo, every field as evaluation gives it */
 	unsigned planned;
+	/*
+	 * Internationalized mail (RFC 8616): sender and helo above are as the
+	 * request gave them (UTF-8 for SMTPUTF8 mail); the checked domain,
+	 * identity_domain, is in A-labels. These are sender and helo with
+	 * their domain in A-labels, for a header field that must be ASCII;
+	 * NULL when there is no ASCII form (a local part that is not ASCII, a
+	 * name that is no valid IDN). For ASCII input, sender and helo.
+	 */
+	const char *sender_ascii;
+	const char *helo_ascii;
 };
 
 enum spfkit_step {

@@ -9,6 +9,7 @@
 
 #include "domain.h"
 #include "eval_int.h"
+#include "idna.h"
 #include "record_cache.h"
 #include "record_plan.h"
 
@@ -250,8 +251,10 @@ static int frame_start(struct spfkit_eval *ev, struct frame *f)
 	if (!f->announced) {
 		f->announced = 1; /* once, not on every replay */
 		trace_frame(ev, f, SPFKIT_TRACE_CHECK, NULL, 0, 0);
+		spfkit__idna_trace(ev, f);
 	}
-	if (!f->domain_checked && !spfkit__domain_valid(f->domain, f->domain_len)) {
+	if (!f->domain_checked && (!spfkit__domain_valid(f->domain, f->domain_len) ||
+				   (f == ev->frames && !f->redirected && ev->idna_why != NULL))) {
 		/* §4.3: a malformed <domain> is "none"; for redirect, permerror. */
 		if (f->redirected)
 			spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,

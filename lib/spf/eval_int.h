@@ -172,6 +172,11 @@ struct spfkit_eval {
 	char client_ip[48];
 	const char *sender, *local, *sender_domain, *helo;
 	size_t sender_len, local_len, sender_domain_len, helo_len;
+	/* RFC 8616 (idna.c): the above hold A-labels; these, what the session gave */
+	const char *sender_received, *helo_received;
+	const char *sender_ascii, *helo_ascii; /* NULL: no ASCII form */
+	const char *idna_why;            /* the checked domain is no IDN: why */
+	uint32_t ascii_less_letters;     /* macro letters with no ASCII value (bit c - 'a') */
 	enum spfkit_identity identity;
 	int64_t now;
 	spfkit_trace_fn *trace;

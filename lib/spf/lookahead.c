@@ -35,6 +35,7 @@
 
 #include "domain.h"
 #include "eval_int.h"
+#include "idna.h"
 #include "ipaddr.h"
 
 /* Where a walked record leaves strict evaluation. */
@@ -96,7 +97,7 @@ static int target_name(struct walk *w, const struct spfkit_term *t, const char *
 		*len = ms->pieces[0].len;
 		return 1; /* speculate() checks it before filing */
 	}
-	if (ms->letters & (1u << ('p' - 'a')))
+	if ((ms->letters & (1u << ('p' - 'a'))) || spfkit__idna_no_ascii(ev, ms))
 		return 0;
 	spfkit__macro_env_for(ev, domain, domain_len, &env);
 	spfkit__buf_reset(&ev->scratch);

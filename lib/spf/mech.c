@@ -7,6 +7,7 @@
 
 #include "domain.h"
 #include "eval_int.h"
+#include "idna.h"
 #include "ipaddr.h"
 
 #define LETTER_BIT(c) (1u << ((c) - 'a'))
@@ -79,6 +80,11 @@ int spfkit__expand_target(struct spfkit_eval *ev, struct frame *f,
 		*out_len = spfkit__domain_trim(ms->pieces[0].text, ms->pieces[0].len);
 		*out = spfkit__arena_strndup(&ev->arena, ms->pieces[0].text, *out_len);
 		return *out == NULL ? STEP_NOMEM : STEP_DONE;
+	}
+	if (use == SPFKIT__MACRO_DOMAIN && spfkit__idna_no_ascii(ev, ms)) {
+		*out = ""; /* no name: a redirect to it is a permerror, exp= is not used */
+		*out_len = 0;
+		return STEP_DONE;
 	}
 	spfkit__macro_env(ev, f, &env);
 	if (ms->letters & LETTER_BIT('p')) {
@@ -328,6 +334,10 @@ static int mech_with_dns(struct spfkit_eval *ev, struct frame *f, const struct s
 	*res = MECH_NOMATCH;
 	if (spfkit__charge_dns_term(ev, f)) {
 		*res = MECH_ERROR;
+		return STEP_DONE;
+	}
+	if (t->has_domain && spfkit__idna_no_ascii(ev, &t->domain)) {
+		spfkit__idna_trace_skip(ev, f, t);
 		return STEP_DONE;
 	}
 	rc = term_target(ev, f, t);

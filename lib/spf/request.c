@@ -6,6 +6,7 @@
 
 #include "domain.h"
 #include "eval_int.h"
+#include "idna.h"
 
 #define EVAL_ARENA_CHUNK 16384
 /* the evaluation rounded up to the arena's alignment */
@@ -208,13 +209,17 @@ static int eval_setup(struct spfkit_eval *ev, const struct spfkit_request *req)
 	ev->helo_len = req->helo_len;
 	rc = set_sender(ev, req);
 	if (rc == 0)
+		rc = spfkit__idna_identities(ev);
+	if (rc == 0)
 		rc = set_top_frame(ev);
 	if (rc != 0)
 		return rc;
 	r->identity = ev->identity;
 	r->identity_domain = ev->frames[0].domain;
-	r->sender = ev->sender;
-	r->helo = ev->helo;
+	r->sender = ev->sender_received;
+	r->helo = ev->helo_received;
+	r->sender_ascii = ev->sender_ascii;
+	r->helo_ascii = ev->helo_ascii;
 	r->client_ip = ev->client_ip;
 	r->receiver = ev->ctx->receiver;
 	return 0;

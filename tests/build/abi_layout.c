@@ -157,6 +157,8 @@ int main(void)
 	F(spfkit_result, depth);
 	F(spfkit_result, memo_answers);
 	F(spfkit_result, planned);
+	F(spfkit_result, sender_ascii);
+	F(spfkit_result, helo_ascii);
 	S(spfkit_question);
 	F(spfkit_question, id);
 	F(spfkit_question, type);

@@ -116,7 +116,7 @@ build_run check spfkit "$src/examples/check.c"
 # libspfkit.a alone (with what it needs from the system), no libspfkit.so.
 # shellcheck disable=SC2046
 if (cd "$tmp" && $CC -std=c11 check.c $(pkg-config --cflags spfkit) "$libdir/libspfkit.a" \
-	$(pkg-config --static --libs-only-l libcares) -pthread -o check_static) >"$tmp/static.log" 2>&1 &&
+	$(pkg-config --static --libs-only-l libcares) $(pkg-config --libs-only-l libidn2) -pthread -o check_static) >"$tmp/static.log" 2>&1 &&
 	! ldd "$tmp/check_static" | grep -q libspfkit &&
 	"$tmp/check_static" "$src/data/demo.zone" >/dev/null; then
 	ok "check.c linked with libspfkit.a ran"

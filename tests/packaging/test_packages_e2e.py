@@ -65,7 +65,7 @@ PACKAGES = ["libspfkit1", "libspfkit-dev", "spfkit", "spfkit-policyd", "spfkit-m
 DEBIAN_LIBSPF2 = ["libspf2-2", "libspf2-dev"]
 # what dpkg-buildpackage needs (debian/control), and the migration's source
 BUILD_DEPS = ["debhelper", "dpkg-dev", "fakeroot", "meson", "ninja-build", "pkg-config",
-              "libc-ares-dev", "libevent-dev"]
+              "libc-ares-dev", "libevent-dev", "libidn2-dev"]
 UNITS = ["/lib/systemd/system/spfkit-policyd.service",
          "/lib/systemd/system/spfkit-milter.service"]
 POLICY_SOCKET = "/var/spool/postfix/private/spfkit-policyd"
