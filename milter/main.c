@@ -351,7 +351,7 @@ static void receiver_name(const char *given, char *buf, size_t size)
 	buf[size - 1] = '\0';
 }
 
-/* SIGTERM, SIGINT, SIGHUP stop the milter (as libmilter did): connections close, checks end. */
+/* SIGTERM and SIGINT stop the milter: connections close, checks end. */
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
 	struct event_base *base = arg;
@@ -359,6 +359,31 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	spfkit__mta_log_printf(LOG_NOTICE, "signal %d: stopping", (int)sig);
 	event_base_loopexit(base, NULL);
+}
+
+/*
+ * SIGHUP: read the configuration file again, as spfkit-policyd does; its
+ * problems go to the log, and one that does not load leaves the running
+ * configuration serving. Checks in flight end under the one they began with.
+ */
+static void on_hup(evutil_socket_t sig, short what, void *arg)
+{
+	const struct options *o = arg;
+	struct spfkit__mta_config *cfg = NULL;
+	int rc;
+
+	(void)sig;
+	(void)what;
+	rc = spfkit__mta_config_read(o->config, o->config_given, NULL, 1, NULL, &cfg);
+	if (rc == 0) {
+		adapt_config(cfg);
+		rc = spfkit__milter_reload(cfg);
+	}
+	if (rc != 0)
+		spfkit__mta_log_printf(LOG_ERR, "reload of %s failed (%s); keeping the running "
+				       "configuration", o->config, spfkit_strerror(rc));
+	else
+		spfkit__mta_log_printf(LOG_NOTICE, "configuration %s reloaded", o->config);
 }
 
 /* /metrics: the loop's counts, served from a thread of its own (after the fork). */
@@ -385,6 +410,7 @@ static int serve(struct options *o, struct spfkit__mta_config *cfg, struct spfki
 		 int fd, const char *spec, const char *fd_note)
 {
 	static const int sigv[3] = {SIGTERM, SIGINT, SIGHUP};
+	const event_callback_fn handler[3] = {on_signal, on_signal, on_hup};
 	struct event_base *base = event_base_new();
 	struct spfkit__milter_server *srv = NULL;
 	struct event *ev[3] = {NULL, NULL, NULL};
@@ -403,7 +429,7 @@ static int serve(struct options *o, struct spfkit__mta_config *cfg, struct spfki
 		goto out;
 	}
 	for (i = 0; i < 3; i++) {
-		ev[i] = evsignal_new(base, sigv[i], on_signal, base);
+		ev[i] = evsignal_new(base, sigv[i], handler[i], sigv[i] == SIGHUP ? (void *)o : base);
 		if (ev[i] == NULL || event_add(ev[i], NULL) != 0)
 			goto out;
 	}

@@ -93,13 +93,18 @@ struct spfkit__milter_server_opts {
 struct spfkit__milter_server;
 
 /* What the sessions read: the configuration and the check's loop. */
+struct spfkit__milter_gen;
+
 struct spfkit__milter_state {
-	struct spfkit__mta_config *cfg;
+	struct spfkit__milter_gen *gen; /* the configuration new checks take (reload.c) */
+	struct spfkit__mta_config *cfg; /* gen's */
 	const char *authserv_id; /* cfg->authserv_id */
 	struct spfkit__mta_loop loop;
 	struct spfkit_ctx *ctx;
 	const char *receiver;
 	int budget_s;            /* Milter_Time_Limit */
+	int dns_cached;          /* answers come through a cache layer: contexts keep the record memo */
+	const struct spfkit_allocator *alloc; /* the contexts' */
 };
 
 extern struct spfkit__milter_state spfkit__milter_g;
@@ -117,6 +122,17 @@ int spfkit__milter_server_listen_fd(struct spfkit__milter_server *s, int fd);
 /* Stop: no new connections, every connection closed, checks in flight cancelled. */
 void spfkit__milter_server_stop(struct spfkit__milter_server *s);
 void spfkit__milter_server_free(struct spfkit__milter_server *s);
+
+/*
+ * reload.c: configurations and SIGHUP. _start makes (cfg, ctx) the first
+ * generation (ctx taken, cfg stays the caller's); a check holds the
+ * current one from its start to its end; _reload makes cfg (taken, freed
+ * even on failure) the current one for the checks that start from now on.
+ */
+int spfkit__milter_gen_start(struct spfkit__mta_config *cfg, struct spfkit_ctx *ctx);
+struct spfkit__milter_gen *spfkit__milter_gen_hold(void);
+void spfkit__milter_gen_put(struct spfkit__milter_gen *g);
+int spfkit__milter_reload(struct spfkit__mta_config *cfg);
 
 /* ---- a connection ----------------------------------------------------------- */
 

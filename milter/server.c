@@ -624,6 +624,7 @@ int spfkit__milter_server_new(struct event_base *base, const struct spfkit__milt
 {
 	struct spfkit__milter_server *srv = spfkit__zalloc(NULL, sizeof(*srv));
 	struct spfkit__mta_acceptor_opts ao;
+	struct spfkit_ctx *ctx = NULL;
 
 	if (srv == NULL)
 		return SPFKIT_ENOMEM;
@@ -642,18 +643,18 @@ int spfkit__milter_server_new(struct event_base *base, const struct spfkit__milt
 	ao.log_interval_s = SPFKIT_MILTER_LOG_INTERVAL;
 	ao.on_conn = on_conn;
 	ao.arg = srv;
+	spfkit__milter_g.receiver = srv->receiver;
+	spfkit__milter_g.dns_cached = cache != NULL;
+	spfkit__milter_g.alloc = o->alloc;
 	if (spfkit__mta_acceptor_new(base, &ao, &srv->acceptor) != 0 ||
-	    spfkit__mta_ctx_new(cfg, srv->receiver, cache != NULL, o->alloc,
-				&spfkit__milter_g.ctx) != 0 ||
+	    spfkit__mta_ctx_new(cfg, srv->receiver, cache != NULL, o->alloc, &ctx) != 0 ||
+	    spfkit__milter_gen_start(cfg, ctx) != 0 ||
 	    spfkit__mta_dns_attach(base, r, cache, &srv->dnsloop) != 0) {
+		if (spfkit__milter_g.gen == NULL)
+			spfkit_ctx_free(ctx);
 		spfkit__milter_server_free(srv);
 		return SPFKIT_ENOMEM;
 	}
-	spfkit__milter_g.cfg = cfg;
-	spfkit__milter_g.authserv_id = cfg->authserv_id;
-	spfkit__milter_g.receiver = srv->receiver;
-	spfkit__milter_g.budget_s = cfg->milter_time_limit > 0 ? cfg->milter_time_limit
-								: SPFKIT_MILTER_BUDGET_S;
 	spfkit__milter_g.loop.base = base;
 	spfkit__milter_g.loop.resolver = cache != NULL ? cache : r;
 	spfkit__milter_g.loop.dnsloop = srv->dnsloop;
@@ -681,7 +682,9 @@ void spfkit__milter_server_free(struct spfkit__milter_server *s)
 		spfkit__milter_server_stop(s);
 	spfkit__mta_acceptor_free(s->acceptor);
 	spfkit_event_detach(s->dnsloop);
-	spfkit_ctx_free(spfkit__milter_g.ctx);
+	spfkit__milter_gen_put(spfkit__milter_g.gen); /* every check has ended: the last hold */
+	spfkit__milter_g.gen = NULL;
+	spfkit__milter_g.cfg = NULL;
 	spfkit__milter_g.ctx = NULL;
 	spfkit__free(NULL, s);
 }

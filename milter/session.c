@@ -24,6 +24,7 @@ struct spfkit__milter_state spfkit__milter_g;
 struct spfkit__milter_check {
 	struct spfkit__mta_job chk; /* chk.arg is the check */
 	struct spfkit__milter_conn *conn;
+	struct spfkit__milter_gen *gen; /* chk.cfg and chk.ctx's, held till the check ends */
 	char text[];                /* sender NUL helo NUL client NUL */
 };
 
@@ -214,7 +215,8 @@ static void local_problem(struct spfkit__milter_conn *c, const struct spfkit__mi
 	struct spfkit__milter_session *s = spfkit__milter_session_of(c);
 	struct spfkit__mta_decision d;
 
-	spfkit__mta_unfinished(spfkit__milter_g.cfg, k != NULL ? &k->chk : NULL, rc, &d);
+	spfkit__mta_unfinished(k != NULL ? k->chk.cfg : spfkit__milter_g.cfg,
+			       k != NULL ? &k->chk : NULL, rc, &d);
 	spfkit__metrics_action(spfkit__milter_g.loop.metrics, d.kind);
 	spfkit__mta_log_printf(LOG_ERR, "client=%s: SPF check not done: %s; %s", s->ip_text,
 			       spfkit_strerror(rc),
@@ -250,6 +252,7 @@ static void check_free(struct spfkit__milter_check *k)
 {
 	spfkit__metrics_gauge(spfkit__milter_g.loop.metrics, SPFKIT__METRICS_IN_FLIGHT, -1);
 	spfkit__mta_job_cleanup(&k->chk);
+	spfkit__milter_gen_put(k->gen);
 	spfkit__free(NULL, k);
 }
 
@@ -266,7 +269,8 @@ static void on_check_done(struct spfkit__mta_job *chk, int rc, const char *doing
 				       spfkit_strerror(rc), doing != NULL ? doing : "checking");
 		local_problem(c, k, rc);
 	} else {
-		spfkit__mta_decide(spfkit__milter_g.cfg, &chk->in, &m->d);
+		/* the configuration the check started with, reloaded or not since */
+		spfkit__mta_decide(chk->cfg, &chk->in, &m->d);
 		spfkit__metrics_action(spfkit__milter_g.loop.metrics, m->d.kind);
 		log_decision(s, &chk->in, &m->d);
 		if (m->d.kind == SPFKIT__MTA_REJECT || m->d.kind == SPFKIT__MTA_DEFER) {
@@ -309,6 +313,7 @@ static struct spfkit__milter_check *check_new(struct spfkit__milter_conn *c, con
 	memset(k, 0, sizeof(*k));
 	k->conn = c;
 	k->chk.loop = &spfkit__milter_g.loop;
+	k->gen = spfkit__milter_gen_hold();
 	k->chk.cfg = spfkit__milter_g.cfg;
 	k->chk.ctx = spfkit__milter_g.ctx;
 	k->chk.ip = s->ip;

@@ -595,6 +595,53 @@ def t_metrics(d):
     expect((r.returncode, (r.stdout + r.stderr).strip()), (0, b""))
 
 
+def hup_and_wait(d, text):
+    """SIGHUP, then the log line with text (a new one, past those there already)."""
+    with d.lock:
+        seen = sum(1 for line in d.lines if text in line)
+    d.proc.send_signal(signal.SIGHUP)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        with d.lock:
+            if sum(1 for line in d.lines if text in line) > seen:
+                return
+        time.sleep(0.02)
+    raise AssertionError("no new log line with %r after SIGHUP; log: %r" % (text, d.lines[-10:]))
+
+
+def forged_mail(d):
+    """A MAIL FROM whose SPF fails (exp.example: -all); its reply."""
+    m, r = session(d, "192.0.2.99", "h.unknown.test", "<bob@exp.example>")
+    m.quit()
+    return r
+
+
+def t_reload(d):
+    """SIGHUP (issue 29) as spfkit-policyd: the new file serves the next checks; a check
+    in flight ends under the configuration it began with; a broken file is refused with
+    its line in the log and the running configuration keeps serving."""
+    expect(forged_mail(d), ("continue", b""))  # Mail_From_reject = False
+    # in flight: late.example's answer is held 1.5 s; 203.0.113.5 fails its SPF
+    slow = d.client()
+    expect(slow.connect("203.0.113.5"), ("continue", b""))
+    expect(slow.helo("h.unknown.test"), ("continue", b""))
+    slow.send(mc.MAIL, mc.z("<x@late.example>"))
+    time.sleep(0.2)
+    with open(d.conf, "w") as f:
+        f.write(CONF + "Mail_From_reject = Fail\n")
+    hup_and_wait(d, "reloaded")
+    final, data, _ = slow.read_until_final()
+    expect((final, data), ("continue", b""))  # began under False: not refused
+    slow.quit()
+    assert reply_text(forged_mail(d)).startswith("550 5.7.23 "), "the new file does not serve"
+    # broken: the running configuration (Fail) stays
+    with open(d.conf, "w") as f:
+        f.write(CONF + "Mail_From_reject = Sometimes\n")
+    hup_and_wait(d, "keeping the running configuration")
+    d.wait_log("milter.conf:5: error:")
+    assert reply_text(forged_mail(d)).startswith("550 5.7.23 "), "a broken file took over"
+
+
 def check_config():
     """--check-config: the milter keys are read; a bad one is an error with file:line."""
     tmp = tempfile.mkdtemp(prefix="spfkit-milter-conf-")
@@ -628,6 +675,7 @@ GROUPS = [
                   t_concurrent_sessions]),
     (CONF_BOTH, None, [t_both_headers_v4mapped, t_verified_and_macro_list]),
     (CONF + "Metrics_Listen = 127.0.0.1:0\n", None, [t_metrics]),
+    (CONF + "Mail_From_reject = False\n", "dnsd", [t_reload]),
     (CONF + "Lookup_Time = 3\n", "dnsd", [t_slow_dns_stalls_no_one, t_disconnect_mid_evaluation,
                                          t_lookup_time]),
     (CONF + "Lookup_Time = 10\nMilter_Time_Limit = 2\nDomain_Whitelist = never.example\n",
