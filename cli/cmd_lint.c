@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "lint.h"
+#include "lint_print.h"
 
 #define CMD "lint"
 /* Exit status other than the findings' 0/1/2 (sysexits.h values). */

@@ -3,9 +3,10 @@
  * without DNS: how it ends (§4.7, §5.1, §6.1), what its ranges cover
  * (§5.6), its modifiers (§6) and macros (§7).
  */
+#include <stdio.h>
 #include <string.h>
 
-#include "lint.h"
+#include "publish.h"
 
 #define MAX_NETBLOCK_TERMS 2000u /* pairwise comparison beyond this is skipped */
 

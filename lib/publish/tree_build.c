@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "tree.h"
+#include "publish.h"
 
 void tree_init(struct tree *t, struct lint_report *r)
 {

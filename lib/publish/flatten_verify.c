@@ -19,10 +19,11 @@
  * a difference either. Addresses where the original gives permerror at
  * the RFC limits and the flattened records a result are counted.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "flatten.h"
+#include "publish.h"
 
 #define RAISED_LIMIT 1000u  /* terms and void lookups for the original */
 #define REPORT_MAX 20u      /* differences written out */

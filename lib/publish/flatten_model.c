@@ -21,9 +21,10 @@
  * does not matter. A record (other than the root) holding a kept term
  * is "tainted": the include or redirect leading to it is kept as written.
  */
+#include <stdio.h>
 #include <string.h>
 
-#include "flatten.h"
+#include "publish.h"
 
 struct flat_frame {
 	struct tree_ranges q[FQ_COUNT]; /* decided here, per result (not at the root) */

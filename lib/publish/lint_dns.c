@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "lint.h"
+#include "publish.h"
 
 struct lint_cached {
 	const char *name;
@@ -45,29 +45,6 @@ void lint_dns_set_time_limit(struct lint_dns *d, unsigned seconds)
 {
 	d->limit_s = seconds;
 	d->deadline_ms = seconds > 0 ? now_ms() + (int64_t)seconds * 1000 : 0;
-}
-
-int lint_time_limit_option(const char *cmd, const char *text, unsigned *seconds)
-{
-	int v = LINT_TIME_LIMIT_S;
-
-	if (text != NULL && cli_parse_count(text, 86400, &v) != 0) {
-		cli_error(cmd, "--time-limit '%.100s' is not a number of seconds from 1 to 86400",
-			  text);
-		return -1;
-	}
-	*seconds = (unsigned)v;
-	return 0;
-}
-
-int lint_dns_incomplete(const char *cmd, const struct lint_dns *d)
-{
-	if (d->late == 0)
-		return 0;
-	cli_error(cmd, "incomplete: the time limit of %u s was reached; %u DNS question%s not "
-		       "answered, each named by a dns-failure finding",
-		  d->limit_s, d->late, d->late == 1 ? "" : "s");
-	return 1;
 }
 
 /* Milliseconds left (at least 1), 0 when the time is up, -1 without a limit. */

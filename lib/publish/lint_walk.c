@@ -20,9 +20,10 @@
  * `spfkit tree` watches this walk (lint_input.observe, the emit_*
  * functions): one walker, so tree's counts are lint's by construction.
  */
+#include <stdio.h>
 #include <string.h>
 
-#include "lint.h"
+#include "publish.h"
 
 #define WALK_MAX_DEPTH 16u    /* past 10 terms it is a permerror anyway */
 #define WALK_MAX_RECORDS 500u /* records fetched in one run */

@@ -6,9 +6,10 @@
  * matching term decides), and the split of a range into the fewest
  * aligned CIDR blocks for ip4:/ip6: terms (§5.6).
  */
+#include <stdio.h>
 #include <string.h>
 
-#include "flatten.h"
+#include "publish.h"
 
 struct u128 {
 	uint64_t hi, lo;

@@ -5,10 +5,11 @@
  * are 128-bit pairs plus an "all" flag, printed in decimal by long
  * division over 32-bit limbs.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tree.h"
+#include "publish.h"
 
 static int grow(struct tree_ranges *r)
 {

@@ -5,7 +5,7 @@
  * do what it says; warning when legal but risky or wasteful; notice for
  * what is worth knowing. docs/lint.md lists the same, with examples.
  */
-#include "lint.h"
+#include "publish.h"
 
 const struct lint_check lint_checks[L_COUNT] = {
 	[L_NO_RECORD] = { "no-record", LINT_ERROR, "4.5",

@@ -5,9 +5,10 @@
  * and the sizes of §3.3 and §3.4. They work on any text, so a record
  * the parser refuses still gets told what was probably meant.
  */
+#include <stdio.h>
 #include <string.h>
 
-#include "lint.h"
+#include "publish.h"
 
 #define MAX_BYTE_FINDINGS 5u /* non-ascii findings per record; the first ones tell enough */
 #define RECORD_SOFT_MAX 450u /* §3.4: "keep the size of the record ... within 450 octets" */

@@ -1,130 +1,37 @@
 /*
- * The findings of one `spfkit lint` run and their two renderings: text
- * grouped by severity for people, one JSON object for CI. Every string
- * lives in one arena, freed with the report; record text comes from DNS,
- * so it is printed through cli_put_safe() / cli_json_str().
+ * `spfkit lint`'s output: the findings as text grouped by severity for
+ * people, one JSON object for CI; record text comes from DNS, so it is
+ * printed through cli_put_safe() / cli_json_str(). Also the --time-limit
+ * option and what the limit left unchecked.
  */
 #include <stdarg.h>
 #include <string.h>
 
-#include "lint.h"
+#include "lint_print.h"
 
-#define LINT_ARENA_MAX (64u << 20) /* a hostile tree cannot take more */
-#define LINT_MAX_FINDINGS 10000u   /* past it, findings are dropped (and said so) */
-#define LINT_MSG_MAX 512u
 #define LINT_JSON_MAX (64u << 20)
 
-void lint_report_init(struct lint_report *r)
+int lint_time_limit_option(const char *cmd, const char *text, unsigned *seconds)
 {
-	memset(r, 0, sizeof(*r));
-	spfkit__arena_init(&r->arena, NULL, 16384, LINT_ARENA_MAX);
-	r->domain = "";
-}
+	int v = LINT_TIME_LIMIT_S;
 
-void lint_report_free(struct lint_report *r)
-{
-	spfkit__arena_free(&r->arena);
-	spfkit__free(NULL, r->items);
-	r->items = NULL;
-	r->n = r->cap = 0;
-}
-
-char *lint_strndup(struct lint_report *r, const char *s, size_t len)
-{
-	char *p = spfkit__arena_strndup(&r->arena, s, len);
-
-	if (p == NULL && r->err == 0)
-		r->err = SPFKIT_ENOMEM;
-	return p;
-}
-
-static struct lint_finding *new_finding(struct lint_report *r)
-{
-	struct lint_finding *p;
-	size_t cap;
-
-	if (r->n == r->cap) {
-		if (r->cap >= LINT_MAX_FINDINGS) {
-			if (r->err == 0)
-				r->err = SPFKIT_E2BIG;
-			return NULL;
-		}
-		cap = r->cap ? r->cap * 2 : 32;
-		p = spfkit__realloc(NULL, r->items, cap * sizeof(*p));
-		if (p == NULL) {
-			r->err = SPFKIT_ENOMEM;
-			return NULL;
-		}
-		r->items = p;
-		r->cap = cap;
+	if (text != NULL && cli_parse_count(text, 86400, &v) != 0) {
+		cli_error(cmd, "--time-limit '%.100s' is not a number of seconds from 1 to 86400",
+			  text);
+		return -1;
 	}
-	return &r->items[r->n++];
+	*seconds = (unsigned)v;
+	return 0;
 }
 
-static void add_v(struct lint_report *r, enum lint_severity sev, enum lint_id id,
-		  const char *domain, const char *term, size_t term_len, long offset, const char *fix,
-		  const char *fmt, va_list ap)
+int lint_dns_incomplete(const char *cmd, const struct lint_dns *d)
 {
-	struct lint_finding *f;
-	char msg[LINT_MSG_MAX];
-	int n;
-
-	n = vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (n < 0)
-		n = 0;
-	f = new_finding(r);
-	if (f == NULL)
-		return;
-	f->id = id;
-	f->severity = sev;
-	f->domain = domain != NULL && domain[0] != '\0' ? lint_strndup(r, domain, strlen(domain)) : NULL;
-	f->term = term != NULL ? lint_strndup(r, term, term_len) : NULL;
-	f->offset = offset;
-	f->message = lint_strndup(r, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
-	f->fix = fix != NULL ? lint_strndup(r, fix, strlen(fix)) : NULL;
-	if (f->message == NULL)
-		r->n--; /* out of memory, noted in r->err */
-}
-
-void lint_add(struct lint_report *r, enum lint_id id, const char *domain, const char *term,
-	      size_t term_len, long offset, const char *fix, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	add_v(r, lint_checks[id].severity, id, domain, term, term_len, offset, fix, fmt, ap);
-	va_end(ap);
-}
-
-void lint_add_as(struct lint_report *r, enum lint_severity sev, enum lint_id id, const char *domain,
-		 const char *term, size_t term_len, long offset, const char *fix, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	add_v(r, sev, id, domain, term, term_len, offset, fix, fmt, ap);
-	va_end(ap);
-}
-
-size_t lint_count(const struct lint_report *r, enum lint_severity s)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < r->n; i++)
-		n += r->items[i].severity == s;
-	return n;
-}
-
-int lint_exit_status(const struct lint_report *r)
-{
-	if (lint_count(r, LINT_ERROR) > 0)
-		return 2;
-	return lint_count(r, LINT_WARNING) > 0 ? 1 : 0;
-}
-
-static const char *fix_of(const struct lint_finding *f)
-{
-	return f->fix != NULL ? f->fix : lint_checks[f->id].fix;
+	if (d->late == 0)
+		return 0;
+	cli_error(cmd, "incomplete: the time limit of %u s was reached; %u DNS question%s not "
+		       "answered, each named by a dns-failure finding",
+		  d->limit_s, d->late, d->late == 1 ? "" : "s");
+	return 1;
 }
 
 /* ---- text -------------------------------------------------------------- */
@@ -147,7 +54,7 @@ static void print_finding(FILE *f, const struct lint_finding *x)
 	fputs("\n    ", f);
 	cli_put_safe_str(f, x->message);
 	fputs("\n    fix: ", f);
-	cli_put_safe_str(f, fix_of(x));
+	cli_put_safe_str(f, lint_finding_fix(x));
 	fprintf(f, "\n    RFC 7208 section %s\n", lint_checks[x->id].section);
 }
 
@@ -216,7 +123,7 @@ static void json_finding(struct spfkit__buf *b, const struct lint_finding *x)
 	cli_json_key(b, &first, "message");
 	cli_json_cstr(b, x->message);
 	cli_json_key(b, &first, "fix");
-	cli_json_cstr(b, fix_of(x));
+	cli_json_cstr(b, lint_finding_fix(x));
 	cli_json_key(b, &first, "rfc7208_section");
 	cli_json_cstr(b, lint_checks[x->id].section);
 	spfkit__buf_putc(b, '}');

@@ -15,9 +15,10 @@
  * next. An included record passes exactly the addresses it lists
  * (§5.2), so "-include:_spf3.D" fails exactly those.
  */
+#include <stdio.h>
 #include <string.h>
 
-#include "flatten.h"
+#include "publish.h"
 
 #define ANSWER_MAX 450u    /* RFC 7208 §3.4 */
 #define STRING_MAX 255u    /* RFC 7208 §3.3, RFC 1035 §3.3.14 */

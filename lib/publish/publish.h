@@ -1,0 +1,555 @@
+/*
+ * lib/publish: the publisher's tools as a library part (issue 28): what
+ * `spfkit lint`, `spfkit tree` and `spfkit flatten` compute, without
+ * their printing. Internal for now (not installed, not in
+ * include/spfkit/), as spfkit-event was before it had a second user;
+ * cli/ reaches it through this header only (tests/build).
+ *
+ *   lint_catalogue.c  every check: stable id, severity, RFC 7208 section, fix
+ *   lint_report.c     findings kept in one arena
+ *   lint_dns.c        questions through the public resolver, one at a time, cached
+ *   lint_text.c       checks on a record's text: version, bytes, typos, legacy, sizes
+ *   lint_terms.c      checks on a parsed record: all, netblocks, modifiers, macros
+ *   lint_walk.c       the include/redirect tree: worst-case counts, loops, targets;
+ *                     also the walker of tree and flatten, which watch it
+ *   tree_build.c      the tree, built from the walk's events
+ *   tree_addr.c       address ranges: union and count (IPv6 counts need 129 bits)
+ *   flatten_set.c     address sets (tree_addr.c's ranges, kept sorted and
+ *                     joined): union, difference, CIDR blocks, their text
+ *   flatten_model.c   what the records mean, built by watching the walk:
+ *                     per qualifier, the addresses decided
+ *   flatten_emit.c    the flattened records: packing into _spfN names under
+ *                     the size limits, the BIND zone fragment
+ *   flatten_verify.c  a resolver answering the new records first, and the
+ *                     evaluation of original and flattened, address by address
+ *
+ * Records are fetched with spfkit_resolver_submit()/wait() and parsed
+ * with spfkit_record_parse(), the evaluator's own parser, so what lint
+ * counts is what evaluation counts (tests/lint checks it on the
+ * benchmark corpus). Lint never evaluates with this machine's address:
+ * it evaluates nothing; sample macro expansions use documentation values.
+ *
+ * There is one walker, lint's: tree and the flattener watch it (struct
+ * lint_input's observe), so the lookups tree shows per node add up to
+ * lint's worst case exactly (tests/tree checks it on the benchmark
+ * corpus), and the records flatten reads are lint's (docs/flatten.md).
+ */
+#ifndef SPFKIT_PUBLISH_H
+#define SPFKIT_PUBLISH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <spfkit/spfkit.h>
+
+#include "spfkit_util.h"
+
+enum lint_severity { LINT_ERROR = 0, LINT_WARNING, LINT_NOTICE };
+
+/* One id per check; the order is the catalogue's (lint_catalogue.c). */
+enum lint_id {
+	L_NO_RECORD = 0,
+	L_MULTIPLE_RECORDS,
+	L_SYNTAX,
+	L_VERSION_GLUED,
+	L_LEGACY_SYNTAX,
+	L_NO_TERMINATOR,
+	L_PLUS_ALL,
+	L_WIDE_NETBLOCK,
+	L_NEUTRAL_ALL,
+	L_TERMS_AFTER_ALL,
+	L_REDIRECT_WITH_ALL,
+	L_DUPLICATE_MODIFIER,
+	L_UNKNOWN_MODIFIER,
+	L_TYPO,
+	L_NON_ASCII,
+	L_LOOKUPS_OVER_10,
+	L_CLOSE_TO_LIMIT,
+	L_VOID_OVER_2,
+	L_MX_OVER_10,
+	L_TARGET_NO_ADDRESS,
+	L_NULL_MX,
+	L_INCLUDE_NO_RECORD,
+	L_REDIRECT_NO_RECORD,
+	L_INCLUDE_LOOP,
+	L_REDIRECT_LOOP,
+	L_DUPLICATE_INCLUDE,
+	L_DYNAMIC_TARGET,
+	L_PTR_USED,
+	L_STRING_OVER_255,
+	L_SPLIT_INSIDE_TOKEN,
+	L_RECORD_OVER_450,
+	L_ANSWER_OVER_512,
+	L_SPF_RR_TYPE,
+	L_BAD_MACRO,
+	L_MACRO_LEAK,
+	L_PRIVATE_RANGE,
+	L_DUPLICATE_NETBLOCK,
+	L_OVERLAPPING_NETBLOCK,
+	L_UNREACHABLE_TERM,
+	L_EXP_TARGET,
+	L_EXP_IN_INCLUDE,
+	L_TTL,
+	L_WILDCARD_RECORD,
+	L_DNS_FAILURE,
+	L_COUNT
+};
+
+struct lint_check {
+	const char *id;    /* stable: scripts match on it */
+	enum lint_severity severity;
+	const char *section; /* RFC 7208 section */
+	const char *fix;     /* the usual one-line fix */
+	const char *what;    /* one line for docs and --list-checks */
+};
+
+extern const struct lint_check lint_checks[L_COUNT];
+const char *lint_severity_name(enum lint_severity s);
+
+/* ---- lint_report.c ---------------------------------------------------- */
+
+struct lint_finding {
+	enum lint_id id;
+	enum lint_severity severity; /* the catalogue's, or lower for a milder case */
+	const char *domain;  /* whose record; NULL for none */
+	const char *term;    /* the term as written (NUL-terminated copy), or NULL */
+	long offset;         /* byte offset of the term in the record, -1 when none */
+	const char *message;
+	const char *fix;     /* NULL: the catalogue's */
+};
+
+/* What the walk found; counts are the worst case over every branch. */
+struct lint_counts {
+	unsigned dns_terms;    /* RFC 7208 §4.6.4 DNS-querying terms */
+	unsigned void_v4;      /* void lookups for an IPv4 client matching nothing */
+	unsigned void_v6;      /* the same for an IPv6 client */
+	int permerror_v4;      /* a receiver returns permerror for such a client */
+	int permerror_v6;
+	int dynamic;           /* some target depends on macros: not followed */
+	int loop;              /* an include/redirect loop: evaluation goes round to the limit */
+	unsigned records;      /* records fetched and parsed */
+};
+
+struct lint_report {
+	struct spfkit__arena arena; /* every string of every finding */
+	struct lint_finding *items;
+	size_t n, cap;
+	int err;            /* first failure (SPFKIT_ENOMEM): findings are missing */
+	const char *domain; /* the domain linted ("" with --record and no --domain) */
+	const char *record; /* the top record's text, or NULL */
+	size_t record_len;
+	struct lint_counts counts;
+};
+
+void lint_report_init(struct lint_report *r);
+void lint_report_free(struct lint_report *r);
+/* An arena copy of len bytes, NUL-terminated; NULL (and r->err) on failure. */
+char *lint_strndup(struct lint_report *r, const char *s, size_t len);
+/*
+ * Add a finding. term/term_len: the term as written (NULL for none);
+ * offset: its byte offset, -1 for none; fix: NULL for the catalogue's.
+ */
+void lint_add(struct lint_report *r, enum lint_id id, const char *domain, const char *term,
+	      size_t term_len, long offset, const char *fix, const char *fmt, ...)
+	__attribute__((format(printf, 8, 9)));
+/* The same with the severity given (legacy-syntax has milder cases). */
+void lint_add_as(struct lint_report *r, enum lint_severity sev, enum lint_id id, const char *domain,
+		 const char *term, size_t term_len, long offset, const char *fix, const char *fmt, ...)
+	__attribute__((format(printf, 9, 10)));
+size_t lint_count(const struct lint_report *r, enum lint_severity s);
+/* 0 clean (notices allowed), 1 warnings only, 2 errors. */
+int lint_exit_status(const struct lint_report *r);
+/* The finding's fix: its own, or the catalogue's. */
+const char *lint_finding_fix(const struct lint_finding *f);
+
+/* ---- lint_dns.c ------------------------------------------------------- */
+
+/* One answer, copied into the report's arena; valid until the report is freed. */
+struct lint_answer {
+	enum spfkit_dns_status status;
+	uint32_t ttl;
+	const struct spfkit_dns_rr *rrs;
+	size_t count;
+	const char *detail;
+	unsigned asked; /* how many times lint asked; 1 the first time */
+};
+
+#define LINT_MAX_QUESTIONS 2000u /* per run: bounds the work of a hostile tree */
+#define LINT_PARALLEL 16u        /* questions of one record in flight at once */
+#define LINT_TIME_LIMIT_S 60u    /* --time-limit default: the whole run, in seconds */
+
+struct lint_dns {
+	struct spfkit_resolver *resolver; /* NULL: no DNS at all (every name is NXDOMAIN) */
+	struct lint_report *report;       /* its arena holds the answers */
+	struct lint_cached **cache;       /* questions asked, in order (in the arena) */
+	size_t n, cap;
+	int err;                          /* SPFKIT_EDNS...: the backend failed */
+	int64_t deadline_ms;              /* CLOCK_MONOTONIC; 0: none */
+	unsigned limit_s;                 /* the time limit, for messages */
+	unsigned late;                    /* questions not answered for the time limit */
+};
+
+void lint_dns_init(struct lint_dns *d, struct spfkit_resolver *resolver, struct lint_report *r);
+void lint_dns_free(struct lint_dns *d);
+/* From now, the run has `seconds` (0: no limit): a question not answered
+ * by then is TEMPFAIL "no answer within the time limit", and the ones
+ * after it are not asked (TEMPFAIL "not asked: ..."); d->late counts
+ * both. */
+void lint_dns_set_time_limit(struct lint_dns *d, unsigned seconds);
+#define LINT_EXIT_INCOMPLETE 75 /* sysexits EX_TEMPFAIL: the time limit cut the run short */
+
+struct lint_question {
+	const char *name;
+	size_t len;
+	uint16_t type;
+};
+
+/*
+ * Ask the questions not in the cache yet, LINT_PARALLEL at a time, and
+ * wait for their answers: a later lint_dns_ask() finds them (counted
+ * then, as if asked then). A slow server costs one wait per batch, not
+ * one per question. Failures are left for lint_dns_ask() to meet.
+ */
+void lint_dns_prefetch(struct lint_dns *d, const struct lint_question *q, size_t n);
+/*
+ * Ask (or find in the cache) type for name; *out points into the
+ * cache. 0, SPFKIT_E2BIG past LINT_MAX_QUESTIONS, SPFKIT_ENOMEM, or the
+ * resolver's error.
+ */
+int lint_dns_ask(struct lint_dns *d, const char *name, size_t len, uint16_t type,
+		 const struct lint_answer **out);
+
+/* ---- lint_text.c ------------------------------------------------------ */
+
+/*
+ * Checks that need only the TXT records at a name: which are SPF, and
+ * which nearly are (v=spf10, spf2.0/pra). Returns the number of SPF
+ * version 1 records (0, 1, or more), with the first in *rec / *len.
+ */
+size_t lint_select(struct lint_report *r, const char *domain, const struct lint_answer *txt,
+		   const char **rec, size_t *len);
+/* Byte-level and token-level checks of one record's text (parse or not). */
+void lint_text_checks(struct lint_report *r, const char *domain, const char *text, size_t len);
+/* Character-strings as given with --record "..." "...": their sizes and joins. */
+void lint_string_checks(struct lint_report *r, const char *domain, const char *joined,
+			const char *const *strs, const size_t *lens, size_t n);
+/* §3.4 sizes of the TXT answer at a name. */
+void lint_size_checks(struct lint_report *r, const char *domain, size_t name_len,
+		      const char *text, size_t len, const struct lint_answer *txt);
+
+/* ---- lint_terms.c ----------------------------------------------------- */
+
+/* Checks of one parsed record on its own; `included`: reached by include. */
+void lint_term_checks(struct lint_report *r, const char *domain, const struct spfkit_record *rec,
+		      int included);
+/* Index of the first "all" mechanism, or rec->count when none. */
+size_t lint_first_all(const struct spfkit_record *rec);
+/* The term's text as written. */
+void lint_term_text(const struct spfkit_record *rec, const struct spfkit_term *t,
+		    const char **p, size_t *len);
+
+/* ---- lint_walk.c ------------------------------------------------------ */
+
+/*
+ * Observing the walk (`spfkit tree`, tree.h): the walker tells each step
+ * to an observer, so tree shows exactly what lint counts and there is
+ * one walker. Events nest: ENTER, then the node's RECORD, TERM,
+ * ADDRESSES, VOID and PROBLEM events and its children's ENTER...LEAVE,
+ * then its LEAVE. Pointers are valid during the call only.
+ */
+enum lint_walk_kind {
+	LW_ENTER,     /* a record is looked for: name, how, via */
+	LW_RECORD,    /* its text (rec NULL: it did not parse), ttl */
+	LW_TERM,      /* a mechanism walked (in order, up to the first all): term */
+	LW_ADDRESSES, /* the A and AAAA answers of an a/mx target or MX host: term, a4, a6 */
+	LW_VOID,      /* a void lookup counted: family, what, name */
+	LW_PROBLEM,   /* the branch stops here: what, error, loop */
+	LW_LEAVE,
+};
+
+enum lint_how { LINT_HOW_TOP = 0, LINT_HOW_INCLUDE, LINT_HOW_REDIRECT };
+
+struct lint_walk_event {
+	enum lint_walk_kind kind;
+	const char *name;   /* ENTER: the domain; VOID: the name asked */
+	size_t len;
+	enum lint_how how;  /* ENTER */
+	const char *via;    /* ENTER: the term leading here as written (NULL for the top) */
+	size_t via_len;
+	int via_qualifier;  /* ENTER: that term's qualifier ('+' for redirect) */
+	const struct spfkit_record *rec; /* RECORD (or NULL), TERM */
+	const char *text;   /* RECORD */
+	size_t text_len;
+	uint32_t ttl;       /* RECORD */
+	int has_ttl;        /* RECORD: 0 for --record */
+	const struct spfkit_term *term;      /* TERM, ADDRESSES */
+	const struct lint_answer *a4, *a6;   /* ADDRESSES */
+	const char *what;   /* VOID: "A", "MX", "(macro)"...; PROBLEM: one line */
+	int family;         /* VOID: 0 IPv4 client, 1 IPv6 client */
+	int error;          /* PROBLEM: receivers get permerror, temperror or none */
+	int loop;           /* PROBLEM: an include/redirect loop */
+	unsigned dns_terms; /* every event: the walk's counters so far */
+	unsigned voids[2];
+};
+
+typedef void lint_walk_fn(void *arg, const struct lint_walk_event *ev);
+
+struct lint_input {
+	lint_walk_fn *observe;   /* NULL: nobody watches */
+	void *observe_arg;
+	const char *domain;      /* the domain, or NULL with --record and no --domain */
+	const char *record;      /* --record text (strings joined), or NULL */
+	size_t record_len;
+	const char *const *strs; /* --record "..." strings, when given quoted; else NULL */
+	const size_t *lens;
+	size_t nstrs;
+};
+
+/* Lint the domain's record (or the given one) and its whole tree. 0 or an spfkit_err. */
+int lint_run(struct lint_dns *dns, const struct lint_input *in);
+
+/* ---- tree_addr.c ---------------------------------------------------------- */
+
+/* One range of addresses; IPv4 in the low 32 bits of lo (hi 0). */
+struct tree_range {
+	int v6;
+	uint64_t first_hi, first_lo, last_hi, last_lo;
+};
+
+struct tree_ranges {
+	struct tree_range *items;
+	size_t n, cap;
+};
+
+/* A count of addresses: up to 2^128 (IPv6 ::/0), so 129 bits. */
+struct tree_count {
+	uint64_t hi, lo;
+	int all; /* exactly 2^128 */
+};
+
+/* Add addr/prefix (4 or 16 bytes of addr); 0 or SPFKIT_ENOMEM. */
+int tree_ranges_add(struct tree_ranges *r, int v6, const unsigned char *addr, unsigned prefix);
+/* Append every range of src; 0 or SPFKIT_ENOMEM. */
+int tree_ranges_merge_from(struct tree_ranges *dst, const struct tree_ranges *src);
+/* Sort and join overlapping ranges; then count each family. */
+void tree_ranges_union(struct tree_ranges *r, struct tree_count *v4, struct tree_count *v6);
+void tree_ranges_free(struct tree_ranges *r);
+/* Decimal text of c into buf (at least 48 bytes). */
+const char *tree_count_str(const struct tree_count *c, char *buf, size_t size);
+/* n when c is exactly 2^n, else -1. */
+int tree_count_log2(const struct tree_count *c);
+/* For people: "2^80" for a power of two from 2^16 up, else the decimal text. */
+const char *tree_count_text(const struct tree_count *c, char *buf, size_t size);
+
+/* ---- tree_build.c --------------------------------------------------------- */
+
+struct tree_void {
+	const char *what, *name; /* "A", "MX", "(macro)"...; the name asked */
+	unsigned families;       /* bit 0: IPv4 clients, bit 1: IPv6 clients */
+	struct tree_void *next;
+};
+
+struct tree_node {
+	unsigned id; /* dot node name n<id> */
+	const char *domain;
+	enum lint_how how;
+	const char *via; /* the term leading here as written, or NULL */
+	int via_qualifier;
+	const char *record; /* NULL: none read */
+	size_t record_len;
+	uint32_t ttl;
+	int has_ttl;
+	int parsed;          /* the record parsed: the counts below mean something */
+	const char *problem; /* the branch stops: why */
+	int error, loop;
+	int repeated;        /* reached before elsewhere: not expanded again */
+	int plus_all;        /* +all walked: every address passes */
+	unsigned terms_here, terms_tree;  /* DNS terms (§4.6.4) */
+	unsigned voids_here[2], voids_tree[2];
+	struct tree_void *voids, *voids_last;
+	const char **dynamic; /* terms made by macros, as written */
+	size_t ndynamic;
+	struct tree_ranges own, sub; /* ranges of + terms; sub: with the subtree's */
+	struct tree_count v4_here, v6_here, v4_tree, v6_tree;
+	int all_tree;        /* some + branch ends in +all */
+	struct tree_node *parent, *child, *last_child, *next;
+	/* counters at ENTER */
+	unsigned enter_terms, enter_voids[2];
+};
+
+struct tree {
+	struct lint_report *r; /* its arena holds every node and string */
+	struct tree_node *root, *cur;
+	unsigned nodes;
+	int errors; /* nodes with an error */
+	int err;    /* SPFKIT_ENOMEM: the tree is incomplete */
+};
+
+void tree_init(struct tree *t, struct lint_report *r);
+void tree_free(struct tree *t);
+/* The lint_walk_fn; arg is a struct tree. */
+void tree_observe(void *arg, const struct lint_walk_event *ev);
+/* 0 no error, 2 the tree has errors (documented in --help and docs/tree.md). */
+int tree_exit_status(const struct tree *t);
+
+/* The four results a record's terms can give (RFC 7208 §4.6.2, §2.6). */
+enum flat_q { FQ_PASS = 0, FQ_FAIL, FQ_SOFTFAIL, FQ_NEUTRAL, FQ_COUNT };
+
+/* '+', '-', '~', '?' for a qualifier; the qualifier for such a byte (FQ_PASS by default). */
+char flat_q_char(enum flat_q q);
+enum flat_q flat_q_of(int qualifier);
+
+/* ---- flatten_set.c ------------------------------------------------------ */
+
+/*
+ * A set of addresses is a struct tree_ranges kept normal: sorted, both
+ * families (IPv4 first), ranges neither overlapping nor touching. Every
+ * function here takes and leaves sets normal; 0 or SPFKIT_ENOMEM.
+ */
+int flat_set_normalize(struct tree_ranges *s);
+int flat_set_add_prefix(struct tree_ranges *s, int v6, const unsigned char *addr, unsigned prefix);
+int flat_set_union(struct tree_ranges *dst, const struct tree_ranges *src);
+/* out = a minus b (out is emptied first; it may not be a or b). */
+int flat_set_minus(struct tree_ranges *out, const struct tree_ranges *a,
+		   const struct tree_ranges *b);
+/* Every address of both families. */
+int flat_set_universe(struct tree_ranges *s);
+int flat_set_equal(const struct tree_ranges *a, const struct tree_ranges *b);
+int flat_set_copy(struct tree_ranges *dst, const struct tree_ranges *src);
+
+/* One CIDR block. */
+struct flat_cidr {
+	int v6;
+	unsigned char addr[16];
+	unsigned prefix;
+};
+
+struct flat_cidrs {
+	struct flat_cidr *items;
+	size_t n, cap;
+};
+
+/* The fewest aligned blocks covering s exactly, in address order (IPv4 first). */
+int flat_set_cidrs(const struct tree_ranges *s, struct flat_cidrs *out);
+void flat_cidrs_free(struct flat_cidrs *c);
+/* "ip4:192.0.2.0/24", "ip6:2001:db8::/32"; /32 and /128 left out. */
+const char *flat_cidr_term(const struct flat_cidr *c, char *buf, size_t size);
+/* The address at the start (or end) of a range, as an evaluator's spfkit_ip. */
+void flat_range_ip(const struct tree_range *r, int last, struct spfkit_ip *out);
+
+/* ---- flatten_model.c ---------------------------------------------------- */
+
+#define FLAT_MAX_DEPTH 24u /* deeper than lint's walk goes (16) */
+
+/* One part of the flattened root, in order. */
+struct flat_seg {
+	int opaque;       /* 1: a term kept as written */
+	const char *text; /* opaque: the term (in the report's arena) */
+	size_t len;
+	struct tree_ranges q[FQ_COUNT]; /* a run: addresses each qualifier decides here */
+};
+
+struct flat_frame;
+
+struct flat_model {
+	struct lint_report *r; /* its arena holds every string */
+	const char *const *keep; /* --keep include:NAME targets */
+	size_t nkeep;
+	struct flat_frame *stack; /* the records being walked, the root first */
+	size_t depth;
+	unsigned skip;            /* > 0: inside a subtree kept as an include */
+	struct flat_seg *segs;
+	size_t nsegs, capsegs;
+	struct tree_ranges decided; /* the root's: every address some run decides */
+	struct tree_ranges blocks;  /* every range a term named, for the boundary addresses */
+	const char *redirect;       /* the root's redirect= kept as written, or NULL */
+	const char *exp;            /* the root's exp= as written, or NULL */
+	int complete;   /* the runs decide every address (an all, an inlined redirect) */
+	int root_all;   /* the root's record ends in an all */
+	int root_seen;  /* the root's record was read and parsed */
+	uint64_t hash;  /* FNV-1a 64 of every record and address answer read */
+	uint32_t min_ttl;
+	int has_ttl;
+	unsigned records; /* records read */
+	int err;          /* SPFKIT_ENOMEM */
+	char problem[512]; /* why the source cannot be flattened; "" when it can */
+};
+
+/* 0 or SPFKIT_ENOMEM. keep: --keep targets (may be NULL when nkeep is 0). */
+int flat_model_init(struct flat_model *m, struct lint_report *r, const char *const *keep,
+		    size_t nkeep);
+void flat_model_free(struct flat_model *m);
+/* The lint_walk_fn; arg is a struct flat_model. */
+void flat_model_observe(void *arg, const struct lint_walk_event *ev);
+/*
+ * After the walk: the lint findings that make flattening impossible
+ * (temperror, a permerror in the source) into m->problem. 1 when the
+ * model can be used.
+ */
+int flat_model_usable(struct flat_model *m);
+
+/* ---- flatten_emit.c ----------------------------------------------------- */
+
+struct flat_record {
+	const char *name; /* without the final dot */
+	char *text;       /* the record's text, joined */
+	size_t len;
+	size_t strings;   /* character-strings it is split into */
+	size_t answer;    /* RFC 7208 §3.4 size at that name: name, this and other TXT */
+};
+
+struct flat_output {
+	struct flat_record *recs; /* recs[0] is the root */
+	size_t n, cap;
+	size_t blocks4, blocks6;  /* CIDR blocks written */
+	unsigned lookups_after;   /* DNS terms of the flattened root (lint's worst case) */
+	struct flat_cidrs all_blocks; /* every block written, for the boundary addresses */
+};
+
+struct flat_emit_opts {
+	const char *domain;
+	int chain;
+	/* other TXT records at a name: their RFC 7208 §3.4 bytes (not SPF ones) */
+	size_t (*other_txt)(void *arg, const char *name, size_t len);
+	void *other_arg;
+};
+
+/* Build the records; 0, SPFKIT_ENOMEM, or SPFKIT_E2BIG with a line in err. */
+int flat_emit(const struct flat_model *m, const struct flat_emit_opts *o, struct flat_output *out,
+	      char *err, size_t errlen);
+void flat_output_free(struct flat_output *out);
+/* One record as zone text: NAME. TTL IN TXT "..." "..." (escaped). */
+void flat_zone_line(struct spfkit__buf *b, const struct flat_record *rec, uint32_t ttl);
+/* The RFC 7208 §3.4 size of a TXT record of len bytes: strings with their length octets. */
+size_t flat_txt_wire(size_t len);
+
+/* ---- flatten_verify.c --------------------------------------------------- */
+
+struct flat_verify {
+	const char *domain;
+	const char *source;       /* the original record's text */
+	size_t source_len;
+	const struct flat_output *out;
+	const struct flat_model *m;
+	struct lint_dns *dns;     /* the walk's answers, and the resolver behind them */
+	unsigned long seed;
+	unsigned samples;
+	int64_t now;
+	/* results */
+	size_t addresses;          /* evaluated */
+	size_t differences;
+	size_t permerror_removed;  /* the original gives permerror at the RFC limits, flattened does not */
+	struct spfkit__buf report; /* the differences, one line each (the first 20) */
+};
+
+/* Boundary and sample addresses one run checks at most (bounds a hostile tree's work). */
+#define FLAT_MAX_CHECKED 1000000u
+
+/* Evaluate original and flattened for every address; 0, SPFKIT_E2BIG (over
+ * FLAT_MAX_CHECKED addresses), or another spfkit_err. */
+int flat_verify_run(struct flat_verify *v);
+/* The resolver of the flattened world (answers of dns, the new records first). */
+int flat_overlay_new(struct lint_dns *dns, const struct flat_output *out, const char *domain,
+		     struct spfkit_resolver **res);
+
+#endif
