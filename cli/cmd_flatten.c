@@ -252,7 +252,7 @@ static int read_source(struct flat_opts *o, struct walk_run *w)
 {
 	const struct lint_answer *a;
 	size_t n;
-	int rc = lint_dns_ask(&w->dns, o->source, strlen(o->source), SPFKIT_RR_TXT, &a);
+	int rc = spfkit__lint_dns_ask(&w->dns, o->source, strlen(o->source), SPFKIT_RR_TXT, &a);
 
 	if (rc != 0) {
 		say(o, "error", "cannot read %.200s: %s", o->source, spfkit_strerror(rc));
@@ -263,7 +263,7 @@ static int read_source(struct flat_opts *o, struct walk_run *w)
 		    o->source, a->detail != NULL ? a->detail : "temporary failure");
 		return -1;
 	}
-	n = lint_select(&w->r, o->source, a, &w->text, &w->len);
+	n = spfkit__lint_select(&w->r, o->source, a, &w->text, &w->len);
 	if (n != 1) {
 		say(o, "refused", "cannot flatten %.200s: the source %.200s has %s SPF record", o->domain,
 		    o->source, n == 0 ? "no" : "more than one");
@@ -282,15 +282,15 @@ static int walk(struct flat_opts *o, struct spfkit_resolver *res, int use_source
 	struct lint_input in;
 	int rc;
 
-	lint_report_init(&w->r);
-	lint_dns_init(&w->dns, res, &w->r);
-	lint_dns_set_time_limit(&w->dns, o->limit_s);
-	if (flat_model_init(&w->m, &w->r, o->keep, o->nkeep) != 0) {
+	spfkit__lint_report_init(&w->r);
+	spfkit__lint_dns_init(&w->dns, res, &w->r);
+	spfkit__lint_dns_set_time_limit(&w->dns, o->limit_s);
+	if (spfkit__flat_model_init(&w->m, &w->r, o->keep, o->nkeep) != 0) {
 		say(o, "error", "out of memory");
 		return -1;
 	}
 	memset(&in, 0, sizeof(in));
-	in.observe = flat_model_observe;
+	in.observe = spfkit__flat_model_observe;
 	in.observe_arg = &w->m;
 	in.domain = o->domain;
 	if (use_source && o->source != NULL) {
@@ -299,7 +299,7 @@ static int walk(struct flat_opts *o, struct spfkit_resolver *res, int use_source
 		in.record = w->text;
 		in.record_len = w->len;
 	}
-	rc = lint_run(&w->dns, &in);
+	rc = spfkit__lint_run(&w->dns, &in);
 	if (w->dns.late > 0) {
 		say(o, "refused", "cannot flatten %.200s: incomplete: the time limit of %u s was "
 				  "reached; %u DNS questions not answered", o->domain,
@@ -317,7 +317,7 @@ static int walk(struct flat_opts *o, struct spfkit_resolver *res, int use_source
 		say(o, "error", "cannot flatten %.200s: %s", o->domain, spfkit_strerror(rc));
 		return -1;
 	}
-	if (!flat_model_usable(&w->m)) {
+	if (!spfkit__flat_model_usable(&w->m)) {
 		say(o, "refused", "cannot flatten %.200s: %s", o->domain, w->m.problem);
 		return -1;
 	}
@@ -328,9 +328,9 @@ static int walk(struct flat_opts *o, struct spfkit_resolver *res, int use_source
 
 static void walk_free(struct walk_run *w)
 {
-	flat_model_free(&w->m);
-	lint_dns_free(&w->dns);
-	lint_report_free(&w->r);
+	spfkit__flat_model_free(&w->m);
+	spfkit__lint_dns_free(&w->dns);
+	spfkit__lint_report_free(&w->r);
 }
 
 /* ---- the new records -------------------------------------------------------- */
@@ -342,11 +342,11 @@ static size_t other_txt(void *arg, const char *name, size_t len)
 	const struct lint_answer *a;
 	size_t i, total = 0;
 
-	if (lint_dns_ask(dns, name, len, SPFKIT_RR_TXT, &a) != 0)
+	if (spfkit__lint_dns_ask(dns, name, len, SPFKIT_RR_TXT, &a) != 0)
 		return 0;
 	for (i = 0; i < a->count; i++)
 		if (!spfkit_record_is_spf((const char *)a->rrs[i].data, a->rrs[i].len))
-			total += flat_txt_wire(a->rrs[i].len);
+			total += spfkit__flat_txt_wire(a->rrs[i].len);
 	return total;
 }
 
@@ -359,17 +359,17 @@ static int lookups_after(struct walk_run *w, const char *domain, struct flat_out
 	struct lint_input in;
 	int rc;
 
-	rc = flat_overlay_new(&w->dns, out, domain, &res);
+	rc = spfkit__flat_overlay_new(&w->dns, out, domain, &res);
 	if (rc != 0)
 		return rc;
-	lint_report_init(&r);
-	lint_dns_init(&dns, res, &r);
+	spfkit__lint_report_init(&r);
+	spfkit__lint_dns_init(&dns, res, &r);
 	memset(&in, 0, sizeof(in));
 	in.domain = domain;
-	rc = lint_run(&dns, &in);
+	rc = spfkit__lint_run(&dns, &in);
 	out->lookups_after = r.counts.dns_terms;
-	lint_dns_free(&dns);
-	lint_report_free(&r);
+	spfkit__lint_dns_free(&dns);
+	spfkit__lint_report_free(&r);
 	spfkit_resolver_free(res);
 	return rc;
 }
@@ -412,7 +412,7 @@ static void print_zone(struct flat_opts *o, const struct walk_run *w, struct res
 				   res->v.permerror_removed);
 	spfkit__buf_putc(&b, '\n');
 	for (i = 0; i < res->out.n; i++)
-		flat_zone_line(&b, &res->out.recs[i], res->ttl);
+		spfkit__flat_zone_line(&b, &res->out.recs[i], res->ttl);
 	fputs(spfkit__buf_str(&b), stdout);
 	spfkit__buf_free(&b);
 }
@@ -445,7 +445,7 @@ static void print_json(struct flat_opts *o, const struct walk_run *w, struct res
 		spfkit__buf_puts(&b, ",\"text\":");
 		cli_json_str(&b, r->text, r->len);
 		spfkit__buf_printf(&b, ",\"strings\":%zu,\"answer_octets\":%zu}", r->strings, r->answer);
-		flat_zone_line(&zone, r, res->ttl);
+		spfkit__flat_zone_line(&zone, r, res->ttl);
 	}
 	spfkit__buf_printf(&b, "],\"verified\":{\"addresses\":%zu,\"differences\":%zu,"
 			       "\"permerror_removed\":%zu},\"zone\":",
@@ -468,7 +468,7 @@ static int flatten(struct flat_opts *o, struct walk_run *w, struct result *res)
 	eo.chain = o->chain;
 	eo.other_txt = other_txt;
 	eo.other_arg = &w->dns;
-	rc = flat_emit(&w->m, &eo, &res->out, err, sizeof(err));
+	rc = spfkit__flat_emit(&w->m, &eo, &res->out, err, sizeof(err));
 	if (rc != 0) {
 		say(o, "refused", "cannot flatten %.200s: %s", o->domain, err);
 		return FLAT_EXIT_ERROR;
@@ -490,7 +490,7 @@ static int flatten(struct flat_opts *o, struct walk_run *w, struct result *res)
 	res->v.samples = (unsigned)o->samples_n;
 	res->v.now = (int64_t)time(NULL);
 	if (rc == 0)
-		rc = flat_verify_run(&res->v);
+		rc = spfkit__flat_verify_run(&res->v);
 	if (rc == SPFKIT_E2BIG) {
 		say(o, "refused", "cannot flatten %.200s: more than %u addresses to check",
 		    o->domain, FLAT_MAX_CHECKED);
@@ -558,14 +558,14 @@ static int diff_set(struct diff *d, char sign, int q, const struct tree_ranges *
 	struct flat_cidrs c = { NULL, 0, 0 };
 	char term[64];
 	size_t i;
-	int rc = flat_set_minus(&only, a, b);
+	int rc = spfkit__flat_set_minus(&only, a, b);
 
 	if (rc == 0)
-		rc = flat_set_cidrs(&only, &c);
+		rc = spfkit__flat_set_cidrs(&only, &c);
 	for (i = 0; rc == 0 && i < c.n; i++) {
 		struct spfkit__buf *j = sign == '+' ? &d->json_added : &d->json_removed;
 
-		flat_cidr_term(&c.items[i], term, sizeof(term));
+		spfkit__flat_cidr_term(&c.items[i], term, sizeof(term));
 		spfkit__buf_printf(&d->text, "  %c %s (%s)\n", sign, term, q_name(q));
 		spfkit__buf_printf(j, "%s{\"term\":\"%s\",\"result\":\"%s\"}", j->len ? "," : "",
 				   term, q_name(q));
@@ -574,8 +574,8 @@ static int diff_set(struct diff *d, char sign, int q, const struct tree_ranges *
 		else
 			d->removed++;
 	}
-	flat_cidrs_free(&c);
-	tree_ranges_free(&only);
+	spfkit__flat_cidrs_free(&c);
+	spfkit__tree_ranges_free(&only);
 	return rc;
 }
 
@@ -607,14 +607,14 @@ static int all_set(const struct flat_model *m)
 		return -1;
 	for (q = 0; q < FQ_COUNT; q++) {
 		c.n = 0;
-		if (flat_set_cidrs(&m->segs[m->nsegs - 1].q[q], &c) != 0)
+		if (spfkit__flat_set_cidrs(&m->segs[m->nsegs - 1].q[q], &c) != 0)
 			break;
 		if (pick < 0 || c.n > best) {
 			pick = q;
 			best = c.n;
 		}
 	}
-	flat_cidrs_free(&c);
+	spfkit__flat_cidrs_free(&c);
 	return pick;
 }
 
@@ -751,7 +751,7 @@ static int run_one(struct flat_opts *o, struct spfkit_resolver *res)
 		status = flatten(o, w, r);
 	}
 	if (r != NULL) {
-		flat_output_free(&r->out);
+		spfkit__flat_output_free(&r->out);
 		spfkit__buf_free(&r->v.report);
 	}
 	if (w != NULL)

@@ -235,11 +235,11 @@ static int lint_one(const struct lint_opts *o, struct spfkit_resolver *resolver,
 
 	int incomplete;
 
-	lint_dns_init(&dns, resolver, r);
-	lint_dns_set_time_limit(&dns, o->limit_s);
-	rc = lint_run(&dns, in);
+	spfkit__lint_dns_init(&dns, resolver, r);
+	spfkit__lint_dns_set_time_limit(&dns, o->limit_s);
+	rc = spfkit__lint_run(&dns, in);
 	incomplete = lint_dns_incomplete(CMD, &dns);
-	lint_dns_free(&dns);
+	spfkit__lint_dns_free(&dns);
 	if (rc != 0 && rc != SPFKIT_E2BIG) {
 		cli_error(CMD, "cannot finish: %s", spfkit_strerror(rc));
 		return LINT_EXIT_INTERNAL;
@@ -249,11 +249,11 @@ static int lint_one(const struct lint_opts *o, struct spfkit_resolver *resolver,
 			  LINT_MAX_QUESTIONS);
 	if (!o->json) {
 		lint_print_text(stdout, r);
-		return incomplete ? LINT_EXIT_INCOMPLETE : lint_exit_status(r);
+		return incomplete ? LINT_EXIT_INCOMPLETE : spfkit__lint_exit_status(r);
 	}
 	rc = lint_print_json(stdout, r);
 	if (rc == 0)
-		return incomplete ? LINT_EXIT_INCOMPLETE : lint_exit_status(r);
+		return incomplete ? LINT_EXIT_INCOMPLETE : spfkit__lint_exit_status(r);
 	cli_error(CMD, "cannot write the JSON: %s", spfkit_strerror(rc));
 	return LINT_EXIT_INTERNAL;
 }
@@ -295,9 +295,9 @@ static int run_batch(const struct lint_opts *o, struct spfkit_resolver *resolver
 		first = 0;
 		memset(&in, 0, sizeof(in));
 		in.domain = line;
-		lint_report_init(&r);
+		spfkit__lint_report_init(&r);
 		status = worse(status, lint_one(o, resolver, &in, &r));
-		lint_report_free(&r);
+		spfkit__lint_report_free(&r);
 	}
 	if (f != stdin)
 		fclose(f);
@@ -346,8 +346,8 @@ int cli_lint_main(int argc, char **argv)
 	}
 	if (check_combination(&o) != 0 || lint_time_limit_option(CMD, o.time_limit, &o.limit_s) != 0)
 		return LINT_EXIT_USAGE;
-	lint_report_init(&r);
+	spfkit__lint_report_init(&r);
 	status = run(&o, &r);
-	lint_report_free(&r);
+	spfkit__lint_report_free(&r);
 	return status;
 }

@@ -229,7 +229,7 @@ static int write_svg(const struct tree_opts *o, const struct tree *t)
 			  o->output != NULL ? o->output : "the SVG");
 	}
 	unlink(src);
-	return rc == 0 ? tree_exit_status(t) : TREE_EXIT_INTERNAL;
+	return rc == 0 ? spfkit__tree_exit_status(t) : TREE_EXIT_INTERNAL;
 }
 
 static int write_output(const struct tree_opts *o, const struct tree *t)
@@ -246,7 +246,7 @@ static int write_output(const struct tree_opts *o, const struct tree *t)
 			cli_error(CMD, "cannot write the output: %s", spfkit_strerror(rc ? rc : SPFKIT_EIO));
 			return TREE_EXIT_INTERNAL;
 		}
-		return tree_exit_status(t);
+		return spfkit__tree_exit_status(t);
 	}
 	f = temp_file(o->output, tmp, sizeof(tmp));
 	if (f == NULL) {
@@ -258,7 +258,7 @@ static int write_output(const struct tree_opts *o, const struct tree *t)
 		cli_error(CMD, "cannot write %.200s", o->output);
 		return TREE_EXIT_INTERNAL;
 	}
-	return tree_exit_status(t);
+	return spfkit__tree_exit_status(t);
 }
 
 /* ---- the run ------------------------------------------------------------------ */
@@ -271,16 +271,16 @@ static int walk(const struct tree_opts *o, struct spfkit_resolver *resolver, str
 	int rc, incomplete;
 
 	memset(&in, 0, sizeof(in));
-	in.observe = tree_observe;
+	in.observe = spfkit__tree_observe;
 	in.observe_arg = t;
 	in.domain = o->record != NULL ? o->domain : o->arg_domain;
 	in.record = o->record;
 	in.record_len = o->record != NULL ? strlen(o->record) : 0;
-	lint_dns_init(&dns, resolver, r);
-	lint_dns_set_time_limit(&dns, o->limit_s);
-	rc = lint_run(&dns, &in);
+	spfkit__lint_dns_init(&dns, resolver, r);
+	spfkit__lint_dns_set_time_limit(&dns, o->limit_s);
+	rc = spfkit__lint_run(&dns, &in);
 	incomplete = lint_dns_incomplete(CMD, &dns);
-	lint_dns_free(&dns);
+	spfkit__lint_dns_free(&dns);
 	if (rc == 0)
 		rc = t->err;
 	if (rc == SPFKIT_E2BIG) {
@@ -305,11 +305,11 @@ static int run(const struct tree_opts *o)
 	status = open_resolver(o, &res);
 	if (status != 0)
 		return status;
-	lint_report_init(&r);
-	tree_init(&t, &r);
+	spfkit__lint_report_init(&r);
+	spfkit__tree_init(&t, &r);
 	status = walk(o, res.resolver, &t, &r);
-	tree_free(&t);
-	lint_report_free(&r);
+	spfkit__tree_free(&t);
+	spfkit__lint_report_free(&r);
 	cli_resolver_close(&res);
 	return status;
 }

@@ -7,7 +7,7 @@
  * (publish.h: flatten_set.c, flatten_model.c, flatten_emit.c,
  * flatten_verify.c).
  *
- * One walker, lint's: the flattener is an observer of lint_run(), so the
+ * One walker, lint's: the flattener is an observer of spfkit__lint_run(), so the
  * records it reads, the answers it sees and the lookups it counts are
  * lint's and tree's (docs/flatten.md).
  */

@@ -38,7 +38,8 @@ int lint_dns_incomplete(const char *cmd, const struct lint_dns *d)
 
 static void print_finding(FILE *f, const struct lint_finding *x)
 {
-	fprintf(f, "  %s %s", lint_severity_name(x->severity), lint_checks[x->id].id);
+	fprintf(f, "  %s %s", spfkit__lint_severity_name(x->severity),
+		spfkit__lint_checks[x->id].id);
 	if (x->domain != NULL) {
 		fputs(" [", f);
 		cli_put_safe_str(f, x->domain);
@@ -54,8 +55,8 @@ static void print_finding(FILE *f, const struct lint_finding *x)
 	fputs("\n    ", f);
 	cli_put_safe_str(f, x->message);
 	fputs("\n    fix: ", f);
-	cli_put_safe_str(f, lint_finding_fix(x));
-	fprintf(f, "\n    RFC 7208 section %s\n", lint_checks[x->id].section);
+	cli_put_safe_str(f, spfkit__lint_finding_fix(x));
+	fprintf(f, "\n    RFC 7208 section %s\n", spfkit__lint_checks[x->id].section);
 }
 
 static void print_counts(FILE *f, const struct lint_counts *c)
@@ -87,17 +88,20 @@ void lint_print_text(FILE *f, const struct lint_report *r)
 	putc('\n', f);
 	print_counts(f, &r->counts);
 	for (s = LINT_ERROR; s <= LINT_NOTICE; s++) {
-		if (lint_count(r, (enum lint_severity)s) == 0)
+		if (spfkit__lint_count(r, (enum lint_severity)s) == 0)
 			continue;
 		fprintf(f, "\n%s\n", heads[s]);
 		for (i = 0; i < r->n; i++)
 			if (r->items[i].severity == (enum lint_severity)s)
 				print_finding(f, &r->items[i]);
 	}
-	fprintf(f, "\nsummary: %zu error%s, %zu warning%s, %zu notice%s\n", lint_count(r, LINT_ERROR),
-		lint_count(r, LINT_ERROR) == 1 ? "" : "s", lint_count(r, LINT_WARNING),
-		lint_count(r, LINT_WARNING) == 1 ? "" : "s", lint_count(r, LINT_NOTICE),
-		lint_count(r, LINT_NOTICE) == 1 ? "" : "s");
+	fprintf(f, "\nsummary: %zu error%s, %zu warning%s, %zu notice%s\n",
+		spfkit__lint_count(r, LINT_ERROR),
+		spfkit__lint_count(r, LINT_ERROR) == 1 ? "" : "s",
+		spfkit__lint_count(r, LINT_WARNING),
+		spfkit__lint_count(r, LINT_WARNING) == 1 ? "" : "s",
+		spfkit__lint_count(r, LINT_NOTICE),
+		spfkit__lint_count(r, LINT_NOTICE) == 1 ? "" : "s");
 }
 
 /* ---- JSON -------------------------------------------------------------- */
@@ -108,9 +112,9 @@ static void json_finding(struct spfkit__buf *b, const struct lint_finding *x)
 
 	spfkit__buf_putc(b, '{');
 	cli_json_key(b, &first, "id");
-	cli_json_cstr(b, lint_checks[x->id].id);
+	cli_json_cstr(b, spfkit__lint_checks[x->id].id);
 	cli_json_key(b, &first, "severity");
-	cli_json_cstr(b, lint_severity_name(x->severity));
+	cli_json_cstr(b, spfkit__lint_severity_name(x->severity));
 	cli_json_key(b, &first, "domain");
 	cli_json_cstr(b, x->domain);
 	cli_json_key(b, &first, "term");
@@ -123,9 +127,9 @@ static void json_finding(struct spfkit__buf *b, const struct lint_finding *x)
 	cli_json_key(b, &first, "message");
 	cli_json_cstr(b, x->message);
 	cli_json_key(b, &first, "fix");
-	cli_json_cstr(b, lint_finding_fix(x));
+	cli_json_cstr(b, spfkit__lint_finding_fix(x));
 	cli_json_key(b, &first, "rfc7208_section");
-	cli_json_cstr(b, lint_checks[x->id].section);
+	cli_json_cstr(b, spfkit__lint_checks[x->id].section);
 	spfkit__buf_putc(b, '}');
 }
 
@@ -169,10 +173,10 @@ int lint_print_json(FILE *f, const struct lint_report *r)
 	spfkit__buf_putc(&b, ']');
 	cli_json_key(&b, &first, "summary");
 	spfkit__buf_printf(&b, "{\"error\":%zu,\"warning\":%zu,\"notice\":%zu}",
-			       lint_count(r, LINT_ERROR), lint_count(r, LINT_WARNING),
-			       lint_count(r, LINT_NOTICE));
+			   spfkit__lint_count(r, LINT_ERROR), spfkit__lint_count(r, LINT_WARNING),
+			   spfkit__lint_count(r, LINT_NOTICE));
 	cli_json_key(&b, &first, "exit_status");
-	spfkit__buf_printf(&b, "%d", lint_exit_status(r));
+	spfkit__buf_printf(&b, "%d", spfkit__lint_exit_status(r));
 	spfkit__buf_puts(&b, "}\n");
 	rc = b.err;
 	if (rc == 0)

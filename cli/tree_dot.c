@@ -74,9 +74,10 @@ static void dot_counts(FILE *f, const struct tree_node *n)
 	fprintf(f, "void lookups %u/%u here, %u/%u with the subtree (IPv4/IPv6)\\n",
 		n->voids_here[0], n->voids_here[1], n->voids_tree[0], n->voids_tree[1]);
 	fprintf(f, "addresses %s + %s here, %s + %s with the subtree (IPv4 + IPv6)%s\\n",
-		tree_count_str(&n->v4_here, a, sizeof(a)), tree_count_text(&n->v6_here, b, sizeof(b)),
-		tree_count_str(&n->v4_tree, c, sizeof(c)), tree_count_text(&n->v6_tree, d, sizeof(d)),
-		n->all_tree ? ", +all" : "");
+		spfkit__tree_count_str(&n->v4_here, a, sizeof(a)),
+		spfkit__tree_count_text(&n->v6_here, b, sizeof(b)),
+		spfkit__tree_count_str(&n->v4_tree, c, sizeof(c)),
+		spfkit__tree_count_text(&n->v6_tree, d, sizeof(d)), n->all_tree ? ", +all" : "");
 	if (n->has_ttl)
 		fprintf(f, "ttl %lu s\\n", (unsigned long)n->ttl);
 }

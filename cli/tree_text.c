@@ -24,8 +24,10 @@ static void print_addresses(FILE *f, const struct tree_node *n)
 	char a[48], b[48], c[48], d[48];
 
 	fprintf(f, "addresses: %s IPv4, %s IPv6 here; %s IPv4, %s IPv6 with the subtree%s\n",
-		tree_count_str(&n->v4_here, a, sizeof(a)), tree_count_text(&n->v6_here, b, sizeof(b)),
-		tree_count_str(&n->v4_tree, c, sizeof(c)), tree_count_text(&n->v6_tree, d, sizeof(d)),
+		spfkit__tree_count_str(&n->v4_here, a, sizeof(a)),
+		spfkit__tree_count_text(&n->v6_here, b, sizeof(b)),
+		spfkit__tree_count_str(&n->v4_tree, c, sizeof(c)),
+		spfkit__tree_count_text(&n->v6_tree, d, sizeof(d)),
 		n->all_tree ? " (and +all: every address)" : "");
 }
 
@@ -122,7 +124,7 @@ void tree_print_text(FILE *f, const struct tree *t)
 		"for an IPv4 client, %u for an IPv6 client (limit %u); %u record%s\n",
 		c->dns_terms, c->dns_terms == 1 ? "" : "s", SPFKIT_LIMIT_DNS_TERMS, c->void_v4,
 		c->void_v6, SPFKIT_LIMIT_VOID_LOOKUPS, c->records, c->records == 1 ? "" : "s");
-	if (tree_exit_status(t) != 0)
+	if (spfkit__tree_exit_status(t) != 0)
 		fprintf(f, "errors: receivers return permerror, temperror or none for this tree%s\n",
 			c->permerror_v4 || c->permerror_v6 ? " (see spfkit lint)" : "");
 }
@@ -135,7 +137,7 @@ static void json_count(struct spfkit__buf *b, int *first, const char *key,
 	char num[48];
 
 	cli_json_key(b, first, key);
-	tree_count_str(c, num, sizeof(num));
+	spfkit__tree_count_str(c, num, sizeof(num));
 	if (as_string)
 		cli_json_cstr(b, num); /* 2^128 does not fit a double: a string */
 	else
@@ -263,7 +265,7 @@ int tree_print_json(FILE *f, const struct tree *t)
 			   c->dns_terms, SPFKIT_LIMIT_DNS_TERMS, c->void_v4, c->void_v6,
 			   SPFKIT_LIMIT_VOID_LOOKUPS, c->records);
 	cli_json_key(&b, &first, "exit_status");
-	spfkit__buf_printf(&b, "%d", tree_exit_status(t));
+	spfkit__buf_printf(&b, "%d", spfkit__tree_exit_status(t));
 	spfkit__buf_puts(&b, "}\n");
 	rc = b.err;
 	if (rc == 0 && fwrite(b.data, 1, b.len, f) != b.len)

@@ -25,7 +25,7 @@
 #define MAX_RECORDS 200u   /* past this the lookups are far over 10 anyway */
 #define TERM_MAX 64u       /* "ip6:" + the longest address + "/128" */
 
-size_t flat_txt_wire(size_t len)
+size_t spfkit__flat_txt_wire(size_t len)
 {
 	return len + (len + STRING_MAX - 1) / STRING_MAX + (len == 0);
 }
@@ -94,7 +94,7 @@ static int add_record(struct flat_output *out, const char *name, const struct sp
 	return 0;
 }
 
-void flat_output_free(struct flat_output *out)
+void spfkit__flat_output_free(struct flat_output *out)
 {
 	size_t i;
 
@@ -103,7 +103,7 @@ void flat_output_free(struct flat_output *out)
 		spfkit__free(NULL, out->recs[i].text);
 	}
 	spfkit__free(NULL, out->recs);
-	flat_cidrs_free(&out->all_blocks);
+	spfkit__flat_cidrs_free(&out->all_blocks);
 	memset(out, 0, sizeof(*out));
 }
 
@@ -137,8 +137,8 @@ static void put_term(struct spfkit__buf *b, enum flat_q q, const struct flat_cid
 
 	spfkit__buf_putc(b, ' ');
 	if (q != FQ_PASS)
-		spfkit__buf_putc(b, flat_q_char(q));
-	spfkit__buf_puts(b, flat_cidr_term(c, term, sizeof(term)));
+		spfkit__buf_putc(b, spfkit__flat_q_char(q));
+	spfkit__buf_puts(b, spfkit__flat_cidr_term(c, term, sizeof(term)));
 }
 
 /* The terminal: the root's "all" (or nothing for §4.7's default), redirect=, exp=. */
@@ -147,7 +147,7 @@ static void put_tail(const struct emit *e, struct spfkit__buf *b)
 	if (e->all_q >= 0 && !(e->all_q == FQ_NEUTRAL && !e->m->root_all)) {
 		/* "+all" written out: a pass for every address should be seen */
 		spfkit__buf_putc(b, ' ');
-		spfkit__buf_putc(b, flat_q_char((enum flat_q)e->all_q));
+		spfkit__buf_putc(b, spfkit__flat_q_char((enum flat_q)e->all_q));
 		spfkit__buf_puts(b, "all");
 	}
 	if (e->m->redirect != NULL) {
@@ -236,7 +236,7 @@ static int pack_set(struct emit *e, enum flat_q q, const struct flat_cidrs *c,
 		if (!e->o->chain || first) {
 			spfkit__buf_putc(root, ' ');
 			if (q != FQ_PASS)
-				spfkit__buf_putc(root, flat_q_char(q));
+				spfkit__buf_putc(root, spfkit__flat_q_char(q));
 			spfkit__buf_printf(root, "include:%s", name);
 		}
 		first = 0;
@@ -299,8 +299,8 @@ static int make_sets(struct emit *e)
 		for (q = 0; q < FQ_COUNT; q++) {
 			if (e->m->segs[s].opaque)
 				continue;
-			if (flat_set_cidrs(&e->m->segs[s].q[q], &e->sets[s][q]) != 0 ||
-			    flat_set_cidrs(&e->m->segs[s].q[q], &e->out->all_blocks) != 0)
+			if (spfkit__flat_set_cidrs(&e->m->segs[s].q[q], &e->sets[s][q]) != 0 ||
+			    spfkit__flat_set_cidrs(&e->m->segs[s].q[q], &e->out->all_blocks) != 0)
 				return SPFKIT_ENOMEM;
 		}
 	return 0;
@@ -331,12 +331,12 @@ static void free_sets(struct emit *e)
 		return;
 	for (s = 0; s < e->m->nsegs; s++)
 		for (q = 0; q < FQ_COUNT; q++)
-			flat_cidrs_free(&e->sets[s][q]);
+			spfkit__flat_cidrs_free(&e->sets[s][q]);
 	spfkit__free(NULL, e->sets);
 }
 
-int flat_emit(const struct flat_model *m, const struct flat_emit_opts *o, struct flat_output *out,
-	      char *err, size_t errlen)
+int spfkit__flat_emit(const struct flat_model *m, const struct flat_emit_opts *o,
+		      struct flat_output *out, char *err, size_t errlen)
 {
 	struct emit e;
 	struct spfkit__buf root;
@@ -397,7 +397,7 @@ int flat_emit(const struct flat_model *m, const struct flat_emit_opts *o, struct
 
 /* ---- zone text -------------------------------------------------------------- */
 
-void flat_zone_line(struct spfkit__buf *b, const struct flat_record *rec, uint32_t ttl)
+void spfkit__flat_zone_line(struct spfkit__buf *b, const struct flat_record *rec, uint32_t ttl)
 {
 	size_t pos = 0, end, i;
 

@@ -46,14 +46,14 @@ struct flat_frame {
 	int expect_skip;    /* ...which is kept: not looked into */
 };
 
-char flat_q_char(enum flat_q q)
+char spfkit__flat_q_char(enum flat_q q)
 {
 	static const char chars[FQ_COUNT] = { '+', '-', '~', '?' };
 
 	return chars[q];
 }
 
-enum flat_q flat_q_of(int qualifier)
+enum flat_q spfkit__flat_q_of(int qualifier)
 {
 	switch (qualifier) {
 	case '-': return FQ_FAIL;
@@ -77,8 +77,8 @@ static void hash_bytes(struct flat_model *m, const void *p, size_t len)
 	}
 }
 
-int flat_model_init(struct flat_model *m, struct lint_report *r, const char *const *keep,
-		    size_t nkeep)
+int spfkit__flat_model_init(struct flat_model *m, struct lint_report *r, const char *const *keep,
+			    size_t nkeep)
 {
 	memset(m, 0, sizeof(*m));
 	m->r = r;
@@ -94,13 +94,13 @@ static void frame_free(struct flat_frame *f)
 	int q;
 
 	for (q = 0; q < FQ_COUNT; q++)
-		tree_ranges_free(&f->q[q]);
-	tree_ranges_free(&f->decided);
-	tree_ranges_free(&f->pending);
+		spfkit__tree_ranges_free(&f->q[q]);
+	spfkit__tree_ranges_free(&f->decided);
+	spfkit__tree_ranges_free(&f->pending);
 	memset(f, 0, sizeof(*f));
 }
 
-void flat_model_free(struct flat_model *m)
+void spfkit__flat_model_free(struct flat_model *m)
 {
 	size_t i;
 	int q;
@@ -111,10 +111,10 @@ void flat_model_free(struct flat_model *m)
 	spfkit__free(NULL, m->stack);
 	for (i = 0; i < m->nsegs; i++)
 		for (q = 0; q < FQ_COUNT; q++)
-			tree_ranges_free(&m->segs[i].q[q]);
+			spfkit__tree_ranges_free(&m->segs[i].q[q]);
 	spfkit__free(NULL, m->segs);
-	tree_ranges_free(&m->decided);
-	tree_ranges_free(&m->blocks);
+	spfkit__tree_ranges_free(&m->decided);
+	spfkit__tree_ranges_free(&m->blocks);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -185,7 +185,7 @@ static void opaque(struct flat_model *m, struct flat_frame *f, const char *text,
 	if (s == NULL)
 		return;
 	s->opaque = 1;
-	s->text = lint_strndup(m->r, text, len);
+	s->text = spfkit__lint_strndup(m->r, text, len);
 	s->len = len;
 	if (s->text == NULL)
 		fail(m, SPFKIT_ENOMEM);
@@ -200,10 +200,11 @@ static void apply(struct flat_model *m, struct flat_frame *f, enum flat_q q,
 
 	if (sets == NULL)
 		return;
-	if (flat_set_minus(&fresh, r, &f->decided) != 0 || flat_set_union(&sets[q], &fresh) != 0 ||
-	    flat_set_union(&f->decided, r) != 0)
+	if (spfkit__flat_set_minus(&fresh, r, &f->decided) != 0 ||
+	    spfkit__flat_set_union(&sets[q], &fresh) != 0 ||
+	    spfkit__flat_set_union(&f->decided, r) != 0)
 		fail(m, SPFKIT_ENOMEM);
-	tree_ranges_free(&fresh);
+	spfkit__tree_ranges_free(&fresh);
 }
 
 /* Every address not decided yet gets q (an all, or §4.7's neutral). */
@@ -211,11 +212,11 @@ static void apply_rest(struct flat_model *m, struct flat_frame *f, enum flat_q q
 {
 	struct tree_ranges u = { NULL, 0, 0 };
 
-	if (flat_set_universe(&u) != 0)
+	if (spfkit__flat_set_universe(&u) != 0)
 		fail(m, SPFKIT_ENOMEM);
 	else
 		apply(m, f, q, &u);
-	tree_ranges_free(&u);
+	spfkit__tree_ranges_free(&u);
 	f->complete = 1;
 }
 
@@ -224,7 +225,7 @@ static void flush_pending(struct flat_model *m, struct flat_frame *f)
 	if (!f->pending_on)
 		return;
 	f->pending_on = 0;
-	if (tree_ranges_merge_from(&m->blocks, &f->pending) != 0)
+	if (spfkit__tree_ranges_merge_from(&m->blocks, &f->pending) != 0)
 		fail(m, SPFKIT_ENOMEM);
 	apply(m, f, f->pending_q, &f->pending);
 	f->pending.n = 0;
@@ -264,7 +265,7 @@ static void on_term(struct flat_model *m, const struct lint_walk_event *ev)
 	const struct spfkit_term *t = ev->term;
 	const char *text = ev->rec->text + t->offset;
 	struct tree_ranges r = { NULL, 0, 0 };
-	enum flat_q q = flat_q_of(t->qualifier);
+	enum flat_q q = spfkit__flat_q_of(t->qualifier);
 
 	if (f == NULL)
 		return;
@@ -279,9 +280,10 @@ static void on_term(struct flat_model *m, const struct lint_walk_event *ev)
 		break;
 	case SPFKIT_MECH_IP4:
 	case SPFKIT_MECH_IP6:
-		if (flat_set_add_prefix(&r, t->mech == SPFKIT_MECH_IP6, t->ip,
-					t->mech == SPFKIT_MECH_IP6 ? t->cidr6 : t->cidr4) != 0 ||
-		    tree_ranges_merge_from(&m->blocks, &r) != 0)
+		if (spfkit__flat_set_add_prefix(&r, t->mech == SPFKIT_MECH_IP6, t->ip,
+						t->mech == SPFKIT_MECH_IP6 ? t->cidr6 : t->cidr4) !=
+			    0 ||
+		    spfkit__tree_ranges_merge_from(&m->blocks, &r) != 0)
 			fail(m, SPFKIT_ENOMEM);
 		apply(m, f, q, &r);
 		break;
@@ -308,7 +310,7 @@ static void on_term(struct flat_model *m, const struct lint_walk_event *ev)
 		opaque(m, f, text, t->len);
 		break;
 	}
-	tree_ranges_free(&r);
+	spfkit__tree_ranges_free(&r);
 }
 
 static void add_answer(struct flat_model *m, struct flat_frame *f, const struct lint_answer *a,
@@ -322,7 +324,7 @@ static void add_answer(struct flat_model *m, struct flat_frame *f, const struct 
 		if (a->rrs[i].len != (v6 ? 16u : 4u))
 			continue;
 		hash_bytes(m, a->rrs[i].data, a->rrs[i].len);
-		if (tree_ranges_add(&f->pending, v6, a->rrs[i].data, prefix) != 0)
+		if (spfkit__tree_ranges_add(&f->pending, v6, a->rrs[i].data, prefix) != 0)
 			fail(m, SPFKIT_ENOMEM);
 	}
 	if (a->ttl < m->min_ttl || !m->has_ttl) {
@@ -339,7 +341,7 @@ static void on_addresses(struct flat_model *m, const struct lint_walk_event *ev)
 		return;
 	add_answer(m, f, ev->a4, 0, ev->term->cidr4);
 	add_answer(m, f, ev->a6, 1, ev->term->cidr6);
-	if (flat_set_normalize(&f->pending) != 0)
+	if (spfkit__flat_set_normalize(&f->pending) != 0)
 		fail(m, SPFKIT_ENOMEM);
 }
 
@@ -373,9 +375,9 @@ static void on_enter(struct flat_model *m, const struct lint_walk_event *ev)
 	f = &m->stack[m->depth++];
 	frame_free(f);
 	f->how = ev->how;
-	f->via_q = flat_q_of(ev->via_qualifier);
-	f->via = ev->via != NULL ? lint_strndup(m->r, ev->via, ev->via_len) : NULL;
-	f->domain = lint_strndup(m->r, ev->name, ev->len);
+	f->via_q = spfkit__flat_q_of(ev->via_qualifier);
+	f->via = ev->via != NULL ? spfkit__lint_strndup(m->r, ev->via, ev->via_len) : NULL;
+	f->domain = spfkit__lint_strndup(m->r, ev->name, ev->len);
 	if (f->domain == NULL || (ev->via != NULL && f->via == NULL))
 		fail(m, SPFKIT_ENOMEM);
 }
@@ -396,13 +398,13 @@ static void leave_child(struct flat_model *m, struct flat_frame *f, struct flat_
 		 */
 		struct tree_ranges u = { NULL, 0, 0 };
 
-		if (flat_set_universe(&u) != 0)
+		if (spfkit__flat_set_universe(&u) != 0)
 			fail(m, SPFKIT_ENOMEM);
-		if (f->tainted || !flat_set_equal(&f->q[FQ_PASS], &u))
+		if (f->tainted || !spfkit__flat_set_equal(&f->q[FQ_PASS], &u))
 			say_problem(m, parent->domain,
 				    "an include whose record ends in +all does not pass every address: "
 				    "the terms after it are not walked");
-		tree_ranges_free(&u);
+		spfkit__tree_ranges_free(&u);
 		parent->always = f->via_q == FQ_PASS;
 		parent->stopped = 1;
 	}
@@ -425,12 +427,12 @@ static void leave_child(struct flat_model *m, struct flat_frame *f, struct flat_
 	}
 	sets = target_sets(m, parent);
 	for (q = 0; q < FQ_COUNT && sets != NULL; q++) {
-		if (flat_set_minus(&fresh, &f->q[q], &parent->decided) != 0 ||
-		    flat_set_union(&sets[q], &fresh) != 0)
+		if (spfkit__flat_set_minus(&fresh, &f->q[q], &parent->decided) != 0 ||
+		    spfkit__flat_set_union(&sets[q], &fresh) != 0)
 			fail(m, SPFKIT_ENOMEM);
 	}
-	tree_ranges_free(&fresh);
-	if (flat_set_universe(&parent->decided) != 0)
+	spfkit__tree_ranges_free(&fresh);
+	if (spfkit__flat_set_universe(&parent->decided) != 0)
 		fail(m, SPFKIT_ENOMEM);
 	parent->complete = 1;
 }
@@ -453,12 +455,12 @@ static void on_leave(struct flat_model *m)
 		struct tree_ranges u = { NULL, 0, 0 };
 
 		/* an include that passes everything decides every address too */
-		if (flat_set_universe(&u) != 0)
+		if (spfkit__flat_set_universe(&u) != 0)
 			fail(m, SPFKIT_ENOMEM);
-		m->complete = f->complete || flat_set_equal(&f->decided, &u);
-		tree_ranges_free(&u);
+		m->complete = f->complete || spfkit__flat_set_equal(&f->decided, &u);
+		spfkit__tree_ranges_free(&u);
 		m->root_all = f->has_all;
-		if (flat_set_copy(&m->decided, &f->decided) != 0)
+		if (spfkit__flat_set_copy(&m->decided, &f->decided) != 0)
 			fail(m, SPFKIT_ENOMEM);
 		frame_free(f);
 		m->depth = 0;
@@ -493,13 +495,13 @@ static void on_record(struct flat_model *m, const struct lint_walk_event *ev)
 	m->root_seen = 1;
 	if (ev->rec->exp >= 0) {
 		t = &ev->rec->terms[ev->rec->exp];
-		m->exp = lint_strndup(m->r, ev->rec->text + t->offset, t->len);
+		m->exp = spfkit__lint_strndup(m->r, ev->rec->text + t->offset, t->len);
 		if (m->exp == NULL)
 			fail(m, SPFKIT_ENOMEM);
 	}
 }
 
-void flat_model_observe(void *arg, const struct lint_walk_event *ev)
+void spfkit__flat_model_observe(void *arg, const struct lint_walk_event *ev)
 {
 	struct flat_model *m = arg;
 	struct flat_frame *f;
@@ -544,7 +546,7 @@ static int refused(enum lint_id id)
 	}
 }
 
-int flat_model_usable(struct flat_model *m)
+int spfkit__flat_model_usable(struct flat_model *m)
 {
 	size_t i;
 
@@ -553,8 +555,9 @@ int flat_model_usable(struct flat_model *m)
 
 		if (!refused(fd->id) || fd->severity != LINT_ERROR)
 			continue;
-		snprintf(m->problem, sizeof(m->problem), "%s (%s, in the record of %s)", fd->message,
-			 lint_checks[fd->id].id, fd->domain != NULL ? fd->domain : m->r->domain);
+		snprintf(m->problem, sizeof(m->problem), "%s (%s, in the record of %s)",
+			 fd->message, spfkit__lint_checks[fd->id].id,
+			 fd->domain != NULL ? fd->domain : m->r->domain);
 		return 0;
 	}
 	if (m->problem[0] == '\0' && !m->root_seen)

@@ -75,36 +75,37 @@ static int push(struct tree_ranges *s, int v6, struct u128 first, struct u128 la
 	return 0;
 }
 
-int flat_set_normalize(struct tree_ranges *s)
+int spfkit__flat_set_normalize(struct tree_ranges *s)
 {
 	struct tree_count c4, c6;
 
-	tree_ranges_union(s, &c4, &c6); /* sorts, joins overlapping and touching ranges */
+	spfkit__tree_ranges_union(s, &c4, &c6); /* sorts, joins overlapping and touching ranges */
 	return 0;
 }
 
-int flat_set_add_prefix(struct tree_ranges *s, int v6, const unsigned char *addr, unsigned prefix)
+int spfkit__flat_set_add_prefix(struct tree_ranges *s, int v6, const unsigned char *addr,
+				unsigned prefix)
 {
 	if (prefix > (v6 ? 128u : 32u))
 		prefix = v6 ? 128u : 32u;
-	if (tree_ranges_add(s, v6, addr, prefix) != 0)
+	if (spfkit__tree_ranges_add(s, v6, addr, prefix) != 0)
 		return SPFKIT_ENOMEM;
-	return flat_set_normalize(s);
+	return spfkit__flat_set_normalize(s);
 }
 
-int flat_set_union(struct tree_ranges *dst, const struct tree_ranges *src)
+int spfkit__flat_set_union(struct tree_ranges *dst, const struct tree_ranges *src)
 {
 	if (src->n == 0)
 		return 0;
-	if (tree_ranges_merge_from(dst, src) != 0)
+	if (spfkit__tree_ranges_merge_from(dst, src) != 0)
 		return SPFKIT_ENOMEM;
-	return flat_set_normalize(dst);
+	return spfkit__flat_set_normalize(dst);
 }
 
-int flat_set_copy(struct tree_ranges *dst, const struct tree_ranges *src)
+int spfkit__flat_set_copy(struct tree_ranges *dst, const struct tree_ranges *src)
 {
 	dst->n = 0;
-	return tree_ranges_merge_from(dst, src) != 0 ? SPFKIT_ENOMEM : 0;
+	return spfkit__tree_ranges_merge_from(dst, src) != 0 ? SPFKIT_ENOMEM : 0;
 }
 
 /* The parts of x that no range of b from index *j on covers (b normal, sorted). */
@@ -131,8 +132,8 @@ static int minus_one(struct tree_ranges *out, const struct tree_range *x,
 	return push(out, x->v6, cur, end);
 }
 
-int flat_set_minus(struct tree_ranges *out, const struct tree_ranges *a,
-		   const struct tree_ranges *b)
+int spfkit__flat_set_minus(struct tree_ranges *out, const struct tree_ranges *a,
+			   const struct tree_ranges *b)
 {
 	size_t i, j = 0;
 
@@ -143,7 +144,7 @@ int flat_set_minus(struct tree_ranges *out, const struct tree_ranges *a,
 	return 0;
 }
 
-int flat_set_universe(struct tree_ranges *s)
+int spfkit__flat_set_universe(struct tree_ranges *s)
 {
 	struct u128 zero = { 0, 0 }, top4 = { 0, 0xffffffffu }, top6 = { ~(uint64_t)0, ~(uint64_t)0 };
 
@@ -153,7 +154,7 @@ int flat_set_universe(struct tree_ranges *s)
 	return 0;
 }
 
-int flat_set_equal(const struct tree_ranges *a, const struct tree_ranges *b)
+int spfkit__flat_set_equal(const struct tree_ranges *a, const struct tree_ranges *b)
 {
 	size_t i;
 
@@ -262,7 +263,7 @@ static int range_cidrs(const struct tree_range *r, struct flat_cidrs *out)
 	}
 }
 
-int flat_set_cidrs(const struct tree_ranges *s, struct flat_cidrs *out)
+int spfkit__flat_set_cidrs(const struct tree_ranges *s, struct flat_cidrs *out)
 {
 	size_t i;
 
@@ -272,13 +273,13 @@ int flat_set_cidrs(const struct tree_ranges *s, struct flat_cidrs *out)
 	return 0;
 }
 
-void flat_cidrs_free(struct flat_cidrs *c)
+void spfkit__flat_cidrs_free(struct flat_cidrs *c)
 {
 	spfkit__free(NULL, c->items);
 	memset(c, 0, sizeof(*c));
 }
 
-const char *flat_cidr_term(const struct flat_cidr *c, char *buf, size_t size)
+const char *spfkit__flat_cidr_term(const struct flat_cidr *c, char *buf, size_t size)
 {
 	struct spfkit_ip ip;
 	char text[SPFKIT_IP_TEXT_MAX];
@@ -293,7 +294,7 @@ const char *flat_cidr_term(const struct flat_cidr *c, char *buf, size_t size)
 	return buf;
 }
 
-void flat_range_ip(const struct tree_range *r, int last, struct spfkit_ip *out)
+void spfkit__flat_range_ip(const struct tree_range *r, int last, struct spfkit_ip *out)
 {
 	struct u128 v = last ? last_of(r) : first_of(r);
 

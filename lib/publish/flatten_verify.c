@@ -153,7 +153,7 @@ static int ov_submit(void *impl, const char *name, size_t len, uint16_t type, sp
 		it.ans.rrs = hit->rrs;
 		it.ans.count = hit->count;
 	} else {
-		rc = lint_dns_ask(o->dns, name, len, type, &a);
+		rc = spfkit__lint_dns_ask(o->dns, name, len, type, &a);
 		if (rc == SPFKIT_E2BIG)
 			rc = ask_direct(o, name, len, type, &it.ans);
 		else if (rc == 0) {
@@ -235,7 +235,7 @@ static int ov_fill(struct overlay *o, const struct flat_output *out, const char 
 	o->names = spfkit__calloc(NULL, out->n ? out->n : 1, sizeof(*o->names));
 	if (o->names == NULL)
 		return SPFKIT_ENOMEM;
-	if (lint_dns_ask(o->dns, domain, strlen(domain), SPFKIT_RR_TXT, &a) != 0)
+	if (spfkit__lint_dns_ask(o->dns, domain, strlen(domain), SPFKIT_RR_TXT, &a) != 0)
 		a = NULL;
 	for (i = 0; a != NULL && i < a->count; i++)
 		others += !spfkit_record_is_spf((const char *)a->rrs[i].data, a->rrs[i].len);
@@ -261,8 +261,8 @@ static int ov_fill(struct overlay *o, const struct flat_output *out, const char 
 	return 0;
 }
 
-int flat_overlay_new(struct lint_dns *dns, const struct flat_output *out, const char *domain,
-		     struct spfkit_resolver **res)
+int spfkit__flat_overlay_new(struct lint_dns *dns, const struct flat_output *out,
+			     const char *domain, struct spfkit_resolver **res)
 {
 	struct overlay *o = spfkit__zalloc(NULL, sizeof(*o));
 	int rc;
@@ -400,8 +400,8 @@ static int collect(const struct flat_verify *v, struct addrs *out)
 	size_t i, n;
 
 	for (i = 0; i < v->m->blocks.n; i++) {
-		flat_range_ip(&v->m->blocks.items[i], 0, &first);
-		flat_range_ip(&v->m->blocks.items[i], 1, &last);
+		spfkit__flat_range_ip(&v->m->blocks.items[i], 0, &first);
+		spfkit__flat_range_ip(&v->m->blocks.items[i], 1, &last);
 		if (push_bounds(out, &first, &last) != 0)
 			return SPFKIT_ENOMEM;
 	}
@@ -518,7 +518,7 @@ static int check_ip(struct flat_verify *v, struct worlds *w, const struct spfkit
 	return 0;
 }
 
-int flat_verify_run(struct flat_verify *v)
+int spfkit__flat_verify_run(struct flat_verify *v)
 {
 	struct worlds w;
 	struct addrs a = { NULL, 0, 0 };
@@ -532,9 +532,9 @@ int flat_verify_run(struct flat_verify *v)
 	if (rc == 0)
 		rc = make_ctx(0, &w.rfc);
 	if (rc == 0)
-		rc = flat_overlay_new(v->dns, NULL, v->domain, &w.orig);
+		rc = spfkit__flat_overlay_new(v->dns, NULL, v->domain, &w.orig);
 	if (rc == 0)
-		rc = flat_overlay_new(v->dns, v->out, v->domain, &w.flat);
+		rc = spfkit__flat_overlay_new(v->dns, v->out, v->domain, &w.flat);
 	if (rc == 0)
 		rc = collect(v, &a);
 	for (i = 0; rc == 0 && i < a.n; i++)

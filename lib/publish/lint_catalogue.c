@@ -7,7 +7,7 @@
  */
 #include "publish.h"
 
-const struct lint_check lint_checks[L_COUNT] = {
+const struct lint_check spfkit__lint_checks[L_COUNT] = {
 	[L_NO_RECORD] = { "no-record", LINT_ERROR, "4.5",
 			  "publish one TXT record \"v=spf1 ... -all\" at the domain",
 			  "the domain has no SPF record: receivers get none" },
@@ -143,7 +143,7 @@ const struct lint_check lint_checks[L_COUNT] = {
 			    "a DNS question failed: receivers get temperror" },
 };
 
-const char *lint_severity_name(enum lint_severity s)
+const char *spfkit__lint_severity_name(enum lint_severity s)
 {
 	switch (s) {
 	case LINT_ERROR: return "error";

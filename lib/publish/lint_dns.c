@@ -26,7 +26,8 @@ struct pending {
 	int done;
 };
 
-void lint_dns_init(struct lint_dns *d, struct spfkit_resolver *resolver, struct lint_report *r)
+void spfkit__lint_dns_init(struct lint_dns *d, struct spfkit_resolver *resolver,
+			   struct lint_report *r)
 {
 	memset(d, 0, sizeof(*d));
 	d->resolver = resolver;
@@ -41,7 +42,7 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void lint_dns_set_time_limit(struct lint_dns *d, unsigned seconds)
+void spfkit__lint_dns_set_time_limit(struct lint_dns *d, unsigned seconds)
 {
 	d->limit_s = seconds;
 	d->deadline_ms = seconds > 0 ? now_ms() + (int64_t)seconds * 1000 : 0;
@@ -71,7 +72,7 @@ static void too_late(struct lint_dns *d, struct lint_answer *ans, const char *de
 #define LATE_UNANSWERED "no answer within the time limit (--time-limit)"
 #define LATE_NOT_ASKED "not asked: the time limit (--time-limit) was reached"
 
-void lint_dns_free(struct lint_dns *d)
+void spfkit__lint_dns_free(struct lint_dns *d)
 {
 	spfkit__free(NULL, d->cache); /* the entries live in the report's arena */
 	d->cache = NULL;
@@ -100,8 +101,8 @@ static void copy_answer(struct pending *p, const struct spfkit_dns_answer *a)
 	}
 	for (i = 0; i < a->count; i++) {
 		rrs[i] = a->rrs[i];
-		rrs[i].data = (const unsigned char *)lint_strndup(p->report, (const char *)a->rrs[i].data,
-								  a->rrs[i].len);
+		rrs[i].data = (const unsigned char *)spfkit__lint_strndup(
+			p->report, (const char *)a->rrs[i].data, a->rrs[i].len);
 		if (rrs[i].data == NULL) {
 			p->ans->status = SPFKIT_DNS_TEMPFAIL;
 			p->ans->detail = "out of memory";
@@ -229,7 +230,7 @@ static struct lint_cached *entry_for(struct lint_dns *d, const char *name, size_
 
 	if (e == NULL)
 		return NULL;
-	e->name = lint_strndup(d->report, name, len);
+	e->name = spfkit__lint_strndup(d->report, name, len);
 	e->len = len;
 	e->type = type;
 	if (e->name == NULL) {
@@ -261,7 +262,7 @@ static void prefetch_batch(struct lint_dns *d, const struct lint_question *q, si
 		if (rc == 1)
 			continue;
 		if (rc != 0) {
-			d->n--; /* left for lint_dns_ask() to meet */
+			d->n--; /* left for spfkit__lint_dns_ask() to meet */
 			break;
 		}
 		k++;
@@ -276,7 +277,7 @@ static void prefetch_batch(struct lint_dns *d, const struct lint_question *q, si
 	}
 }
 
-void lint_dns_prefetch(struct lint_dns *d, const struct lint_question *q, size_t n)
+void spfkit__lint_dns_prefetch(struct lint_dns *d, const struct lint_question *q, size_t n)
 {
 	size_t i;
 
@@ -286,8 +287,8 @@ void lint_dns_prefetch(struct lint_dns *d, const struct lint_question *q, size_t
 		prefetch_batch(d, q + i, n - i < LINT_PARALLEL ? n - i : LINT_PARALLEL);
 }
 
-int lint_dns_ask(struct lint_dns *d, const char *name, size_t len, uint16_t type,
-		 const struct lint_answer **out)
+int spfkit__lint_dns_ask(struct lint_dns *d, const char *name, size_t len, uint16_t type,
+			 const struct lint_answer **out)
 {
 	struct lint_answer *hit = find(d, name, len, type);
 	struct lint_cached *e;

@@ -13,14 +13,14 @@
 #define LINT_MAX_FINDINGS 10000u   /* past it, findings are dropped (and said so) */
 #define LINT_MSG_MAX 512u
 
-void lint_report_init(struct lint_report *r)
+void spfkit__lint_report_init(struct lint_report *r)
 {
 	memset(r, 0, sizeof(*r));
 	spfkit__arena_init(&r->arena, NULL, 16384, LINT_ARENA_MAX);
 	r->domain = "";
 }
 
-void lint_report_free(struct lint_report *r)
+void spfkit__lint_report_free(struct lint_report *r)
 {
 	spfkit__arena_free(&r->arena);
 	spfkit__free(NULL, r->items);
@@ -28,7 +28,7 @@ void lint_report_free(struct lint_report *r)
 	r->n = r->cap = 0;
 }
 
-char *lint_strndup(struct lint_report *r, const char *s, size_t len)
+char *spfkit__lint_strndup(struct lint_report *r, const char *s, size_t len)
 {
 	char *p = spfkit__arena_strndup(&r->arena, s, len);
 
@@ -76,27 +76,32 @@ static void add_v(struct lint_report *r, enum lint_severity sev, enum lint_id id
 		return;
 	f->id = id;
 	f->severity = sev;
-	f->domain = domain != NULL && domain[0] != '\0' ? lint_strndup(r, domain, strlen(domain)) : NULL;
-	f->term = term != NULL ? lint_strndup(r, term, term_len) : NULL;
+	f->domain = domain != NULL && domain[0] != '\0'
+			    ? spfkit__lint_strndup(r, domain, strlen(domain))
+			    : NULL;
+	f->term = term != NULL ? spfkit__lint_strndup(r, term, term_len) : NULL;
 	f->offset = offset;
-	f->message = lint_strndup(r, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
-	f->fix = fix != NULL ? lint_strndup(r, fix, strlen(fix)) : NULL;
+	f->message =
+		spfkit__lint_strndup(r, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+	f->fix = fix != NULL ? spfkit__lint_strndup(r, fix, strlen(fix)) : NULL;
 	if (f->message == NULL)
 		r->n--; /* out of memory, noted in r->err */
 }
 
-void lint_add(struct lint_report *r, enum lint_id id, const char *domain, const char *term,
-	      size_t term_len, long offset, const char *fix, const char *fmt, ...)
+void spfkit__lint_add(struct lint_report *r, enum lint_id id, const char *domain, const char *term,
+		      size_t term_len, long offset, const char *fix, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	add_v(r, lint_checks[id].severity, id, domain, term, term_len, offset, fix, fmt, ap);
+	add_v(r, spfkit__lint_checks[id].severity, id, domain, term, term_len, offset, fix, fmt,
+	      ap);
 	va_end(ap);
 }
 
-void lint_add_as(struct lint_report *r, enum lint_severity sev, enum lint_id id, const char *domain,
-		 const char *term, size_t term_len, long offset, const char *fix, const char *fmt, ...)
+void spfkit__lint_add_as(struct lint_report *r, enum lint_severity sev, enum lint_id id,
+			 const char *domain, const char *term, size_t term_len, long offset,
+			 const char *fix, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -105,7 +110,7 @@ void lint_add_as(struct lint_report *r, enum lint_severity sev, enum lint_id id,
 	va_end(ap);
 }
 
-size_t lint_count(const struct lint_report *r, enum lint_severity s)
+size_t spfkit__lint_count(const struct lint_report *r, enum lint_severity s)
 {
 	size_t i, n = 0;
 
@@ -114,14 +119,14 @@ size_t lint_count(const struct lint_report *r, enum lint_severity s)
 	return n;
 }
 
-int lint_exit_status(const struct lint_report *r)
+int spfkit__lint_exit_status(const struct lint_report *r)
 {
-	if (lint_count(r, LINT_ERROR) > 0)
+	if (spfkit__lint_count(r, LINT_ERROR) > 0)
 		return 2;
-	return lint_count(r, LINT_WARNING) > 0 ? 1 : 0;
+	return spfkit__lint_count(r, LINT_WARNING) > 0 ? 1 : 0;
 }
 
-const char *lint_finding_fix(const struct lint_finding *f)
+const char *spfkit__lint_finding_fix(const struct lint_finding *f)
 {
-	return f->fix != NULL ? f->fix : lint_checks[f->id].fix;
+	return f->fix != NULL ? f->fix : spfkit__lint_checks[f->id].fix;
 }

@@ -10,14 +10,14 @@
 
 #define MAX_NETBLOCK_TERMS 2000u /* pairwise comparison beyond this is skipped */
 
-void lint_term_text(const struct spfkit_record *rec, const struct spfkit_term *t, const char **p,
-		    size_t *len)
+void spfkit__lint_term_text(const struct spfkit_record *rec, const struct spfkit_term *t,
+			    const char **p, size_t *len)
 {
 	*p = rec->text + t->offset;
 	*len = t->len;
 }
 
-size_t lint_first_all(const struct spfkit_record *rec)
+size_t spfkit__lint_first_all(const struct spfkit_record *rec)
 {
 	size_t i;
 
@@ -50,35 +50,38 @@ static int has_legacy_default(const struct spfkit_record *rec)
 static void ending_checks(struct lint_report *r, const char *domain,
 			  const struct spfkit_record *rec, int included)
 {
-	size_t first = lint_first_all(rec), i;
+	size_t first = spfkit__lint_first_all(rec), i;
 	const struct spfkit_term *t;
 
 	if (first == rec->count) {
 		/* an included record without all just does not match; default= has its own finding */
 		if (rec->redirect < 0 && !included && !has_legacy_default(rec))
-			lint_add(r, L_NO_TERMINATOR, domain, NULL, 0, -1, NULL,
-				 "the record has no all and no redirect=: senders it does not list "
-				 "get neutral, as if there were no record");
+			spfkit__lint_add(
+				r, L_NO_TERMINATOR, domain, NULL, 0, -1, NULL,
+				"the record has no all and no redirect=: senders it does not list "
+				"get neutral, as if there were no record");
 		return;
 	}
 	t = &rec->terms[first];
 	if (t->qualifier == '+')
-		lint_add(r, L_PLUS_ALL, domain, TERM_ARGS(rec, t), NULL,
-			 "%s lets every host on the Internet send as this domain",
-			 t->len == 3 ? "all (no qualifier is +)" : "+all");
+		spfkit__lint_add(r, L_PLUS_ALL, domain, TERM_ARGS(rec, t), NULL,
+				 "%s lets every host on the Internet send as this domain",
+				 t->len == 3 ? "all (no qualifier is +)" : "+all");
 	else if (t->qualifier == '?' && !included)
-		lint_add(r, L_NEUTRAL_ALL, domain, TERM_ARGS(rec, t), NULL,
-			 "?all: senders not listed get neutral, which receivers treat as no policy");
+		spfkit__lint_add(
+			r, L_NEUTRAL_ALL, domain, TERM_ARGS(rec, t), NULL,
+			"?all: senders not listed get neutral, which receivers treat as no policy");
 	for (i = first + 1; i < rec->count; i++) {
 		if (rec->terms[i].is_modifier)
 			continue;
-		lint_add(r, L_TERMS_AFTER_ALL, domain, TERM_ARGS(rec, &rec->terms[i]), NULL,
-			 "this mechanism comes after all and is never evaluated");
+		spfkit__lint_add(r, L_TERMS_AFTER_ALL, domain, TERM_ARGS(rec, &rec->terms[i]), NULL,
+				 "this mechanism comes after all and is never evaluated");
 		break;
 	}
 	if (rec->redirect >= 0)
-		lint_add(r, L_REDIRECT_WITH_ALL, domain, TERM_ARGS(rec, &rec->terms[rec->redirect]),
-			 NULL, "redirect= is ignored because the record has an all mechanism");
+		spfkit__lint_add(r, L_REDIRECT_WITH_ALL, domain,
+				 TERM_ARGS(rec, &rec->terms[rec->redirect]), NULL,
+				 "redirect= is ignored because the record has an all mechanism");
 }
 
 /* ---- ranges (§5.6) ------------------------------------------------------ */
@@ -167,14 +170,16 @@ static void width_check(struct lint_report *r, const char *domain, const struct 
 	if (t->mech == SPFKIT_MECH_IP4)
 		v6 = 128;
 	if ((v4 == 0 || v6 == 0) && t->qualifier == '+')
-		lint_add(r, L_PLUS_ALL, domain, TERM_ARGS(rec, t), NULL,
-			 addr ? "a /0 prefix: this term matches every address as soon as the name "
-				"has one, the same as +all"
-			      : "a /0 range covers every address: the same as +all");
+		spfkit__lint_add(
+			r, L_PLUS_ALL, domain, TERM_ARGS(rec, t), NULL,
+			addr ? "a /0 prefix: this term matches every address as soon as the name "
+			       "has one, the same as +all"
+			     : "a /0 range covers every address: the same as +all");
 	else if ((v4 > 0 && v4 < 8) || (v6 > 0 && v6 < 16))
-		lint_add(r, L_WIDE_NETBLOCK, domain, TERM_ARGS(rec, t), NULL,
-			 "a /%u prefix covers %s", v4 < 8 ? v4 : v6,
-			 v4 < 8 ? "a large share of all IPv4 addresses" : "a huge IPv6 space");
+		spfkit__lint_add(r, L_WIDE_NETBLOCK, domain, TERM_ARGS(rec, t), NULL,
+				 "a /%u prefix covers %s", v4 < 8 ? v4 : v6,
+				 v4 < 8 ? "a large share of all IPv4 addresses"
+					: "a huge IPv6 space");
 }
 
 static void netblock_pair(struct lint_report *r, const char *domain,
@@ -184,19 +189,21 @@ static void netblock_pair(struct lint_report *r, const char *domain,
 	const char *at;
 	size_t alen;
 
-	lint_term_text(rec, a, &at, &alen);
+	spfkit__lint_term_text(rec, a, &at, &alen);
 	if (range_within(a, b) && range_within(b, a))
-		lint_add(r, L_DUPLICATE_NETBLOCK, domain, TERM_ARGS(rec, b), NULL,
-			 "the same range as \"%.*s\" at offset %zu", (int)alen, at, a->offset);
+		spfkit__lint_add(r, L_DUPLICATE_NETBLOCK, domain, TERM_ARGS(rec, b), NULL,
+				 "the same range as \"%.*s\" at offset %zu", (int)alen, at,
+				 a->offset);
 	else if (range_within(a, b) && a->qualifier != b->qualifier)
-		lint_add(r, L_UNREACHABLE_TERM, domain, TERM_ARGS(rec, b), NULL,
-			 "inside \"%.*s\" (offset %zu), which comes first and decides with another "
-			 "qualifier: this term never decides",
-			 (int)alen, at, a->offset);
+		spfkit__lint_add(
+			r, L_UNREACHABLE_TERM, domain, TERM_ARGS(rec, b), NULL,
+			"inside \"%.*s\" (offset %zu), which comes first and decides with another "
+			"qualifier: this term never decides",
+			(int)alen, at, a->offset);
 	else if ((range_within(a, b) || range_within(b, a)) && a->qualifier == b->qualifier)
-		lint_add(r, L_OVERLAPPING_NETBLOCK, domain, TERM_ARGS(rec, b), NULL,
-			 "overlaps \"%.*s\" (offset %zu): one of the two is redundant", (int)alen, at,
-			 a->offset);
+		spfkit__lint_add(r, L_OVERLAPPING_NETBLOCK, domain, TERM_ARGS(rec, b), NULL,
+				 "overlaps \"%.*s\" (offset %zu): one of the two is redundant",
+				 (int)alen, at, a->offset);
 	else
 		return;
 }
@@ -215,8 +222,9 @@ static void range_checks(struct lint_report *r, const char *domain, const struct
 		nranges++;
 		kind = private_kind(t);
 		if (kind != NULL && t->qualifier != '-')
-			lint_add(r, L_PRIVATE_RANGE, domain, TERM_ARGS(rec, t), NULL,
-				 "a %s range: no SMTP client on the Internet comes from it", kind);
+			spfkit__lint_add(r, L_PRIVATE_RANGE, domain, TERM_ARGS(rec, t), NULL,
+					 "a %s range: no SMTP client on the Internet comes from it",
+					 kind);
 	}
 	if (nranges > MAX_NETBLOCK_TERMS)
 		return;
@@ -258,19 +266,21 @@ static void modifier_checks(struct lint_report *r, const char *domain,
 			if (rec->terms[j].is_modifier &&
 			    spfkit__memcaseeq(rec->terms[j].name, rec->terms[j].name_len, t->name,
 						  t->name_len)) {
-				lint_add(r, L_DUPLICATE_MODIFIER, domain, TERM_ARGS(rec, t), NULL,
-					 "\"%.*s=\" was given before, at offset %zu", (int)t->name_len,
-					 t->name, rec->terms[j].offset);
+				spfkit__lint_add(r, L_DUPLICATE_MODIFIER, domain, TERM_ARGS(rec, t),
+						 NULL, "\"%.*s=\" was given before, at offset %zu",
+						 (int)t->name_len, t->name, rec->terms[j].offset);
 				break;
 			}
 		if (!legacy_name(t))
-			lint_add(r, L_UNKNOWN_MODIFIER, domain, TERM_ARGS(rec, t), NULL,
-				 "\"%.*s=\" is not an RFC 7208 modifier: receivers ignore it",
-				 (int)t->name_len, t->name);
+			spfkit__lint_add(
+				r, L_UNKNOWN_MODIFIER, domain, TERM_ARGS(rec, t), NULL,
+				"\"%.*s=\" is not an RFC 7208 modifier: receivers ignore it",
+				(int)t->name_len, t->name);
 	}
 	if (included && rec->exp >= 0)
-		lint_add(r, L_EXP_IN_INCLUDE, domain, TERM_ARGS(rec, &rec->terms[rec->exp]), NULL,
-			 "exp= of an included record is never used: only the checked domain's is");
+		spfkit__lint_add(
+			r, L_EXP_IN_INCLUDE, domain, TERM_ARGS(rec, &rec->terms[rec->exp]), NULL,
+			"exp= of an included record is never used: only the checked domain's is");
 }
 
 /* ---- macros (§7) -------------------------------------------------------- */
@@ -325,22 +335,24 @@ static void macro_checks(struct lint_report *r, const char *domain, const struct
 		if (!t->has_domain || (t->is_modifier && t->mod != SPFKIT_MOD_REDIRECT))
 			continue;
 		if (t->domain.letters & 1u << ('p' - 'a'))
-			lint_add(r, L_BAD_MACRO, domain, TERM_ARGS(rec, t), NULL,
-				 "%%{p} costs PTR and address lookups per message and RFC 7208 "
-				 "section 7.2 says it SHOULD NOT be used");
+			spfkit__lint_add(
+				r, L_BAD_MACRO, domain, TERM_ARGS(rec, t), NULL,
+				"%%{p} costs PTR and address lookups per message and RFC 7208 "
+				"section 7.2 says it SHOULD NOT be used");
 		if (t->domain.letters & leak) {
 			sample_expand(&t->domain, domain, sample, sizeof(sample));
-			lint_add(r, L_MACRO_LEAK, domain, TERM_ARGS(rec, t), NULL,
-				 "every check sends %s to this domain's DNS, e.g. %s",
-				 (t->domain.letters & 1u << ('i' - 'a')) ? "the client's address"
-									  : "the sender's local part",
-				 sample);
+			spfkit__lint_add(r, L_MACRO_LEAK, domain, TERM_ARGS(rec, t), NULL,
+					 "every check sends %s to this domain's DNS, e.g. %s",
+					 (t->domain.letters & 1u << ('i' - 'a'))
+						 ? "the client's address"
+						 : "the sender's local part",
+					 sample);
 		}
 	}
 }
 
-void lint_term_checks(struct lint_report *r, const char *domain, const struct spfkit_record *rec,
-		      int included)
+void spfkit__lint_term_checks(struct lint_report *r, const char *domain,
+			      const struct spfkit_record *rec, int included)
 {
 	size_t i;
 
@@ -350,6 +362,7 @@ void lint_term_checks(struct lint_report *r, const char *domain, const struct sp
 	macro_checks(r, domain, rec);
 	for (i = 0; i < rec->count; i++)
 		if (!rec->terms[i].is_modifier && rec->terms[i].mech == SPFKIT_MECH_PTR)
-			lint_add(r, L_PTR_USED, domain, TERM_ARGS(rec, &rec->terms[i]), NULL,
-				 "ptr is slow and unreliable; RFC 7208 says it SHOULD NOT be used");
+			spfkit__lint_add(
+				r, L_PTR_USED, domain, TERM_ARGS(rec, &rec->terms[i]), NULL,
+				"ptr is slow and unreliable; RFC 7208 says it SHOULD NOT be used");
 }

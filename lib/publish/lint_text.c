@@ -29,9 +29,10 @@ static int near_miss(struct lint_report *r, const char *domain, const char *s, s
 	size_t i = 0;
 
 	if (has_prefix_ci(s, len, "spf2.0/")) {
-		lint_add_as(r, LINT_NOTICE, L_LEGACY_SYNTAX, domain, s, len < 40 ? len : 40, 0,
-			    "remove it unless a Sender ID receiver still matters to you",
-			    "a Sender ID record (RFC 4406, historic): SPF receivers ignore it");
+		spfkit__lint_add_as(
+			r, LINT_NOTICE, L_LEGACY_SYNTAX, domain, s, len < 40 ? len : 40, 0,
+			"remove it unless a Sender ID receiver still matters to you",
+			"a Sender ID record (RFC 4406, historic): SPF receivers ignore it");
 		return 1;
 	}
 	while (i < len && (s[i] == ' ' || s[i] == '"' || s[i] == '\''))
@@ -39,20 +40,22 @@ static int near_miss(struct lint_report *r, const char *domain, const char *s, s
 	if (!has_prefix_ci(s + i, len - i, "v=spf1"))
 		return 0;
 	if (i > 0) {
-		lint_add(r, L_VERSION_GLUED, domain, s, len < 40 ? len : 40, 0,
-			 "publish the text with v=spf1 as its very first bytes",
-			 "the record starts with a %s before v=spf1: receivers do not see an SPF record",
-			 s[0] == ' ' ? "space" : "quote character");
+		spfkit__lint_add(r, L_VERSION_GLUED, domain, s, len < 40 ? len : 40, 0,
+				 "publish the text with v=spf1 as its very first bytes",
+				 "the record starts with a %s before v=spf1: receivers do not see "
+				 "an SPF record",
+				 s[0] == ' ' ? "space" : "quote character");
 		return 1;
 	}
-	lint_add(r, L_VERSION_GLUED, domain, s, len < 40 ? len : 40, 0, NULL,
-		 "\"v=spf1\" is followed by '%c', not a space: receivers do not see an SPF record",
-		 s[6]);
+	spfkit__lint_add(
+		r, L_VERSION_GLUED, domain, s, len < 40 ? len : 40, 0, NULL,
+		"\"v=spf1\" is followed by '%c', not a space: receivers do not see an SPF record",
+		s[6]);
 	return 1;
 }
 
-size_t lint_select(struct lint_report *r, const char *domain, const struct lint_answer *txt,
-		   const char **rec, size_t *len)
+size_t spfkit__lint_select(struct lint_report *r, const char *domain, const struct lint_answer *txt,
+			   const char **rec, size_t *len)
 {
 	size_t i, n = 0;
 
@@ -133,10 +136,11 @@ static void byte_checks(struct lint_report *r, const char *domain, const char *t
 		}
 		what = byte_name(s, len, i, &skip);
 		token_at(text, len, i, &a, &b);
-		lint_add(r, L_NON_ASCII, domain, text + a, b - a, (long)a, NULL,
-			 "%s at byte %zu: receivers return permerror (an editor or a web page "
-			 "put it there)",
-			 what, i);
+		spfkit__lint_add(
+			r, L_NON_ASCII, domain, text + a, b - a, (long)a, NULL,
+			"%s at byte %zu: receivers return permerror (an editor or a web page "
+			"put it there)",
+			what, i);
 		found++;
 		i += skip;
 	}
@@ -192,25 +196,26 @@ static void typo_check(struct lint_report *r, const char *domain, const struct t
 
 	brace = memchr(t->p, '{', t->len);
 	if (memchr(t->p, ',', brace != NULL ? (size_t)(brace - t->p) : t->len) != NULL) {
-		lint_add(r, L_TYPO, domain, t->p, t->len, (long)t->off,
-			 "separate terms with spaces, not commas",
-			 "a comma inside a term: terms are separated by spaces");
+		spfkit__lint_add(r, L_TYPO, domain, t->p, t->len, (long)t->off,
+				 "separate terms with spaces, not commas",
+				 "a comma inside a term: terms are separated by spaces");
 	}
 	for (k = 0; k < sizeof(typos) / sizeof(typos[0]); k++) {
 		if (!name_is(t, typos[k].name) || (typos[k].sep != 0 && t->sep != typos[k].sep))
 			continue;
 		if (typos[k].meant == NULL) {
 			if (t->len >= 6 && has_prefix_ci(t->p, t->len, "v=spf"))
-				lint_add(r, L_TYPO, domain, t->p, t->len, (long)t->off,
-					 "keep one record: merge the terms after the second v=spf1",
-					 "a second version term: two records were pasted into one");
+				spfkit__lint_add(
+					r, L_TYPO, domain, t->p, t->len, (long)t->off,
+					"keep one record: merge the terms after the second v=spf1",
+					"a second version term: two records were pasted into one");
 			return;
 		}
 		if (typos[k].sep == 0 && t->sep == 0 && name_is(t, "ip"))
 			continue; /* a bare word: left to the parser's message */
-		lint_add(r, L_TYPO, domain, t->p, t->len, (long)t->off, NULL,
-			 "\"%.*s\" is not a term: write %s", (int)(t->name_len + (t->sep != 0)), t->name,
-			 typos[k].meant);
+		spfkit__lint_add(r, L_TYPO, domain, t->p, t->len, (long)t->off, NULL,
+				 "\"%.*s\" is not a term: write %s",
+				 (int)(t->name_len + (t->sep != 0)), t->name, typos[k].meant);
 		return;
 	}
 }
@@ -248,33 +253,38 @@ static void default_check(struct lint_report *r, const char *domain, const struc
 	char fix[128];
 
 	if (meant == NULL) {
-		lint_add_as(r, LINT_WARNING, L_LEGACY_SYNTAX, domain, t->p, t->len, (long)t->off,
-			    "remove it and end the record with -all or ~all",
-			    "\"%.*s\" is a pre-RFC modifier that receivers ignore", (int)t->len, t->p);
+		spfkit__lint_add_as(r, LINT_WARNING, L_LEGACY_SYNTAX, domain, t->p, t->len,
+				    (long)t->off, "remove it and end the record with -all or ~all",
+				    "\"%.*s\" is a pre-RFC modifier that receivers ignore",
+				    (int)t->len, t->p);
 		return;
 	}
 	snprintf(fix, sizeof(fix), "replace %.*s with %s", (int)(t->len < 64 ? t->len : 64), t->p,
 		 meant);
 	if (sh->has_all)
-		lint_add_as(r, LINT_NOTICE, L_LEGACY_SYNTAX, domain, t->p, t->len, (long)t->off,
-			    "remove it", "\"%.*s\" is a pre-RFC modifier and has no effect beside all",
-			    (int)t->len, t->p);
+		spfkit__lint_add_as(r, LINT_NOTICE, L_LEGACY_SYNTAX, domain, t->p, t->len,
+				    (long)t->off, "remove it",
+				    "\"%.*s\" is a pre-RFC modifier and has no effect beside all",
+				    (int)t->len, t->p);
 	else if (sh->has_redirect)
-		lint_add_as(r, LINT_WARNING, L_LEGACY_SYNTAX, domain, t->p, t->len, (long)t->off, fix,
-			    "\"%.*s\" is a pre-RFC modifier that receivers ignore: the redirect "
-			    "decides unmatched senders, not it",
-			    (int)t->len, t->p);
+		spfkit__lint_add_as(
+			r, LINT_WARNING, L_LEGACY_SYNTAX, domain, t->p, t->len, (long)t->off, fix,
+			"\"%.*s\" is a pre-RFC modifier that receivers ignore: the redirect "
+			"decides unmatched senders, not it",
+			(int)t->len, t->p);
 	else if (meant[0] == '+')
-		lint_add(r, L_LEGACY_SYNTAX, domain, t->p, t->len, (long)t->off,
-			 "end with -all or ~all instead (+all would let anyone send)",
-			 "\"%.*s\" is a pre-RFC modifier that receivers ignore: this record ends "
-			 "neutral, where it meant +all",
-			 (int)t->len, t->p);
+		spfkit__lint_add(
+			r, L_LEGACY_SYNTAX, domain, t->p, t->len, (long)t->off,
+			"end with -all or ~all instead (+all would let anyone send)",
+			"\"%.*s\" is a pre-RFC modifier that receivers ignore: this record ends "
+			"neutral, where it meant +all",
+			(int)t->len, t->p);
 	else
-		lint_add(r, L_LEGACY_SYNTAX, domain, t->p, t->len, (long)t->off, fix,
-			 "\"%.*s\" is a pre-RFC modifier that receivers ignore: this record ends "
-			 "neutral; use %s",
-			 (int)t->len, t->p, meant);
+		spfkit__lint_add(
+			r, L_LEGACY_SYNTAX, domain, t->p, t->len, (long)t->off, fix,
+			"\"%.*s\" is a pre-RFC modifier that receivers ignore: this record ends "
+			"neutral; use %s",
+			(int)t->len, t->p, meant);
 }
 
 static void legacy_check(struct lint_report *r, const char *domain, const struct token *t,
@@ -291,9 +301,11 @@ static void legacy_check(struct lint_report *r, const char *domain, const struct
 	}
 	for (k = 0; k < sizeof(old) / sizeof(old[0]); k++)
 		if (name_is(t, old[k]))
-			lint_add_as(r, LINT_WARNING, L_LEGACY_SYNTAX, domain, t->p, t->len,
-				    (long)t->off, "remove it",
-				    "\"%s=\" is a pre-RFC (2003) modifier: receivers ignore it", old[k]);
+			spfkit__lint_add_as(
+				r, LINT_WARNING, L_LEGACY_SYNTAX, domain, t->p, t->len,
+				(long)t->off, "remove it",
+				"\"%s=\" is a pre-RFC (2003) modifier: receivers ignore it",
+				old[k]);
 }
 
 static size_t next_token(const char *s, size_t len, size_t i, struct token *t)
@@ -314,7 +326,8 @@ static int is_all(const struct token *t)
 	return name_is(t, "all") && t->sep == 0;
 }
 
-void lint_text_checks(struct lint_report *r, const char *domain, const char *text, size_t len)
+void spfkit__lint_text_checks(struct lint_report *r, const char *domain, const char *text,
+			      size_t len)
 {
 	struct shape sh = { 0, 0 };
 	struct token t;
@@ -334,17 +347,18 @@ void lint_text_checks(struct lint_report *r, const char *domain, const char *tex
 
 /* ---- strings and sizes (§3.3, §3.4) ------------------------------------ */
 
-void lint_string_checks(struct lint_report *r, const char *domain, const char *joined,
-			const char *const *strs, const size_t *lens, size_t n)
+void spfkit__lint_string_checks(struct lint_report *r, const char *domain, const char *joined,
+				const char *const *strs, const size_t *lens, size_t n)
 {
 	size_t i, off = 0, a, b;
 
 	for (i = 0; i < n; i++) {
 		if (lens[i] > 255)
-			lint_add(r, L_STRING_OVER_255, domain, strs[i], lens[i] < 40 ? lens[i] : 40,
-				 (long)off, NULL,
-				 "string %zu is %zu bytes; a DNS character-string holds at most 255",
-				 i + 1, lens[i]);
+			spfkit__lint_add(
+				r, L_STRING_OVER_255, domain, strs[i], lens[i] < 40 ? lens[i] : 40,
+				(long)off, NULL,
+				"string %zu is %zu bytes; a DNS character-string holds at most 255",
+				i + 1, lens[i]);
 		if (i > 0 && lens[i - 1] > 0 && lens[i] > 0 && strs[i - 1][lens[i - 1] - 1] != ' ' &&
 		    strs[i][0] != ' ') {
 			/* the token made by the join, for the message */
@@ -354,11 +368,12 @@ void lint_string_checks(struct lint_report *r, const char *domain, const char *j
 			b = 0;
 			while (b < lens[i] && strs[i][b] != ' ')
 				b++;
-			lint_add(r, L_SPLIT_INSIDE_TOKEN, domain, joined + off - (lens[i - 1] - a),
-				 lens[i - 1] - a + b, (long)(off - (lens[i - 1] - a)), NULL,
-				 "strings %zu and %zu are joined with no space: \"%.*s\" + \"%.*s\" "
-				 "make one term",
-				 i, i + 1, (int)(lens[i - 1] - a), strs[i - 1] + a, (int)b, strs[i]);
+			spfkit__lint_add(
+				r, L_SPLIT_INSIDE_TOKEN, domain, joined + off - (lens[i - 1] - a),
+				lens[i - 1] - a + b, (long)(off - (lens[i - 1] - a)), NULL,
+				"strings %zu and %zu are joined with no space: \"%.*s\" + \"%.*s\" "
+				"make one term",
+				i, i + 1, (int)(lens[i - 1] - a), strs[i - 1] + a, (int)b, strs[i]);
 		}
 		off += lens[i];
 	}
@@ -370,14 +385,15 @@ static size_t txt_wire(size_t len)
 	return len + (len == 0 ? 1 : (len + 254) / 255);
 }
 
-void lint_size_checks(struct lint_report *r, const char *domain, size_t name_len,
-		      const char *text, size_t len, const struct lint_answer *txt)
+void spfkit__lint_size_checks(struct lint_report *r, const char *domain, size_t name_len,
+			      const char *text, size_t len, const struct lint_answer *txt)
 {
 	size_t total, i;
 
 	if (len > RECORD_SOFT_MAX)
-		lint_add(r, L_RECORD_OVER_450, domain, NULL, 0, -1, NULL,
-			 "the record is %zu bytes; RFC 7208 advises at most %u", len, RECORD_SOFT_MAX);
+		spfkit__lint_add(r, L_RECORD_OVER_450, domain, NULL, 0, -1, NULL,
+				 "the record is %zu bytes; RFC 7208 advises at most %u", len,
+				 RECORD_SOFT_MAX);
 	/* header, question (name + type + class), each answer: pointer, fixed part, data */
 	total = 12 + name_len + 2 + 4;
 	if (txt == NULL || txt->count == 0) {
@@ -388,9 +404,10 @@ void lint_size_checks(struct lint_report *r, const char *domain, size_t name_len
 	}
 	(void)text;
 	if (total > UDP_ANSWER_MAX)
-		lint_add(r, L_ANSWER_OVER_512, domain, NULL, 0, -1, NULL,
-			 "the TXT answer is about %zu bytes (over %u): receivers must retry over TCP, "
-			 "and some fail",
-			 total, UDP_ANSWER_MAX);
+		spfkit__lint_add(r, L_ANSWER_OVER_512, domain, NULL, 0, -1, NULL,
+				 "the TXT answer is about %zu bytes (over %u): receivers must "
+				 "retry over TCP, "
+				 "and some fail",
+				 total, UDP_ANSWER_MAX);
 }
 

@@ -213,7 +213,7 @@ static void charge_unknown(struct walk *w, const char *src, size_t len)
 static int ask(struct walk *w, const char *name, size_t len, uint16_t type,
 	       const struct lint_answer **out)
 {
-	int rc = lint_dns_ask(w->dns, name, len, type, out);
+	int rc = spfkit__lint_dns_ask(w->dns, name, len, type, out);
 
 	if (rc != 0 && w->err == 0)
 		w->err = rc;
@@ -228,9 +228,9 @@ static int tempfail(struct walk *w, const char *domain, const char *name, size_t
 
 	if (a->status != SPFKIT_DNS_TEMPFAIL)
 		return 0;
-	lint_add(w->r, L_DNS_FAILURE, domain, NULL, 0, -1, NULL, "%s %.*s: %s",
-		 spfkit_rrtype_name(type, tn, sizeof(tn)), (int)(len < 200 ? len : 200), name,
-		 a->detail != NULL ? a->detail : "temporary failure");
+	spfkit__lint_add(w->r, L_DNS_FAILURE, domain, NULL, 0, -1, NULL, "%s %.*s: %s",
+			 spfkit_rrtype_name(type, tn, sizeof(tn)), (int)(len < 200 ? len : 200),
+			 name, a->detail != NULL ? a->detail : "temporary failure");
 	return 1;
 }
 
@@ -291,11 +291,12 @@ static int static_target(const struct node *n, const struct spfkit_term *t, cons
 static void dynamic_note(struct walk *w, const struct node *n, const struct spfkit_term *t)
 {
 	w->r->counts.dynamic = 1;
-	lint_add(w->r, L_DYNAMIC_TARGET, n->domain, n->rec->text + t->offset, t->len,
-		 (long)t->offset, NULL,
-		 "the target depends on the sender or client (macros): counted as one DNS term%s, "
-		 "not followed",
-		 t->mech == SPFKIT_MECH_INCLUDE || t->is_modifier ? "" : " and one void lookup");
+	spfkit__lint_add(
+		w->r, L_DYNAMIC_TARGET, n->domain, n->rec->text + t->offset, t->len,
+		(long)t->offset, NULL,
+		"the target depends on the sender or client (macros): counted as one DNS term%s, "
+		"not followed",
+		t->mech == SPFKIT_MECH_INCLUDE || t->is_modifier ? "" : " and one void lookup");
 }
 
 /* "a": A for IPv4 clients, AAAA for IPv6 ones (§5.3). */
@@ -313,11 +314,12 @@ static void term_a(struct walk *w, const struct node *n, const struct spfkit_ter
 	    tempfail(w, n->domain, name, len, SPFKIT_RR_AAAA, a6))
 		return;
 	if (a4->count == 0 && a6->count == 0)
-		lint_add(w->r, L_TARGET_NO_ADDRESS, n->domain, n->rec->text + t->offset, t->len,
-			 (long)t->offset, NULL,
-			 "%.*s has no A or AAAA record: the term matches nothing and costs a void "
-			 "lookup",
-			 (int)(len < 200 ? len : 200), name);
+		spfkit__lint_add(
+			w->r, L_TARGET_NO_ADDRESS, n->domain, n->rec->text + t->offset, t->len,
+			(long)t->offset, NULL,
+			"%.*s has no A or AAAA record: the term matches nothing and costs a void "
+			"lookup",
+			(int)(len < 200 ? len : 200), name);
 }
 
 /* The hosts of one MX answer: asked as the evaluator asks them, never charged. */
@@ -339,7 +341,7 @@ static void mx_hosts(struct walk *w, const struct node *n, const struct spfkit_t
 		want(&p, h, hl, SPFKIT_RR_A);
 		want(&p, h, hl, SPFKIT_RR_AAAA);
 	}
-	lint_dns_prefetch(w->dns, p.q, p.n);
+	spfkit__lint_dns_prefetch(w->dns, p.q, p.n);
 	for (i = 0, looked = 0; i < mx->count && looked < MX_SHOWN; i++) {
 		const char *h = (const char *)mx->rrs[i].data;
 		size_t hl = mx->rrs[i].len;
@@ -355,16 +357,19 @@ static void mx_hosts(struct walk *w, const struct node *n, const struct spfkit_t
 			continue;
 		no_aaaa += a6->count == 0;
 		if (a4->count == 0 && a6->count == 0)
-			lint_add(w->r, L_TARGET_NO_ADDRESS, n->domain, n->rec->text + t->offset, t->len,
-				 (long)t->offset, NULL, "MX host %.*s has no A or AAAA record",
-				 (int)(hl < 200 ? hl : 200), h);
+			spfkit__lint_add(w->r, L_TARGET_NO_ADDRESS, n->domain,
+					 n->rec->text + t->offset, t->len, (long)t->offset, NULL,
+					 "MX host %.*s has no A or AAAA record",
+					 (int)(hl < 200 ? hl : 200), h);
 	}
 	if (no_aaaa > 0 && no_aaaa + w->voids[1] > SPFKIT_LIMIT_VOID_LOOKUPS)
-		lint_add(w->r, L_TARGET_NO_ADDRESS, n->domain, n->rec->text + t->offset, t->len,
-			 (long)t->offset, "give the MX hosts AAAA records, or list them with ip4/ip6",
-			 "%u MX host%s without AAAA: receivers running pyspf or Mail::SPF count each "
-			 "as a void lookup, so IPv6 senders get permerror there",
-			 no_aaaa, no_aaaa == 1 ? "" : "s");
+		spfkit__lint_add(w->r, L_TARGET_NO_ADDRESS, n->domain, n->rec->text + t->offset,
+				 t->len, (long)t->offset,
+				 "give the MX hosts AAAA records, or list them with ip4/ip6",
+				 "%u MX host%s without AAAA: receivers running pyspf or Mail::SPF "
+				 "count each "
+				 "as a void lookup, so IPv6 senders get permerror there",
+				 no_aaaa, no_aaaa == 1 ? "" : "s");
 }
 
 /* "mx" (§5.4): one term; more than 10 hosts to look up is permerror (§4.6.4). */
@@ -383,22 +388,25 @@ static void term_mx(struct walk *w, const struct node *n, const struct spfkit_te
 	for (i = 0; i < mx->count; i++)
 		hosts += mx->rrs[i].len > 0 && !(mx->rrs[i].len == 1 && mx->rrs[i].data[0] == '.');
 	if (mx->count > 0 && hosts == 0) {
-		lint_add(w->r, L_NULL_MX, n->domain, n->rec->text + t->offset, t->len, (long)t->offset,
-			 NULL, "%.*s has a null MX (\"MX 0 .\"): this term matches nothing",
-			 (int)(len < 200 ? len : 200), name);
+		spfkit__lint_add(w->r, L_NULL_MX, n->domain, n->rec->text + t->offset, t->len,
+				 (long)t->offset, NULL,
+				 "%.*s has a null MX (\"MX 0 .\"): this term matches nothing",
+				 (int)(len < 200 ? len : 200), name);
 		return;
 	}
 	if (hosts > MX_SHOWN) {
 		w->fatal = 1;
-		lint_add(w->r, L_MX_OVER_10, n->domain, n->rec->text + t->offset, t->len,
-			 (long)t->offset, NULL, "%.*s has %zu MX hosts; receivers look up at most %u",
-			 (int)(len < 200 ? len : 200), name, hosts, MX_SHOWN);
+		spfkit__lint_add(w->r, L_MX_OVER_10, n->domain, n->rec->text + t->offset, t->len,
+				 (long)t->offset, NULL,
+				 "%.*s has %zu MX hosts; receivers look up at most %u",
+				 (int)(len < 200 ? len : 200), name, hosts, MX_SHOWN);
 	}
 	if (mx->count == 0)
-		lint_add(w->r, L_TARGET_NO_ADDRESS, n->domain, n->rec->text + t->offset, t->len,
-			 (long)t->offset, NULL,
-			 "%.*s has no MX record: the term matches nothing and costs a void lookup",
-			 (int)(len < 200 ? len : 200), name);
+		spfkit__lint_add(
+			w->r, L_TARGET_NO_ADDRESS, n->domain, n->rec->text + t->offset, t->len,
+			(long)t->offset, NULL,
+			"%.*s has no MX record: the term matches nothing and costs a void lookup",
+			(int)(len < 200 ? len : 200), name);
 	mx_hosts(w, n, t, mx);
 }
 
@@ -441,17 +449,18 @@ static void duplicate_include(struct walk *w, const struct node *n, const struct
 
 	for (i = 0; i < w->nincluded; i++)
 		if (spfkit__memcaseeq(w->included[i], strlen(w->included[i]), name, len)) {
-			lint_add(w->r, L_DUPLICATE_INCLUDE, n->domain, n->rec->text + t->offset,
-				 t->len, (long)t->offset, NULL,
-				 "%.*s is included more than once in the tree: each costs its lookups again",
-				 (int)(len < 200 ? len : 200), name);
+			spfkit__lint_add(w->r, L_DUPLICATE_INCLUDE, n->domain,
+					 n->rec->text + t->offset, t->len, (long)t->offset, NULL,
+					 "%.*s is included more than once in the tree: each costs "
+					 "its lookups again",
+					 (int)(len < 200 ? len : 200), name);
 			return;
 		}
 	if (grow((void **)&w->included, &w->capincluded, w->nincluded, sizeof(*w->included)) != 0) {
 		w->err = SPFKIT_ENOMEM;
 		return;
 	}
-	w->included[w->nincluded] = lint_strndup(w->r, name, len);
+	w->included[w->nincluded] = spfkit__lint_strndup(w->r, name, len);
 	if (w->included[w->nincluded] != NULL)
 		w->nincluded++;
 }
@@ -467,11 +476,12 @@ static int follow(struct walk *w, const struct node *n, const struct spfkit_term
 	if (loop) {
 		w->fatal = 1;
 		w->r->counts.loop = 1;
-		lint_add(w->r, how == LINT_HOW_INCLUDE ? L_INCLUDE_LOOP : L_REDIRECT_LOOP, n->domain,
-			 n->rec->text + t->offset, t->len, (long)t->offset, NULL,
-			 "%.*s is already on this branch: evaluation goes round until the 10-term "
-			 "limit gives permerror",
-			 (int)(len < 200 ? len : 200), name);
+		spfkit__lint_add(
+			w->r, how == LINT_HOW_INCLUDE ? L_INCLUDE_LOOP : L_REDIRECT_LOOP, n->domain,
+			n->rec->text + t->offset, t->len, (long)t->offset, NULL,
+			"%.*s is already on this branch: evaluation goes round until the 10-term "
+			"limit gives permerror",
+			(int)(len < 200 ? len : 200), name);
 		emit_leaf(w, name, len, how, n->rec->text, t, 1, 1,
 			  "already on this branch, not expanded again: evaluation goes round it "
 			  "until the 10-term limit gives permerror");
@@ -508,10 +518,11 @@ static int mechanism(struct walk *w, const struct node *n, const struct spfkit_t
 		if (n->dlen > 0 || t->has_domain)
 			dynamic_note(w, n, t);
 		else
-			lint_add(w->r, L_DYNAMIC_TARGET, NULL, n->rec->text + t->offset, t->len,
-				 (long)t->offset, "give the record's domain with --domain",
-				 "no --domain given: this term's target is the record's own domain, "
-				 "unknown here; counted as one DNS term and one void lookup");
+			spfkit__lint_add(
+				w->r, L_DYNAMIC_TARGET, NULL, n->rec->text + t->offset, t->len,
+				(long)t->offset, "give the record's domain with --domain",
+				"no --domain given: this term's target is the record's own domain, "
+				"unknown here; counted as one DNS term and one void lookup");
 		if (t->mech != SPFKIT_MECH_INCLUDE)
 			charge_unknown(w, t->domain.src, t->domain.src_len);
 		else
@@ -522,19 +533,21 @@ static int mechanism(struct walk *w, const struct node *n, const struct spfkit_t
 	if (!target_valid(name, len)) {
 		if (t->mech == SPFKIT_MECH_INCLUDE) {
 			w->fatal = 1;
-			lint_add(w->r, L_INCLUDE_NO_RECORD, n->domain, n->rec->text + t->offset, t->len,
-				 (long)t->offset, NULL, "%.*s is not a valid domain name: permerror",
-				 (int)(len < 200 ? len : 200), name);
+			spfkit__lint_add(w->r, L_INCLUDE_NO_RECORD, n->domain,
+					 n->rec->text + t->offset, t->len, (long)t->offset, NULL,
+					 "%.*s is not a valid domain name: permerror",
+					 (int)(len < 200 ? len : 200), name);
 			emit_leaf(w, name, len, LINT_HOW_INCLUDE, n->rec->text, t, 1, 0,
 				  "not a valid domain name: receivers return permerror");
 		} else {
 			/* RFC 7208 receivers skip it; RFC 4408 ones return permerror */
-			lint_add_as(w->r, LINT_ERROR, L_TARGET_NO_ADDRESS, n->domain,
-				    n->rec->text + t->offset, t->len, (long)t->offset,
-				    "write the host's full, valid name",
-				    "%.*s is not a valid domain name: RFC 7208 receivers treat the term "
-				    "as matching nothing, older ones return permerror",
-				    (int)(len < 200 ? len : 200), name);
+			spfkit__lint_add_as(w->r, LINT_ERROR, L_TARGET_NO_ADDRESS, n->domain,
+					    n->rec->text + t->offset, t->len, (long)t->offset,
+					    "write the host's full, valid name",
+					    "%.*s is not a valid domain name: RFC 7208 receivers "
+					    "treat the term "
+					    "as matching nothing, older ones return permerror",
+					    (int)(len < 200 ? len : 200), name);
 		}
 		return 0;
 	}
@@ -561,9 +574,10 @@ static void exp_target(struct walk *w, const struct node *n)
 	if (ask(w, name, len, SPFKIT_RR_TXT, &a) != 0 || a->status == SPFKIT_DNS_TEMPFAIL)
 		return;
 	if (a->count != 1)
-		lint_add(w->r, L_EXP_TARGET, n->domain, n->rec->text + t->offset, t->len,
-			 (long)t->offset, NULL, "%.*s has %zu TXT records: receivers give no explanation",
-			 (int)(len < 200 ? len : 200), name, a->count);
+		spfkit__lint_add(w->r, L_EXP_TARGET, n->domain, n->rec->text + t->offset, t->len,
+				 (long)t->offset, NULL,
+				 "%.*s has %zu TXT records: receivers give no explanation",
+				 (int)(len < 200 ? len : 200), name, a->count);
 }
 
 /* The terms of a parsed record; 1 when the record passes every client. */
@@ -600,7 +614,7 @@ static void prefetch_terms(struct walk *w, const struct node *n)
 	if (i == rec->count && rec->redirect >= 0 && w->depth < WALK_MAX_DEPTH &&
 	    static_target(n, &rec->terms[rec->redirect], &name, &len) && target_valid(name, len))
 		want_domain(&p, name, len);
-	lint_dns_prefetch(w->dns, p.q, p.n);
+	spfkit__lint_dns_prefetch(w->dns, p.q, p.n);
 }
 
 static int walk_terms(struct walk *w, const struct node *n)
@@ -649,14 +663,15 @@ static void no_record(struct walk *w, const struct node *parent, const struct sp
 		 how == LINT_HOW_TOP ? "get the result none" : "return permerror");
 	emit_problem(w, 1, 0, what);
 	if (how == LINT_HOW_TOP) {
-		lint_add(w->r, L_NO_RECORD, domain, NULL, 0, -1, NULL,
-			 "%s has %s: receivers get the result none", domain, why);
+		spfkit__lint_add(w->r, L_NO_RECORD, domain, NULL, 0, -1, NULL,
+				 "%s has %s: receivers get the result none", domain, why);
 		return;
 	}
 	w->fatal = 1;
-	lint_add(w->r, how == LINT_HOW_INCLUDE ? L_INCLUDE_NO_RECORD : L_REDIRECT_NO_RECORD,
-		 parent->domain, parent->rec->text + via->offset, via->len, (long)via->offset, NULL,
-		 "%s has %s: receivers return permerror", domain, why);
+	spfkit__lint_add(w->r, how == LINT_HOW_INCLUDE ? L_INCLUDE_NO_RECORD : L_REDIRECT_NO_RECORD,
+			 parent->domain, parent->rec->text + via->offset, via->len,
+			 (long)via->offset, NULL, "%s has %s: receivers return permerror", domain,
+			 why);
 }
 
 static void emit_record(struct walk *w, const struct node *n, const char *text, size_t len,
@@ -689,7 +704,7 @@ static int parse_and_walk(struct walk *w, struct node *n, const char *text, size
 	struct spfkit_record *rec = NULL;
 	int rc, always;
 
-	lint_text_checks(w->r, n->domain, text, len);
+	spfkit__lint_text_checks(w->r, n->domain, text, len);
 	memset(&pe, 0, sizeof(pe));
 	rc = spfkit_record_parse(text, len, NULL, &rec, &pe);
 	if (rc == SPFKIT_ENOMEM) {
@@ -702,17 +717,18 @@ static int parse_and_walk(struct walk *w, struct node *n, const char *text, size
 		w->fatal = 1;
 		if (pe.term_offset > len)
 			pe.term_offset = len;
-		lint_add(w->r, L_SYNTAX, n->domain, text + pe.term_offset,
-			 pe.term_len < len - pe.term_offset ? pe.term_len : len - pe.term_offset,
-			 (long)pe.term_offset, NULL,
-			 "%s at byte %zu (RFC 7208 section %s): receivers return permerror",
-			 pe.rule != NULL ? pe.rule : spfkit_strerror(rc), pe.offset,
-			 pe.section != NULL ? pe.section : "4.6");
+		spfkit__lint_add(w->r, L_SYNTAX, n->domain, text + pe.term_offset,
+				 pe.term_len < len - pe.term_offset ? pe.term_len
+								    : len - pe.term_offset,
+				 (long)pe.term_offset, NULL,
+				 "%s at byte %zu (RFC 7208 section %s): receivers return permerror",
+				 pe.rule != NULL ? pe.rule : spfkit_strerror(rc), pe.offset,
+				 pe.section != NULL ? pe.section : "4.6");
 		return 0;
 	}
 	w->r->counts.records++;
 	n->rec = rec;
-	lint_term_checks(w->r, n->domain, rec, n->how == LINT_HOW_INCLUDE);
+	spfkit__lint_term_checks(w->r, n->domain, rec, n->how == LINT_HOW_INCLUDE);
 	w->path[w->depth++] = n->domain;
 	always = walk_terms(w, n);
 	w->depth--;
@@ -725,13 +741,14 @@ static void spf_type(struct walk *w, const char *domain, size_t dlen)
 {
 	const struct lint_answer *a;
 
-	if (lint_dns_ask(w->dns, domain, dlen, SPFKIT_RR_SPF, &a) != 0)
+	if (spfkit__lint_dns_ask(w->dns, domain, dlen, SPFKIT_RR_SPF, &a) != 0)
 		return; /* not worth failing the run for */
 	if (a->count > 0)
-		lint_add(w->r, L_SPF_RR_TYPE, domain, NULL, 0, -1, NULL,
-			 "%s publishes %zu SPF (type 99) record%s: RFC 7208 removed that type and "
-			 "no receiver asks for it",
-			 domain, a->count, a->count == 1 ? "" : "s");
+		spfkit__lint_add(
+			w->r, L_SPF_RR_TYPE, domain, NULL, 0, -1, NULL,
+			"%s publishes %zu SPF (type 99) record%s: RFC 7208 removed that type and "
+			"no receiver asks for it",
+			domain, a->count, a->count == 1 ? "" : "s");
 }
 
 /*
@@ -751,7 +768,7 @@ static void wildcard_check(struct walk *w, const char *domain, size_t dlen)
 		return; /* no name under this one fits */
 	memcpy(probe, WILDCARD_PROBE, plen);
 	memcpy(probe + plen, domain, dlen);
-	if (lint_dns_ask(w->dns, probe, plen + dlen, SPFKIT_RR_TXT, &a) != 0 ||
+	if (spfkit__lint_dns_ask(w->dns, probe, plen + dlen, SPFKIT_RR_TXT, &a) != 0 ||
 	    a->status != SPFKIT_DNS_OK)
 		return;
 	for (i = 0; i < a->count; i++)
@@ -759,10 +776,11 @@ static void wildcard_check(struct walk *w, const char *domain, size_t dlen)
 			break;
 	if (i == a->count)
 		return;
-	lint_add(w->r, L_WILDCARD_RECORD, domain, NULL, 0, -1, NULL,
-		 "%.*s%.*s has an SPF record: a wildcard (*.%.*s) gives it to every name under "
-		 "%.*s that does not exist, but not to names with records of their own",
-		 (int)plen, probe, (int)dlen, domain, (int)dlen, domain, (int)dlen, domain);
+	spfkit__lint_add(
+		w->r, L_WILDCARD_RECORD, domain, NULL, 0, -1, NULL,
+		"%.*s%.*s has an SPF record: a wildcard (*.%.*s) gives it to every name under "
+		"%.*s that does not exist, but not to names with records of their own",
+		(int)plen, probe, (int)dlen, domain, (int)dlen, domain, (int)dlen, domain);
 }
 
 /*
@@ -778,7 +796,7 @@ static void published_strings(struct walk *w, const char *domain, size_t dlen, c
 	const char **strs;
 	size_t *lens, i, j, n, off, joined;
 
-	if (lint_dns_ask(w->dns, domain, dlen, SPFKIT_RR_TXT_STRINGS, &a) != 0 ||
+	if (spfkit__lint_dns_ask(w->dns, domain, dlen, SPFKIT_RR_TXT_STRINGS, &a) != 0 ||
 	    a->status != SPFKIT_DNS_OK)
 		return;
 	for (i = 0; i < a->count; i++) {
@@ -801,7 +819,7 @@ static void published_strings(struct walk *w, const char *domain, size_t dlen, c
 			off += lens[j];
 		if (j < n)
 			continue;
-		lint_string_checks(w->r, domain, text, strs, lens, n);
+		spfkit__lint_string_checks(w->r, domain, text, strs, lens, n);
 		return;
 	}
 }
@@ -809,12 +827,13 @@ static void published_strings(struct walk *w, const char *domain, size_t dlen, c
 static void ttl_check(struct walk *w, const char *domain, const struct lint_answer *a)
 {
 	if (a->ttl < TTL_LOW)
-		lint_add(w->r, L_TTL, domain, NULL, 0, -1, NULL,
-			 "TTL %u s: every receiver asks again that often", (unsigned)a->ttl);
+		spfkit__lint_add(w->r, L_TTL, domain, NULL, 0, -1, NULL,
+				 "TTL %u s: every receiver asks again that often",
+				 (unsigned)a->ttl);
 	else if (a->ttl > TTL_HIGH)
-		lint_add(w->r, L_TTL, domain, NULL, 0, -1, NULL,
-			 "TTL %u s: a change takes over a week to reach every receiver",
-			 (unsigned)a->ttl);
+		spfkit__lint_add(w->r, L_TTL, domain, NULL, 0, -1, NULL,
+				 "TTL %u s: a change takes over a week to reach every receiver",
+				 (unsigned)a->ttl);
 }
 
 static int walk_domain_body(struct walk *w, const char *domain, size_t dlen, enum lint_how how,
@@ -827,7 +846,7 @@ static int walk_domain_body(struct walk *w, const char *domain, size_t dlen, enu
 
 	memset(&n, 0, sizeof(n));
 	n.how = how;
-	n.domain = lint_strndup(w->r, domain, trim_dot(domain, dlen));
+	n.domain = spfkit__lint_strndup(w->r, domain, trim_dot(domain, dlen));
 	n.dlen = trim_dot(domain, dlen);
 	if (n.domain == NULL)
 		return 0;
@@ -844,7 +863,7 @@ static int walk_domain_body(struct walk *w, const char *domain, size_t dlen, enu
 	n.ttl = txt->ttl;
 	n.has_ttl = 1;
 	spf_type(w, n.domain, n.dlen);
-	count = lint_select(w->r, n.domain, txt, &text, &len);
+	count = spfkit__lint_select(w->r, n.domain, txt, &text, &len);
 	if (count == 0) {
 		no_record(w, parent, via, how, n.domain,
 			  txt->status == SPFKIT_DNS_NXDOMAIN ? "no DNS records at all (NXDOMAIN)"
@@ -860,13 +879,14 @@ static int walk_domain_body(struct walk *w, const char *domain, size_t dlen, enu
 		emit_record(w, &n, text, len, NULL);
 		emit_problem(w, 1, 0, "more than one SPF record: receivers return permerror");
 		w->fatal = 1;
-		lint_add(w->r, L_MULTIPLE_RECORDS, n.domain, NULL, 0, -1, NULL,
-			 "%s publishes %zu SPF records: receivers return permerror", n.domain, count);
+		spfkit__lint_add(w->r, L_MULTIPLE_RECORDS, n.domain, NULL, 0, -1, NULL,
+				 "%s publishes %zu SPF records: receivers return permerror",
+				 n.domain, count);
 		return 0;
 	}
 	ttl_check(w, n.domain, txt);
 	published_strings(w, n.domain, n.dlen, text, len);
-	lint_size_checks(w->r, n.domain, n.dlen, text, len, txt);
+	spfkit__lint_size_checks(w->r, n.domain, n.dlen, text, len, txt);
 	return parse_and_walk(w, &n, text, len);
 }
 
@@ -891,20 +911,21 @@ static void limit_findings(struct walk *w)
 	int fam;
 
 	if (terms > SPFKIT_LIMIT_DNS_TERMS)
-		lint_add(r, L_LOOKUPS_OVER_10, r->domain, NULL, 0, -1, NULL,
-			 "%u DNS-querying terms for a client that matches nothing (limit %u): "
-			 "receivers return permerror",
-			 terms, SPFKIT_LIMIT_DNS_TERMS);
+		spfkit__lint_add(
+			r, L_LOOKUPS_OVER_10, r->domain, NULL, 0, -1, NULL,
+			"%u DNS-querying terms for a client that matches nothing (limit %u): "
+			"receivers return permerror",
+			terms, SPFKIT_LIMIT_DNS_TERMS);
 	else if (terms >= 8)
-		lint_add(r, L_CLOSE_TO_LIMIT, r->domain, NULL, 0, -1, NULL,
-			 "%u DNS-querying terms of the %u allowed, on the worst branch", terms,
-			 SPFKIT_LIMIT_DNS_TERMS);
+		spfkit__lint_add(r, L_CLOSE_TO_LIMIT, r->domain, NULL, 0, -1, NULL,
+				 "%u DNS-querying terms of the %u allowed, on the worst branch",
+				 terms, SPFKIT_LIMIT_DNS_TERMS);
 	for (fam = 0; fam < 2; fam++)
 		if (w->voids[fam] > SPFKIT_LIMIT_VOID_LOOKUPS)
-			lint_add(r, L_VOID_OVER_2, r->domain, NULL, 0, -1, NULL,
-				 "%u void lookups for an IPv%d client (limit %u): %s", w->voids[fam],
-				 fam == 0 ? 4 : 6, SPFKIT_LIMIT_VOID_LOOKUPS,
-				 spfkit__buf_str(&w->void_names[fam]));
+			spfkit__lint_add(r, L_VOID_OVER_2, r->domain, NULL, 0, -1, NULL,
+					 "%u void lookups for an IPv%d client (limit %u): %s",
+					 w->voids[fam], fam == 0 ? 4 : 6, SPFKIT_LIMIT_VOID_LOOKUPS,
+					 spfkit__buf_str(&w->void_names[fam]));
 	r->counts.void_v4 = w->voids[0];
 	r->counts.void_v6 = w->voids[1];
 	r->counts.permerror_v4 = w->fatal || terms > SPFKIT_LIMIT_DNS_TERMS ||
@@ -934,7 +955,8 @@ static void walk_given(struct walk *w, const struct lint_input *in)
 	w->r->record = in->record;
 	w->r->record_len = in->record_len;
 	if (in->strs != NULL)
-		lint_string_checks(w->r, n.domain, in->record, in->strs, in->lens, in->nstrs);
+		spfkit__lint_string_checks(w->r, n.domain, in->record, in->strs, in->lens,
+					   in->nstrs);
 	if (!spfkit_record_is_spf(in->record, in->record_len)) {
 		struct lint_answer one;
 		struct spfkit_dns_rr rr = { SPFKIT_RR_TXT, 0, 0, (const unsigned char *)in->record,
@@ -945,19 +967,20 @@ static void walk_given(struct walk *w, const struct lint_input *in)
 		memset(&one, 0, sizeof(one));
 		one.rrs = &rr;
 		one.count = 1;
-		if (lint_select(w->r, n.domain, &one, &text, &len) == 0 && w->r->n == 0)
-			lint_add(w->r, L_NO_RECORD, n.domain, NULL, 0, -1,
-				 "start the record with v=spf1",
-				 "the text does not start with \"v=spf1\": it is not an SPF record");
+		if (spfkit__lint_select(w->r, n.domain, &one, &text, &len) == 0 && w->r->n == 0)
+			spfkit__lint_add(
+				w->r, L_NO_RECORD, n.domain, NULL, 0, -1,
+				"start the record with v=spf1",
+				"the text does not start with \"v=spf1\": it is not an SPF record");
 		emit_record(w, &n, in->record, in->record_len, NULL);
 		emit_problem(w, 1, 0, "the text does not start with \"v=spf1\": not an SPF record");
 		return;
 	}
-	lint_size_checks(w->r, n.domain, n.dlen, in->record, in->record_len, NULL);
+	spfkit__lint_size_checks(w->r, n.domain, n.dlen, in->record, in->record_len, NULL);
 	parse_and_walk(w, &n, in->record, in->record_len);
 }
 
-int lint_run(struct lint_dns *dns, const struct lint_input *in)
+int spfkit__lint_run(struct lint_dns *dns, const struct lint_input *in)
 {
 	struct walk w;
 	int fam;
@@ -968,7 +991,8 @@ int lint_run(struct lint_dns *dns, const struct lint_input *in)
 	for (fam = 0; fam < 2; fam++)
 		spfkit__buf_init(&w.void_names[fam], NULL, 4096);
 	if (in->domain != NULL)
-		w.r->domain = lint_strndup(w.r, in->domain, trim_dot(in->domain, strlen(in->domain)));
+		w.r->domain = spfkit__lint_strndup(w.r, in->domain,
+						   trim_dot(in->domain, strlen(in->domain)));
 	if (w.r->domain == NULL)
 		w.r->domain = "";
 	w.observe = in->observe;

@@ -103,8 +103,8 @@ struct lint_check {
 	const char *what;    /* one line for docs and --list-checks */
 };
 
-extern const struct lint_check lint_checks[L_COUNT];
-const char *lint_severity_name(enum lint_severity s);
+extern const struct lint_check spfkit__lint_checks[L_COUNT];
+const char *spfkit__lint_severity_name(enum lint_severity s);
 
 /* ---- lint_report.c ---------------------------------------------------- */
 
@@ -141,26 +141,27 @@ struct lint_report {
 	struct lint_counts counts;
 };
 
-void lint_report_init(struct lint_report *r);
-void lint_report_free(struct lint_report *r);
+void spfkit__lint_report_init(struct lint_report *r);
+void spfkit__lint_report_free(struct lint_report *r);
 /* An arena copy of len bytes, NUL-terminated; NULL (and r->err) on failure. */
-char *lint_strndup(struct lint_report *r, const char *s, size_t len);
+char *spfkit__lint_strndup(struct lint_report *r, const char *s, size_t len);
 /*
  * Add a finding. term/term_len: the term as written (NULL for none);
  * offset: its byte offset, -1 for none; fix: NULL for the catalogue's.
  */
-void lint_add(struct lint_report *r, enum lint_id id, const char *domain, const char *term,
-	      size_t term_len, long offset, const char *fix, const char *fmt, ...)
+void spfkit__lint_add(struct lint_report *r, enum lint_id id, const char *domain, const char *term,
+		      size_t term_len, long offset, const char *fix, const char *fmt, ...)
 	__attribute__((format(printf, 8, 9)));
 /* The same with the severity given (legacy-syntax has milder cases). */
-void lint_add_as(struct lint_report *r, enum lint_severity sev, enum lint_id id, const char *domain,
-		 const char *term, size_t term_len, long offset, const char *fix, const char *fmt, ...)
+void spfkit__lint_add_as(struct lint_report *r, enum lint_severity sev, enum lint_id id,
+			 const char *domain, const char *term, size_t term_len, long offset,
+			 const char *fix, const char *fmt, ...)
 	__attribute__((format(printf, 9, 10)));
-size_t lint_count(const struct lint_report *r, enum lint_severity s);
+size_t spfkit__lint_count(const struct lint_report *r, enum lint_severity s);
 /* 0 clean (notices allowed), 1 warnings only, 2 errors. */
-int lint_exit_status(const struct lint_report *r);
+int spfkit__lint_exit_status(const struct lint_report *r);
 /* The finding's fix: its own, or the catalogue's. */
-const char *lint_finding_fix(const struct lint_finding *f);
+const char *spfkit__lint_finding_fix(const struct lint_finding *f);
 
 /* ---- lint_dns.c ------------------------------------------------------- */
 
@@ -189,13 +190,14 @@ struct lint_dns {
 	unsigned late;                    /* questions not answered for the time limit */
 };
 
-void lint_dns_init(struct lint_dns *d, struct spfkit_resolver *resolver, struct lint_report *r);
-void lint_dns_free(struct lint_dns *d);
+void spfkit__lint_dns_init(struct lint_dns *d, struct spfkit_resolver *resolver,
+			   struct lint_report *r);
+void spfkit__lint_dns_free(struct lint_dns *d);
 /* From now, the run has `seconds` (0: no limit): a question not answered
  * by then is TEMPFAIL "no answer within the time limit", and the ones
  * after it are not asked (TEMPFAIL "not asked: ..."); d->late counts
  * both. */
-void lint_dns_set_time_limit(struct lint_dns *d, unsigned seconds);
+void spfkit__lint_dns_set_time_limit(struct lint_dns *d, unsigned seconds);
 #define LINT_EXIT_INCOMPLETE 75 /* sysexits EX_TEMPFAIL: the time limit cut the run short */
 
 struct lint_question {
@@ -206,18 +208,18 @@ struct lint_question {
 
 /*
  * Ask the questions not in the cache yet, LINT_PARALLEL at a time, and
- * wait for their answers: a later lint_dns_ask() finds them (counted
+ * wait for their answers: a later spfkit__lint_dns_ask() finds them (counted
  * then, as if asked then). A slow server costs one wait per batch, not
- * one per question. Failures are left for lint_dns_ask() to meet.
+ * one per question. Failures are left for spfkit__lint_dns_ask() to meet.
  */
-void lint_dns_prefetch(struct lint_dns *d, const struct lint_question *q, size_t n);
+void spfkit__lint_dns_prefetch(struct lint_dns *d, const struct lint_question *q, size_t n);
 /*
  * Ask (or find in the cache) type for name; *out points into the
  * cache. 0, SPFKIT_E2BIG past LINT_MAX_QUESTIONS, SPFKIT_ENOMEM, or the
  * resolver's error.
  */
-int lint_dns_ask(struct lint_dns *d, const char *name, size_t len, uint16_t type,
-		 const struct lint_answer **out);
+int spfkit__lint_dns_ask(struct lint_dns *d, const char *name, size_t len, uint16_t type,
+			 const struct lint_answer **out);
 
 /* ---- lint_text.c ------------------------------------------------------ */
 
@@ -226,27 +228,28 @@ int lint_dns_ask(struct lint_dns *d, const char *name, size_t len, uint16_t type
  * which nearly are (v=spf10, spf2.0/pra). Returns the number of SPF
  * version 1 records (0, 1, or more), with the first in *rec / *len.
  */
-size_t lint_select(struct lint_report *r, const char *domain, const struct lint_answer *txt,
-		   const char **rec, size_t *len);
+size_t spfkit__lint_select(struct lint_report *r, const char *domain, const struct lint_answer *txt,
+			   const char **rec, size_t *len);
 /* Byte-level and token-level checks of one record's text (parse or not). */
-void lint_text_checks(struct lint_report *r, const char *domain, const char *text, size_t len);
+void spfkit__lint_text_checks(struct lint_report *r, const char *domain, const char *text,
+			      size_t len);
 /* Character-strings as given with --record "..." "...": their sizes and joins. */
-void lint_string_checks(struct lint_report *r, const char *domain, const char *joined,
-			const char *const *strs, const size_t *lens, size_t n);
+void spfkit__lint_string_checks(struct lint_report *r, const char *domain, const char *joined,
+				const char *const *strs, const size_t *lens, size_t n);
 /* §3.4 sizes of the TXT answer at a name. */
-void lint_size_checks(struct lint_report *r, const char *domain, size_t name_len,
-		      const char *text, size_t len, const struct lint_answer *txt);
+void spfkit__lint_size_checks(struct lint_report *r, const char *domain, size_t name_len,
+			      const char *text, size_t len, const struct lint_answer *txt);
 
 /* ---- lint_terms.c ----------------------------------------------------- */
 
 /* Checks of one parsed record on its own; `included`: reached by include. */
-void lint_term_checks(struct lint_report *r, const char *domain, const struct spfkit_record *rec,
-		      int included);
+void spfkit__lint_term_checks(struct lint_report *r, const char *domain,
+			      const struct spfkit_record *rec, int included);
 /* Index of the first "all" mechanism, or rec->count when none. */
-size_t lint_first_all(const struct spfkit_record *rec);
+size_t spfkit__lint_first_all(const struct spfkit_record *rec);
 /* The term's text as written. */
-void lint_term_text(const struct spfkit_record *rec, const struct spfkit_term *t,
-		    const char **p, size_t *len);
+void spfkit__lint_term_text(const struct spfkit_record *rec, const struct spfkit_term *t,
+			    const char **p, size_t *len);
 
 /* ---- lint_walk.c ------------------------------------------------------ */
 
@@ -306,7 +309,7 @@ struct lint_input {
 };
 
 /* Lint the domain's record (or the given one) and its whole tree. 0 or an spfkit_err. */
-int lint_run(struct lint_dns *dns, const struct lint_input *in);
+int spfkit__lint_run(struct lint_dns *dns, const struct lint_input *in);
 
 /* ---- tree_addr.c ---------------------------------------------------------- */
 
@@ -328,18 +331,19 @@ struct tree_count {
 };
 
 /* Add addr/prefix (4 or 16 bytes of addr); 0 or SPFKIT_ENOMEM. */
-int tree_ranges_add(struct tree_ranges *r, int v6, const unsigned char *addr, unsigned prefix);
+int spfkit__tree_ranges_add(struct tree_ranges *r, int v6, const unsigned char *addr,
+			    unsigned prefix);
 /* Append every range of src; 0 or SPFKIT_ENOMEM. */
-int tree_ranges_merge_from(struct tree_ranges *dst, const struct tree_ranges *src);
+int spfkit__tree_ranges_merge_from(struct tree_ranges *dst, const struct tree_ranges *src);
 /* Sort and join overlapping ranges; then count each family. */
-void tree_ranges_union(struct tree_ranges *r, struct tree_count *v4, struct tree_count *v6);
-void tree_ranges_free(struct tree_ranges *r);
+void spfkit__tree_ranges_union(struct tree_ranges *r, struct tree_count *v4, struct tree_count *v6);
+void spfkit__tree_ranges_free(struct tree_ranges *r);
 /* Decimal text of c into buf (at least 48 bytes). */
-const char *tree_count_str(const struct tree_count *c, char *buf, size_t size);
+const char *spfkit__tree_count_str(const struct tree_count *c, char *buf, size_t size);
 /* n when c is exactly 2^n, else -1. */
-int tree_count_log2(const struct tree_count *c);
+int spfkit__tree_count_log2(const struct tree_count *c);
 /* For people: "2^80" for a power of two from 2^16 up, else the decimal text. */
-const char *tree_count_text(const struct tree_count *c, char *buf, size_t size);
+const char *spfkit__tree_count_text(const struct tree_count *c, char *buf, size_t size);
 
 /* ---- tree_build.c --------------------------------------------------------- */
 
@@ -385,19 +389,19 @@ struct tree {
 	int err;    /* SPFKIT_ENOMEM: the tree is incomplete */
 };
 
-void tree_init(struct tree *t, struct lint_report *r);
-void tree_free(struct tree *t);
+void spfkit__tree_init(struct tree *t, struct lint_report *r);
+void spfkit__tree_free(struct tree *t);
 /* The lint_walk_fn; arg is a struct tree. */
-void tree_observe(void *arg, const struct lint_walk_event *ev);
+void spfkit__tree_observe(void *arg, const struct lint_walk_event *ev);
 /* 0 no error, 2 the tree has errors (documented in --help and docs/tree.md). */
-int tree_exit_status(const struct tree *t);
+int spfkit__tree_exit_status(const struct tree *t);
 
 /* The four results a record's terms can give (RFC 7208 §4.6.2, §2.6). */
 enum flat_q { FQ_PASS = 0, FQ_FAIL, FQ_SOFTFAIL, FQ_NEUTRAL, FQ_COUNT };
 
 /* '+', '-', '~', '?' for a qualifier; the qualifier for such a byte (FQ_PASS by default). */
-char flat_q_char(enum flat_q q);
-enum flat_q flat_q_of(int qualifier);
+char spfkit__flat_q_char(enum flat_q q);
+enum flat_q spfkit__flat_q_of(int qualifier);
 
 /* ---- flatten_set.c ------------------------------------------------------ */
 
@@ -406,16 +410,17 @@ enum flat_q flat_q_of(int qualifier);
  * families (IPv4 first), ranges neither overlapping nor touching. Every
  * function here takes and leaves sets normal; 0 or SPFKIT_ENOMEM.
  */
-int flat_set_normalize(struct tree_ranges *s);
-int flat_set_add_prefix(struct tree_ranges *s, int v6, const unsigned char *addr, unsigned prefix);
-int flat_set_union(struct tree_ranges *dst, const struct tree_ranges *src);
+int spfkit__flat_set_normalize(struct tree_ranges *s);
+int spfkit__flat_set_add_prefix(struct tree_ranges *s, int v6, const unsigned char *addr,
+				unsigned prefix);
+int spfkit__flat_set_union(struct tree_ranges *dst, const struct tree_ranges *src);
 /* out = a minus b (out is emptied first; it may not be a or b). */
-int flat_set_minus(struct tree_ranges *out, const struct tree_ranges *a,
-		   const struct tree_ranges *b);
+int spfkit__flat_set_minus(struct tree_ranges *out, const struct tree_ranges *a,
+			   const struct tree_ranges *b);
 /* Every address of both families. */
-int flat_set_universe(struct tree_ranges *s);
-int flat_set_equal(const struct tree_ranges *a, const struct tree_ranges *b);
-int flat_set_copy(struct tree_ranges *dst, const struct tree_ranges *src);
+int spfkit__flat_set_universe(struct tree_ranges *s);
+int spfkit__flat_set_equal(const struct tree_ranges *a, const struct tree_ranges *b);
+int spfkit__flat_set_copy(struct tree_ranges *dst, const struct tree_ranges *src);
 
 /* One CIDR block. */
 struct flat_cidr {
@@ -430,12 +435,12 @@ struct flat_cidrs {
 };
 
 /* The fewest aligned blocks covering s exactly, in address order (IPv4 first). */
-int flat_set_cidrs(const struct tree_ranges *s, struct flat_cidrs *out);
-void flat_cidrs_free(struct flat_cidrs *c);
+int spfkit__flat_set_cidrs(const struct tree_ranges *s, struct flat_cidrs *out);
+void spfkit__flat_cidrs_free(struct flat_cidrs *c);
 /* "ip4:192.0.2.0/24", "ip6:2001:db8::/32"; /32 and /128 left out. */
-const char *flat_cidr_term(const struct flat_cidr *c, char *buf, size_t size);
+const char *spfkit__flat_cidr_term(const struct flat_cidr *c, char *buf, size_t size);
 /* The address at the start (or end) of a range, as an evaluator's spfkit_ip. */
-void flat_range_ip(const struct tree_range *r, int last, struct spfkit_ip *out);
+void spfkit__flat_range_ip(const struct tree_range *r, int last, struct spfkit_ip *out);
 
 /* ---- flatten_model.c ---------------------------------------------------- */
 
@@ -476,17 +481,17 @@ struct flat_model {
 };
 
 /* 0 or SPFKIT_ENOMEM. keep: --keep targets (may be NULL when nkeep is 0). */
-int flat_model_init(struct flat_model *m, struct lint_report *r, const char *const *keep,
-		    size_t nkeep);
-void flat_model_free(struct flat_model *m);
+int spfkit__flat_model_init(struct flat_model *m, struct lint_report *r, const char *const *keep,
+			    size_t nkeep);
+void spfkit__flat_model_free(struct flat_model *m);
 /* The lint_walk_fn; arg is a struct flat_model. */
-void flat_model_observe(void *arg, const struct lint_walk_event *ev);
+void spfkit__flat_model_observe(void *arg, const struct lint_walk_event *ev);
 /*
  * After the walk: the lint findings that make flattening impossible
  * (temperror, a permerror in the source) into m->problem. 1 when the
  * model can be used.
  */
-int flat_model_usable(struct flat_model *m);
+int spfkit__flat_model_usable(struct flat_model *m);
 
 /* ---- flatten_emit.c ----------------------------------------------------- */
 
@@ -515,13 +520,13 @@ struct flat_emit_opts {
 };
 
 /* Build the records; 0, SPFKIT_ENOMEM, or SPFKIT_E2BIG with a line in err. */
-int flat_emit(const struct flat_model *m, const struct flat_emit_opts *o, struct flat_output *out,
-	      char *err, size_t errlen);
-void flat_output_free(struct flat_output *out);
+int spfkit__flat_emit(const struct flat_model *m, const struct flat_emit_opts *o,
+		      struct flat_output *out, char *err, size_t errlen);
+void spfkit__flat_output_free(struct flat_output *out);
 /* One record as zone text: NAME. TTL IN TXT "..." "..." (escaped). */
-void flat_zone_line(struct spfkit__buf *b, const struct flat_record *rec, uint32_t ttl);
+void spfkit__flat_zone_line(struct spfkit__buf *b, const struct flat_record *rec, uint32_t ttl);
 /* The RFC 7208 §3.4 size of a TXT record of len bytes: strings with their length octets. */
-size_t flat_txt_wire(size_t len);
+size_t spfkit__flat_txt_wire(size_t len);
 
 /* ---- flatten_verify.c --------------------------------------------------- */
 
@@ -547,9 +552,9 @@ struct flat_verify {
 
 /* Evaluate original and flattened for every address; 0, SPFKIT_E2BIG (over
  * FLAT_MAX_CHECKED addresses), or another spfkit_err. */
-int flat_verify_run(struct flat_verify *v);
+int spfkit__flat_verify_run(struct flat_verify *v);
 /* The resolver of the flattened world (answers of dns, the new records first). */
-int flat_overlay_new(struct lint_dns *dns, const struct flat_output *out, const char *domain,
-		     struct spfkit_resolver **res);
+int spfkit__flat_overlay_new(struct lint_dns *dns, const struct flat_output *out,
+			     const char *domain, struct spfkit_resolver **res);
 
 #endif

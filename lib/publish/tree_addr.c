@@ -45,7 +45,8 @@ static uint64_t host_mask(unsigned bits)
 	return bits >= 64 ? 0 : bits == 0 ? ~(uint64_t)0 : ~(uint64_t)0 >> bits;
 }
 
-int tree_ranges_add(struct tree_ranges *r, int v6, const unsigned char *addr, unsigned prefix)
+int spfkit__tree_ranges_add(struct tree_ranges *r, int v6, const unsigned char *addr,
+			    unsigned prefix)
 {
 	struct tree_range *x;
 	uint64_t hm, lm;
@@ -73,7 +74,7 @@ int tree_ranges_add(struct tree_ranges *r, int v6, const unsigned char *addr, un
 	return 0;
 }
 
-int tree_ranges_merge_from(struct tree_ranges *dst, const struct tree_ranges *src)
+int spfkit__tree_ranges_merge_from(struct tree_ranges *dst, const struct tree_ranges *src)
 {
 	size_t i;
 
@@ -142,7 +143,7 @@ static int touches(const struct tree_range *a, const struct tree_range *b)
 	return cmp128(b->first_hi, b->first_lo, nh, nl) <= 0;
 }
 
-void tree_ranges_union(struct tree_ranges *r, struct tree_count *v4, struct tree_count *v6)
+void spfkit__tree_ranges_union(struct tree_ranges *r, struct tree_count *v4, struct tree_count *v6)
 {
 	size_t i, out = 0;
 
@@ -168,13 +169,13 @@ void tree_ranges_union(struct tree_ranges *r, struct tree_count *v4, struct tree
 		count_add(r->items[i].v6 ? v6 : v4, &r->items[i]);
 }
 
-void tree_ranges_free(struct tree_ranges *r)
+void spfkit__tree_ranges_free(struct tree_ranges *r)
 {
 	spfkit__free(NULL, r->items);
 	memset(r, 0, sizeof(*r));
 }
 
-const char *tree_count_str(const struct tree_count *c, char *buf, size_t size)
+const char *spfkit__tree_count_str(const struct tree_count *c, char *buf, size_t size)
 {
 	uint32_t limb[4] = { (uint32_t)(c->hi >> 32), (uint32_t)c->hi, (uint32_t)(c->lo >> 32),
 			     (uint32_t)c->lo };
@@ -205,7 +206,7 @@ const char *tree_count_str(const struct tree_count *c, char *buf, size_t size)
 	return buf;
 }
 
-int tree_count_log2(const struct tree_count *c)
+int spfkit__tree_count_log2(const struct tree_count *c)
 {
 	uint64_t v = c->hi != 0 ? c->hi : c->lo;
 	int n = c->hi != 0 ? 64 : 0;
@@ -221,13 +222,13 @@ int tree_count_log2(const struct tree_count *c)
 	return n;
 }
 
-const char *tree_count_text(const struct tree_count *c, char *buf, size_t size)
+const char *spfkit__tree_count_text(const struct tree_count *c, char *buf, size_t size)
 {
-	int l = tree_count_log2(c);
+	int l = spfkit__tree_count_log2(c);
 
 	if (l >= 16) {
 		snprintf(buf, size, "2^%d", l);
 		return buf;
 	}
-	return tree_count_str(c, buf, size);
+	return spfkit__tree_count_str(c, buf, size);
 }

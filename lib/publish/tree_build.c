@@ -10,7 +10,7 @@
 
 #include "publish.h"
 
-void tree_init(struct tree *t, struct lint_report *r)
+void spfkit__tree_init(struct tree *t, struct lint_report *r)
 {
 	memset(t, 0, sizeof(*t));
 	t->r = r;
@@ -22,12 +22,12 @@ static void free_node(struct tree_node *n)
 
 	for (c = n->child; c != NULL; c = c->next)
 		free_node(c);
-	tree_ranges_free(&n->own);
-	tree_ranges_free(&n->sub);
+	spfkit__tree_ranges_free(&n->own);
+	spfkit__tree_ranges_free(&n->sub);
 	spfkit__free(NULL, n->dynamic);
 }
 
-void tree_free(struct tree *t)
+void spfkit__tree_free(struct tree *t)
 {
 	if (t->root != NULL)
 		free_node(t->root); /* the nodes themselves are in the report's arena */
@@ -66,9 +66,9 @@ static void on_enter(struct tree *t, const struct lint_walk_event *ev)
 	}
 	memset(n, 0, sizeof(*n));
 	n->id = t->nodes++;
-	n->domain = lint_strndup(t->r, ev->name != NULL ? ev->name : "", ev->len);
+	n->domain = spfkit__lint_strndup(t->r, ev->name != NULL ? ev->name : "", ev->len);
 	n->how = ev->how;
-	n->via = ev->via != NULL ? lint_strndup(t->r, ev->via, ev->via_len) : NULL;
+	n->via = ev->via != NULL ? spfkit__lint_strndup(t->r, ev->via, ev->via_len) : NULL;
 	n->via_qualifier = ev->via_qualifier;
 	n->enter_terms = ev->dns_terms;
 	n->enter_voids[0] = ev->voids[0];
@@ -103,13 +103,13 @@ static void add_dynamic(struct tree *t, struct tree_node *n, const struct spfkit
 	}
 	for (i = 0; i < rec->count; i++)
 		if (rec->terms[i].domain.letters != 0)
-			n->dynamic[n->ndynamic++] =
-				lint_strndup(t->r, rec->text + rec->terms[i].offset, rec->terms[i].len);
+			n->dynamic[n->ndynamic++] = spfkit__lint_strndup(
+				t->r, rec->text + rec->terms[i].offset, rec->terms[i].len);
 }
 
 static void on_record(struct tree *t, struct tree_node *n, const struct lint_walk_event *ev)
 {
-	n->record = lint_strndup(t->r, ev->text, ev->text_len);
+	n->record = spfkit__lint_strndup(t->r, ev->text, ev->text_len);
 	n->record_len = ev->text_len;
 	n->ttl = ev->ttl;
 	n->has_ttl = ev->has_ttl;
@@ -130,9 +130,9 @@ static void on_term(struct tree *t, struct tree_node *n, const struct spfkit_ter
 	if (term->mech == SPFKIT_MECH_ALL)
 		n->plus_all = 1;
 	else if (term->mech == SPFKIT_MECH_IP4)
-		rc = tree_ranges_add(&n->own, 0, term->ip, term->cidr4);
+		rc = spfkit__tree_ranges_add(&n->own, 0, term->ip, term->cidr4);
 	else if (term->mech == SPFKIT_MECH_IP6)
-		rc = tree_ranges_add(&n->own, 1, term->ip, term->cidr6);
+		rc = spfkit__tree_ranges_add(&n->own, 1, term->ip, term->cidr6);
 	if (rc != 0)
 		fail(t, rc);
 }
@@ -146,11 +146,11 @@ static void on_addresses(struct tree *t, struct tree_node *n, const struct lint_
 		return;
 	for (i = 0; ev->a4 != NULL && i < ev->a4->count; i++)
 		if (ev->a4->rrs[i].len == 4 &&
-		    tree_ranges_add(&n->own, 0, ev->a4->rrs[i].data, ev->term->cidr4) != 0)
+		    spfkit__tree_ranges_add(&n->own, 0, ev->a4->rrs[i].data, ev->term->cidr4) != 0)
 			fail(t, SPFKIT_ENOMEM);
 	for (i = 0; ev->a6 != NULL && i < ev->a6->count; i++)
 		if (ev->a6->rrs[i].len == 16 &&
-		    tree_ranges_add(&n->own, 1, ev->a6->rrs[i].data, ev->term->cidr6) != 0)
+		    spfkit__tree_ranges_add(&n->own, 1, ev->a6->rrs[i].data, ev->term->cidr6) != 0)
 			fail(t, SPFKIT_ENOMEM);
 }
 
@@ -170,8 +170,8 @@ static void on_void(struct tree *t, struct tree_node *n, const struct lint_walk_
 		fail(t, SPFKIT_ENOMEM);
 		return;
 	}
-	v->what = lint_strndup(t->r, ev->what, strlen(ev->what));
-	v->name = lint_strndup(t->r, ev->name, len);
+	v->what = spfkit__lint_strndup(t->r, ev->what, strlen(ev->what));
+	v->name = spfkit__lint_strndup(t->r, ev->name, len);
 	v->families = 1u << ev->family;
 	v->next = NULL;
 	if (v->what == NULL || v->name == NULL) {
@@ -187,7 +187,7 @@ static void on_void(struct tree *t, struct tree_node *n, const struct lint_walk_
 
 static void on_problem(struct tree *t, struct tree_node *n, const struct lint_walk_event *ev)
 {
-	n->problem = lint_strndup(t->r, ev->what, strlen(ev->what));
+	n->problem = spfkit__lint_strndup(t->r, ev->what, strlen(ev->what));
 	n->error = ev->error;
 	n->loop = ev->loop;
 	t->errors += ev->error != 0;
@@ -209,23 +209,23 @@ static void on_leave(struct tree *t, struct tree_node *n, const struct lint_walk
 		for (fam = 0; fam < 2; fam++)
 			n->voids_here[fam] -= c->voids_tree[fam];
 	}
-	if (tree_ranges_merge_from(&n->sub, &n->own) != 0)
+	if (spfkit__tree_ranges_merge_from(&n->sub, &n->own) != 0)
 		fail(t, SPFKIT_ENOMEM);
-	tree_ranges_union(&n->own, &n->v4_here, &n->v6_here);
-	tree_ranges_union(&n->sub, &n->v4_tree, &n->v6_tree);
+	spfkit__tree_ranges_union(&n->own, &n->v4_here, &n->v6_here);
+	spfkit__tree_ranges_union(&n->sub, &n->v4_tree, &n->v6_tree);
 	n->all_tree |= n->plus_all;
 	/* §5.2: an include matches where its record passes; its qualifier says what for */
 	if (p != NULL && n->via_qualifier == '+') {
-		if (tree_ranges_merge_from(&p->sub, &n->sub) != 0)
+		if (spfkit__tree_ranges_merge_from(&p->sub, &n->sub) != 0)
 			fail(t, SPFKIT_ENOMEM);
 		p->all_tree |= n->all_tree;
 	}
-	tree_ranges_free(&n->own);
-	tree_ranges_free(&n->sub);
+	spfkit__tree_ranges_free(&n->own);
+	spfkit__tree_ranges_free(&n->sub);
 	t->cur = p;
 }
 
-void tree_observe(void *arg, const struct lint_walk_event *ev)
+void spfkit__tree_observe(void *arg, const struct lint_walk_event *ev)
 {
 	struct tree *t = arg;
 	struct tree_node *n = t->cur;
@@ -247,7 +247,7 @@ void tree_observe(void *arg, const struct lint_walk_event *ev)
 	}
 }
 
-int tree_exit_status(const struct tree *t)
+int spfkit__tree_exit_status(const struct tree *t)
 {
 	const struct lint_counts *c = &t->r->counts;
 
