@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ipaddr.h"
 #include "publish.h"
 
 #define MAX_NETBLOCK_TERMS 2000u /* pairwise comparison beyond this is skipped */
@@ -96,20 +97,18 @@ static unsigned prefix_of(const struct spfkit_term *t)
 	return t->mech == SPFKIT_MECH_IP4 ? t->cidr4 : t->cidr6;
 }
 
-/* Is b's network inside a's (a's prefix no longer than b's)? */
+/* Is b's network inside a's (a's prefix no longer than b's)? The
+ * evaluator's prefix match (lib/spf/ipaddr.c, RFC 7208 §5.6). */
 static int range_within(const struct spfkit_term *a, const struct spfkit_term *b)
 {
-	unsigned pa = prefix_of(a), i;
+	struct spfkit_ip net_b;
+	int family = a->mech == SPFKIT_MECH_IP4 ? 4 : 6;
 
-	if (a->mech != b->mech || pa > prefix_of(b))
+	if (a->mech != b->mech || prefix_of(a) > prefix_of(b))
 		return 0;
-	for (i = 0; i < pa; i++) {
-		unsigned byte = i / 8, bit = 7 - i % 8;
-
-		if (((a->ip[byte] >> bit) & 1) != ((b->ip[byte] >> bit) & 1))
-			return 0;
-	}
-	return 1;
+	net_b.family = family;
+	memcpy(net_b.addr, b->ip, sizeof(net_b.addr));
+	return spfkit__ip_match(&net_b, family, a->ip, prefix_of(a));
 }
 
 /* Private, loopback, link-local and other ranges no public SMTP client has. */

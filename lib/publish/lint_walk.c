@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "domain.h"
 #include "publish.h"
 
 #define WALK_MAX_DEPTH 16u    /* past 10 terms it is a permerror anyway */
@@ -47,38 +48,6 @@ struct walk {
 };
 
 /* ---- small helpers ----------------------------------------------------- */
-
-static size_t trim_dot(const char *name, size_t len)
-{
-	return len > 0 && name[len - 1] == '.' ? len - 1 : len;
-}
-
-/* The evaluator's test of a target name (lib/spf/domain.c, RFC 7208 §4.3). */
-static int target_valid(const char *name, size_t len)
-{
-	size_t i, label = 0, labels = 0, top_digits = 1;
-
-	len = trim_dot(name, len);
-	if (len == 0 || len > 253 || name[0] == '[')
-		return 0;
-	for (i = 0; i <= len; i++) {
-		if (i == len || name[i] == '.') {
-			if (label == 0 || label > 63)
-				return 0;
-			labels++;
-			if (i < len)
-				top_digits = 1;
-			label = 0;
-			continue;
-		}
-		if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
-			return 0;
-		if (!spfkit__is_digit((unsigned char)name[i]))
-			top_digits = 0;
-		label++;
-	}
-	return labels >= 2 && !top_digits;
-}
 
 static int grow(void **p, size_t *cap, size_t n, size_t size)
 {
@@ -284,7 +253,7 @@ static int static_target(const struct node *n, const struct spfkit_term *t, cons
 	if (t->domain.letters != 0)
 		return 0;
 	*name = t->domain.src;
-	*len = trim_dot(t->domain.src, t->domain.src_len);
+	*len = spfkit__domain_trim(t->domain.src, t->domain.src_len);
 	return 1;
 }
 
@@ -530,7 +499,7 @@ static int mechanism(struct walk *w, const struct node *n, const struct spfkit_t
 				  0, 0, "the target is made by macros: not followed");
 		return 0;
 	}
-	if (!target_valid(name, len)) {
+	if (!spfkit__domain_valid(name, len)) {
 		if (t->mech == SPFKIT_MECH_INCLUDE) {
 			w->fatal = 1;
 			spfkit__lint_add(w->r, L_INCLUDE_NO_RECORD, n->domain,
@@ -569,7 +538,7 @@ static void exp_target(struct walk *w, const struct node *n)
 	const char *name;
 	size_t len;
 
-	if (!static_target(n, t, &name, &len) || !target_valid(name, len))
+	if (!static_target(n, t, &name, &len) || !spfkit__domain_valid(name, len))
 		return;
 	if (ask(w, name, len, SPFKIT_RR_TXT, &a) != 0 || a->status == SPFKIT_DNS_TEMPFAIL)
 		return;
@@ -598,7 +567,7 @@ static void prefetch_terms(struct walk *w, const struct node *n)
 			continue;
 		if (t->mech == SPFKIT_MECH_ALL)
 			break;
-		if (!static_target(n, t, &name, &len) || !target_valid(name, len))
+		if (!static_target(n, t, &name, &len) || !spfkit__domain_valid(name, len))
 			continue;
 		if (t->mech == SPFKIT_MECH_A) {
 			want(&p, name, len, SPFKIT_RR_A);
@@ -612,7 +581,8 @@ static void prefetch_terms(struct walk *w, const struct node *n)
 		}
 	}
 	if (i == rec->count && rec->redirect >= 0 && w->depth < WALK_MAX_DEPTH &&
-	    static_target(n, &rec->terms[rec->redirect], &name, &len) && target_valid(name, len))
+	    static_target(n, &rec->terms[rec->redirect], &name, &len) &&
+	    spfkit__domain_valid(name, len))
 		want_domain(&p, name, len);
 	spfkit__lint_dns_prefetch(w->dns, p.q, p.n);
 }
@@ -846,8 +816,8 @@ static int walk_domain_body(struct walk *w, const char *domain, size_t dlen, enu
 
 	memset(&n, 0, sizeof(n));
 	n.how = how;
-	n.domain = spfkit__lint_strndup(w->r, domain, trim_dot(domain, dlen));
-	n.dlen = trim_dot(domain, dlen);
+	n.domain = spfkit__lint_strndup(w->r, domain, spfkit__domain_trim(domain, dlen));
+	n.dlen = spfkit__domain_trim(domain, dlen);
 	if (n.domain == NULL)
 		return 0;
 	if (w->r->counts.records >= WALK_MAX_RECORDS) {
@@ -895,8 +865,8 @@ static int walk_domain(struct walk *w, const char *domain, size_t dlen, enum lin
 {
 	int always;
 
-	emit_enter(w, domain, trim_dot(domain, dlen), how, parent != NULL ? parent->rec->text : NULL,
-		   via);
+	emit_enter(w, domain, spfkit__domain_trim(domain, dlen), how,
+		   parent != NULL ? parent->rec->text : NULL, via);
 	always = walk_domain_body(w, domain, dlen, how, parent, via);
 	emit_simple(w, LW_LEAVE);
 	return always;
@@ -991,8 +961,8 @@ int spfkit__lint_run(struct lint_dns *dns, const struct lint_input *in)
 	for (fam = 0; fam < 2; fam++)
 		spfkit__buf_init(&w.void_names[fam], NULL, 4096);
 	if (in->domain != NULL)
-		w.r->domain = spfkit__lint_strndup(w.r, in->domain,
-						   trim_dot(in->domain, strlen(in->domain)));
+		w.r->domain = spfkit__lint_strndup(
+			w.r, in->domain, spfkit__domain_trim(in->domain, strlen(in->domain)));
 	if (w.r->domain == NULL)
 		w.r->domain = "";
 	w.observe = in->observe;
@@ -1001,7 +971,7 @@ int spfkit__lint_run(struct lint_dns *dns, const struct lint_input *in)
 		emit_enter(&w, w.r->domain, strlen(w.r->domain), LINT_HOW_TOP, NULL, NULL);
 		walk_given(&w, in);
 		emit_simple(&w, LW_LEAVE);
-	} else if (!target_valid(w.r->domain, strlen(w.r->domain))) {
+	} else if (!spfkit__domain_valid(w.r->domain, strlen(w.r->domain))) {
 		emit_enter(&w, w.r->domain, strlen(w.r->domain), LINT_HOW_TOP, NULL, NULL);
 		no_record(&w, NULL, NULL, LINT_HOW_TOP, w.r->domain, "a name that is not a valid domain");
 		emit_simple(&w, LW_LEAVE);
