@@ -40,7 +40,7 @@ static void on_check_done(struct spfkit__mta_job *chk, int rc, const char *doing
 	struct eval *e = chk->arg;
 	struct session *s = e->s;
 	struct spfkit__smtpd *f = s->f;
-	const struct spfkit__mta_config *cfg = f->cfg;
+	const struct spfkit__mta_config *cfg = chk->cfg; /* the one it began with, reloaded or not */
 	const struct spfkit__mta_input *in = &chk->in;
 	char result[SPFKIT__MTA_TEXT_MAX + 32];
 
@@ -129,6 +129,7 @@ void spfkit__smtpd_on_mail_from(struct spfkit__smtpd *f, const struct spfkit__sm
 	e->chk.loop = &f->loop;
 	spfkit__metrics_count(f->loop.metrics, SPFKIT__METRICS_REQUESTS);
 	spfkit__metrics_gauge(f->loop.metrics, SPFKIT__METRICS_IN_FLIGHT, 1);
+	e->gen = spfkit__smtpd_gen_hold(f);
 	e->chk.cfg = f->cfg;
 	e->chk.ctx = f->ctx;
 	e->chk.ip = s->ip;

@@ -135,6 +135,7 @@ static void on_config(struct spfkit__smtpd *f, const struct spfkit__smtpd_field 
 		/* smtpd's admd is the site's word for our name: headers and forged-field checks use it */
 		spfkit__free(f->cfg->alloc, f->cfg->authserv_id);
 		f->cfg->authserv_id = id;
+		f->admd_set = 1;
 		return;
 	}
 	if (spfkit__smtpd_field_is(key, "protocol")) {
@@ -345,6 +346,7 @@ int spfkit__smtpd_new(struct event_base *base, const struct spfkit__smtpd_opts *
 	else if (gethostname(f->receiver, sizeof(f->receiver) - 1) != 0)
 		snprintf(f->receiver, sizeof(f->receiver), "unknown");
 	/* the SPF context and DNS on the loop, as every daemon has them (mta/engine.h) */
+	f->dns_cached = cache != NULL;
 	if (spfkit__mta_ctx_new(cfg, f->receiver, cache != NULL, opts->alloc, &f->ctx) != 0 ||
 	    spfkit__mta_dns_attach(base, r, cache, &f->dnsloop) != 0)
 		goto fail;
@@ -363,8 +365,9 @@ int spfkit__smtpd_new(struct event_base *base, const struct spfkit__smtpd_opts *
 	bufferevent_setcb(f->out, NULL, on_write, on_out_event, f);
 	bufferevent_setwatermark(f->out, EV_WRITE, SPFKIT_SMTPD_OUT_LOW, 0);
 	bufferevent_enable(f->out, EV_WRITE);
+	if (spfkit__smtpd_gen_start(f, cfg, f->ctx) != 0)
+		goto fail;
 	bufferevent_enable(f->in, EV_READ);
-	f->cfg = cfg;
 	*out = f;
 	return 0;
 fail:
@@ -389,7 +392,6 @@ void spfkit__smtpd_free(struct spfkit__smtpd *f)
 	bufferevent_free(f->out);
 	event_free(f->stop);
 	spfkit_event_detach(f->dnsloop);
-	spfkit_ctx_free(f->ctx);
-	spfkit__mta_config_free(f->cfg);
+	spfkit__smtpd_gen_put(f->gen); /* every check has ended: the last hold; ctx and cfg go */
 	spfkit__free(NULL, f);
 }

@@ -51,4 +51,10 @@ int spfkit__smtpd_new(struct event_base *base, const struct spfkit__smtpd_opts *
 /* Cancel every check, free every session and the filter. NULL: no-op. */
 void spfkit__smtpd_free(struct spfkit__smtpd *f);
 
+/*
+ * SIGHUP: cfg (taken; freed even on failure) serves the checks that start
+ * from now on; those in flight end under theirs. 0 or SPFKIT_ENOMEM.
+ */
+int spfkit__smtpd_reload(struct spfkit__smtpd *f, struct spfkit__mta_config *cfg);
+
 #endif

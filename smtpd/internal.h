@@ -34,6 +34,7 @@ struct session;
 /* One MAIL FROM's check in flight. */
 struct eval {
 	struct spfkit__mta_job chk; /* chk.arg is the eval */
+	struct spfkit__smtpd_gen *gen; /* chk.cfg and chk.ctx's, held till the check ends */
 	struct session *s;
 	struct spfkit__smtpd_version version; /* of the request: the reply's field order */
 	char token[SPFKIT_SMTPD_ID_MAX + 1];
@@ -79,11 +80,16 @@ struct session {
 
 #define BUCKETS 4096u
 
+struct spfkit__smtpd_gen;
+
 struct spfkit__smtpd {
 	struct event_base *base;
 	struct spfkit__smtpd_opts opts;
-	struct spfkit__mta_config *cfg;
-	struct spfkit_ctx *ctx;
+	struct spfkit__smtpd_gen *gen;  /* the configuration new checks take (reload.c) */
+	struct spfkit__mta_config *cfg; /* gen's */
+	struct spfkit_ctx *ctx;         /* gen's */
+	int dns_cached;                 /* a cache layer answers: contexts keep the record memo */
+	int admd_set;                   /* config|admd gave the authserv-id: kept over reloads */
 	char receiver[256];
 	struct spfkit_event *dnsloop;
 	struct spfkit__mta_loop loop;
@@ -96,6 +102,12 @@ struct spfkit__smtpd {
 	size_t n_sessions;
 	struct event *stop;   /* after EOF: a last chance for the output to drain */
 };
+
+/* reload.c: configurations; a check holds the one it began with (see filter.h's reload) */
+int spfkit__smtpd_gen_start(struct spfkit__smtpd *f, struct spfkit__mta_config *cfg,
+			    struct spfkit_ctx *ctx);
+struct spfkit__smtpd_gen *spfkit__smtpd_gen_hold(struct spfkit__smtpd *f);
+void spfkit__smtpd_gen_put(struct spfkit__smtpd_gen *g);
 
 /* output.c: protocol lines to smtpd (a reply text's CR and LF become spaces) */
 void spfkit__smtpd_out_line(struct spfkit__smtpd *f, const char *prefix, const char *rest,

@@ -128,12 +128,42 @@ static int metrics_start(struct options *o, const struct spfkit__mta_dns *d,
 	return 0;
 }
 
+struct hup {
+	const struct options *o;
+	struct spfkit__smtpd *f;
+};
+
+/*
+ * SIGHUP: read the configuration file again, as spfkit-policyd does; its
+ * problems go to the log, and one that does not load leaves the running
+ * configuration serving. Checks in flight end under the one they began with.
+ */
+static void on_hup(evutil_socket_t sig, short what, void *arg)
+{
+	const struct hup *h = arg;
+	struct spfkit__mta_config *cfg = NULL;
+	int rc;
+
+	(void)sig;
+	(void)what;
+	rc = spfkit__mta_config_read(h->o->config, h->o->config_given, NULL, 1, NULL, &cfg);
+	if (rc == 0)
+		rc = spfkit__smtpd_reload(h->f, cfg);
+	if (rc != 0)
+		spfkit__mta_log_printf(LOG_ERR, "reload of %s failed (%s); keeping the running "
+				       "configuration", h->o->config, spfkit_strerror(rc));
+	else
+		spfkit__mta_log_printf(LOG_NOTICE, "configuration %s reloaded", h->o->config);
+}
+
 static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit__mta_dns *d)
 {
 	struct event_config *ec = event_config_new();
 	struct event_base *base;
 	struct spfkit__smtpd *f = NULL;
 	struct spfkit__metrics_http *http = NULL;
+	struct event *hup_ev = NULL;
+	struct hup hup;
 
 	/* stdin may be a regular file when run by hand; epoll cannot watch those */
 	if (ec != NULL)
@@ -154,8 +184,15 @@ static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit_
 		event_base_free(base);
 		return 1;
 	}
+	hup.o = o;
+	hup.f = f;
+	hup_ev = evsignal_new(base, SIGHUP, on_hup, &hup);
+	if (hup_ev == NULL || event_add(hup_ev, NULL) != 0)
+		spfkit__mta_log_printf(LOG_WARNING, "no SIGHUP handler: reload needs a restart");
 	spfkit__mta_log_printf(LOG_INFO, "started (authserv-id %s)", cfg->authserv_id);
 	event_base_dispatch(base);
+	if (hup_ev != NULL)
+		event_free(hup_ev);
 	spfkit__metrics_http_stop(http);
 	spfkit__smtpd_free(f);
 	event_base_free(base);

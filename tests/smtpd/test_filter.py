@@ -14,6 +14,7 @@ stderr must hold no sanitizer report.
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -699,6 +700,63 @@ def case_slow_dns_and_disconnect():
         dns.stop()
 
 
+def hup_and_wait(f, text):
+    """SIGHUP, then a new stderr line with text."""
+    seen = sum(1 for e in f.err if text in e)
+    f.proc.send_signal(signal.SIGHUP)
+    deadline = time.time() + 10
+    while sum(1 for e in f.err if text in e) == seen:
+        assert time.time() < deadline, "no new %r after SIGHUP: %r" % (text, f.err[-5:])
+        time.sleep(0.02)
+
+
+def case_reload():
+    """SIGHUP (issue 29) as spfkit-policyd: a check in flight ends under the configuration
+    it began with, the next ones under the new file; a broken file is refused with its
+    line and the running configuration keeps serving; config|admd's authserv-id stays."""
+    if DNSD is None:
+        raise AssertionError("no dnsd given")
+    dns = SlowDns()
+    f = Filter(dns=dns.server, extra=["--dns-cache-mb", "0"])
+    v = "0.7"
+    conf = os.path.join(f.dir, "policyd-spf.conf")
+    try:
+        f.handshake(v, admd="admd.receiver.test")
+        sid = "0000000000000f01"
+        connect(f, v, sid, ip="198.51.100.9")  # slow.test's SPF fails for it
+        f.send(filt(v, sid, "0000000000000001", "mail-from", "<a@slow.test>"))
+        time.sleep(0.2)
+        with open(conf, "w") as c:
+            c.write(CONF + "Mail_From_reject = False\n")
+        hup_and_wait(f, "reloaded")
+        # began under Mail_From_reject = Fail: refused
+        got = f.take(timeout=10)
+        assert got.startswith(result(v, sid, "0000000000000001", "reject|550 5.7.23 ")), got
+        # pass.test's SPF fails for 198.51.100.9 too: now accepted with a header
+        f.send(filt(v, sid, "0000000000000002", "mail-from", "<a@pass.test>"))
+        f.expect(result(v, sid, "0000000000000002", "proceed"))
+        with open(conf, "w") as c:
+            c.write(CONF + "Mail_From_reject = Sometimes\n")
+        hup_and_wait(f, "keeping the running configuration")
+        assert any("policyd-spf.conf:6: error:" in e for e in f.err), f.err[-5:]
+        f.send(filt(v, sid, "0000000000000003", "mail-from", "<a@pass.test>"))
+        f.expect(result(v, sid, "0000000000000003", "proceed"))
+        # the header names smtpd's admd, not the file's Authserv_Id
+        f.send(report(v, sid, "tx-begin", "0a0b0c0e"),
+               report(v, sid, "tx-mail", "0a0b0c0e", "ok", "a@pass.test"))
+        tok = "0000000000000004"
+        for line in ["Subject: hi", "", "body", "."]:
+            f.send(filt(v, sid, tok, "data-line", line))
+        lines = [f.take() for _ in range(6)]
+        assert any("Authentication-Results: admd.receiver.test; spf=fail" in x for x in lines), \
+            lines
+        f.send(report(v, sid, "link-disconnect"))
+        f.close()
+    finally:
+        f.kill()
+        dns.stop()
+
+
 def case_eof_mid_check():
     """smtpd closing our stdin while a check waits: clean exit, nothing written."""
     if DNSD is None:
@@ -834,7 +892,7 @@ def case_metrics():
         f.kill()
 
 
-CASES = [case_metrics, case_handshake_68, case_fail_and_pass_68, case_transactions_and_sessions_7x,
+CASES = [case_metrics, case_reload, case_handshake_68, case_fail_and_pass_68, case_transactions_and_sessions_7x,
          case_forged_ar_removed, case_forged_ar_last_header, case_forged_ar_variants,
          case_forged_ar_long, case_authenticated_skipped,
          case_internal_and_local_skipped, case_null_sender_helo, case_temperror_451,
