@@ -10,7 +10,8 @@
  * Every value taken from the SMTP session is quoted or escaped so that
  * no CR, LF or other control byte reaches the output: a hostile sender
  * or HELO cannot inject a header line. Control bytes, DEL and bytes
- * >= 0x80 in such values are written as '?'; a value longer than its cap
+ * >= 0x80 in such values are written as '?' (the _utf8 writers keep
+ * valid UTF-8 characters); a value longer than its cap
  * is cut and ends in "...", which keeps a header line below the 998
  * bytes of RFC 5322 §2.1.1 whatever the inputs are.
  */
@@ -40,6 +41,23 @@ struct spfkit_result;
  */
 int spfkit_format_received_spf(const struct spfkit_result *res, int with_name, char *buf,
 			       size_t size);
+
+/*
+ * Internationalized mail (RFC 8616 §3): the fields above are ASCII. A
+ * sender or HELO given in U-labels is written with its domain in
+ * A-labels (res->sender_ascii, res->helo_ascii); a sender whose local
+ * part is not ASCII has no ASCII form: envelope-from is left out and the
+ * comment names the checked domain. For a message that is SMTPUTF8
+ * (RFC 6531), whose header fields may hold UTF-8 (RFC 6532), these
+ * _utf8 writers give the sender and HELO as the SMTP session gave them,
+ * valid UTF-8 kept as it is (anything else still '?'), and
+ * smtp.mailfrom in the U-labels the sender wrote. Same arguments and
+ * errors as the ASCII writers.
+ */
+int spfkit_format_received_spf_utf8(const struct spfkit_result *res, int with_name, char *buf,
+				    size_t size);
+int spfkit_format_auth_results_utf8(const struct spfkit_result *res, const char *authserv_id,
+				    int with_name, char *buf, size_t size);
 
 /*
  * "Authentication-Results: authserv_id; spf=pass smtp.mailfrom=example.com"

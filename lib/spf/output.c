@@ -5,7 +5,8 @@
  *
  * Every value that came from the SMTP session or from DNS (sender, HELO,
  * mechanism, problem, explanation) is hostile. Each one is rendered through
- * put_text(), which replaces control and non-ASCII bytes with '?', escapes
+ * put_text(), which replaces control and non-ASCII bytes with '?' (but
+ * keeps valid UTF-8 in the _utf8 writers, for SMTPUTF8 mail), escapes
  * what the surrounding syntax needs and cuts the value at a cap, so that
  * no CR or LF can reach the output and the line stays under the 998
  * characters of RFC 5322 §2.1.1 (RFC 7208 §9.1: "does not contain invalid
@@ -97,15 +98,48 @@ static int needs_escape(unsigned char c, enum style st)
 }
 
 /*
+ * The length of the UTF-8 character (RFC 3629 §4) that starts s, 2 to 4,
+ * or 0 when s does not start one: an ASCII byte, a stray continuation
+ * byte, an overlong form, a surrogate, past U+10FFFF, cut short (by the
+ * NUL), or a C1 control (U+0080..U+009F, no text).
+ */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned cp;
+	size_t n, i;
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	cp = s[0] & (0x7fu >> n);
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3fu);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp < 0xa0)
+		return 0;
+	return n;
+}
+
+/* Bytes of a UTF-8 character at s that a UTF-8 output takes as text (RFC 6532 §3.2). */
+static size_t utf8_text(const char *s, int utf8)
+{
+	return utf8 ? utf8_len((const unsigned char *)s) : 0;
+}
+
+/*
  * Write s (NUL-terminated, made by the library, contents from outside)
  * escaped for `st`, at most `cap` output bytes; a cut value ends in "...".
  * Control bytes, DEL and bytes >= 0x80 become '?': the output is 7-bit
- * printable ASCII and space, nothing else. Runs of plain bytes go out in
- * one copy.
+ * printable ASCII and space, nothing else; with utf8 (a header of an
+ * SMTPUTF8 message), valid UTF-8 characters go out whole too. Runs of
+ * plain bytes go out in one copy.
  */
-static void put_text(struct spfkit__text *o, const char *s, enum style st, size_t cap)
+static void put_text(struct spfkit__text *o, const char *s, enum style st, size_t cap, int utf8)
 {
-	size_t used = 0, run;
+	size_t used = 0, run, u;
 
 	for (;;) {
 		for (run = 0; run < cap - used && in_set(&plain_in[st], (unsigned char)s[run]); run++)
@@ -115,6 +149,13 @@ static void put_text(struct spfkit__text *o, const char *s, enum style st, size_
 		s += run;
 		if (*s == '\0')
 			return;
+		u = utf8_text(s, utf8);
+		if (u > 0 && used + u <= cap) {
+			spfkit__text_put(o, s, u);
+			used += u;
+			s += u;
+			continue;
+		}
 		if (used + (needs_escape((unsigned char)*s, st) ? 2 : 1) > cap) {
 			spfkit__text_puts(o, "...");
 			return;
@@ -129,31 +170,47 @@ static void put_text(struct spfkit__text *o, const char *s, enum style st, size_
 	}
 }
 
-/* The length of s when it is a dot-atom (RFC 5322 §3.2.3) of at most cap bytes, else 0. */
-static size_t dot_atom_len(const char *s, size_t cap)
+/* The length of s when it is a dot-atom (RFC 5322 §3.2.3; with utf8,
+ * RFC 6532 §3.2 adds UTF-8 to atext) of at most cap bytes, else 0. */
+static size_t dot_atom_len(const char *s, size_t cap, int utf8)
 {
-	size_t i;
+	size_t i, u;
 
 	if (s[0] == '.')
 		return 0;
 	for (i = 0; s[i] != '\0'; i++) {
 		unsigned char c = (unsigned char)s[i];
 
+		u = utf8_text(s + i, utf8);
+		if (u > 0) {
+			i += u - 1;
+			if (i >= cap)
+				return 0;
+			continue;
+		}
 		if (i == cap || (c == '.' ? s[i + 1] == '.' || s[i + 1] == '\0' : !in_set(&atext, c)))
 			return 0;
 	}
 	return i;
 }
 
-/* The length of s when it is an RFC 2045 token (RFC 8601 §2.2 "value")
- * of at most cap bytes, else 0. */
-static size_t token_len(const char *s, size_t cap)
+/* The length of s when it is an RFC 2045 token (RFC 8601 §2.2 "value";
+ * with utf8, a domain-name in U-labels, RFC 6531 §3.3) of at most cap
+ * bytes, else 0. */
+static size_t token_len(const char *s, size_t cap, int utf8)
 {
-	size_t i;
+	size_t i, u;
 
 	for (i = 0; s[i] != '\0'; i++) {
 		unsigned char c = (unsigned char)s[i];
 
+		u = utf8_text(s + i, utf8);
+		if (u > 0) {
+			i += u - 1;
+			if (i >= cap)
+				return 0;
+			continue;
+		}
 		if (i == cap || !in_set(&token, c))
 			return 0;
 	}
@@ -161,14 +218,15 @@ static size_t token_len(const char *s, size_t cap)
 }
 
 /* A value as is when it is plain_len bytes of safe text, else as a quoted-string. */
-static void put_value(struct spfkit__text *o, const char *s, size_t plain_len, size_t cap)
+static void put_value(struct spfkit__text *o, const char *s, size_t plain_len, size_t cap,
+		      int utf8)
 {
 	if (plain_len > 0) {
 		spfkit__text_put(o, s, plain_len); /* checked: printable ASCII, at most cap bytes */
 		return;
 	}
 	spfkit__text_putc(o, '"');
-	put_text(o, s, STYLE_QUOTED, cap);
+	put_text(o, s, STYLE_QUOTED, cap, utf8);
 	spfkit__text_putc(o, '"');
 }
 
@@ -197,7 +255,7 @@ static const char *comment_subject(const struct spfkit_result *res)
 }
 
 /* The verb phrase of the comment, one per result; short and factual. */
-static void put_comment_claim(struct spfkit__text *o, const struct spfkit_result *res,
+static void put_comment_claim(struct spfkit__text *o, const struct spfkit_result *res, int utf8,
 			      const char *subject)
 {
 	const char *ip = nonempty(res->client_ip) ? res->client_ip : "unknown";
@@ -205,19 +263,19 @@ static void put_comment_claim(struct spfkit__text *o, const struct spfkit_result
 	switch (res->code) {
 	case SPFKIT_RESULT_NONE:
 		spfkit__text_puts(o, "no SPF record found for domain of ");
-		put_text(o, subject, STYLE_COMMENT, COMMENT_VALUE_MAX);
+		put_text(o, subject, STYLE_COMMENT, COMMENT_VALUE_MAX, utf8);
 		return;
 	case SPFKIT_RESULT_TEMPERROR:
 	case SPFKIT_RESULT_PERMERROR:
 		spfkit__text_puts(o, res->code == SPFKIT_RESULT_TEMPERROR ? "temporary" : "permanent");
 		spfkit__text_puts(o, " error checking domain of ");
-		put_text(o, subject, STYLE_COMMENT, COMMENT_VALUE_MAX);
+		put_text(o, subject, STYLE_COMMENT, COMMENT_VALUE_MAX, utf8);
 		return;
 	default:
 		break;
 	}
 	spfkit__text_puts(o, "domain of ");
-	put_text(o, subject, STYLE_COMMENT, COMMENT_VALUE_MAX);
+	put_text(o, subject, STYLE_COMMENT, COMMENT_VALUE_MAX, utf8);
 	if (res->code == SPFKIT_RESULT_PASS)
 		spfkit__text_puts(o, " designates ");
 	else if (res->code == SPFKIT_RESULT_FAIL)
@@ -226,64 +284,124 @@ static void put_comment_claim(struct spfkit__text *o, const struct spfkit_result
 		spfkit__text_puts(o, " probably does not designate ");
 	else
 		spfkit__text_puts(o, " makes no assertion about ");
-	put_text(o, ip, STYLE_COMMENT, COMMENT_VALUE_MAX);
+	put_text(o, ip, STYLE_COMMENT, COMMENT_VALUE_MAX, 0);
 	if (res->code != SPFKIT_RESULT_NEUTRAL)
 		spfkit__text_puts(o, " as permitted sender");
 }
 
 /* "(receiver: ...)": RFC 7208 §9.1 SHOULD include such a comment. */
-static void put_comment(struct spfkit__text *o, const struct spfkit_result *res)
+static void put_comment(struct spfkit__text *o, const struct spfkit_result *res, int utf8)
 {
 	spfkit__text_putc(o, '(');
 	put_text(o, nonempty(res->receiver) ? res->receiver : "unknown", STYLE_COMMENT,
-		 COMMENT_VALUE_MAX);
+		 COMMENT_VALUE_MAX, 0);
 	spfkit__text_puts(o, ": ");
-	put_comment_claim(o, res, comment_subject(res));
+	put_comment_claim(o, res, utf8, comment_subject(res));
 	spfkit__text_putc(o, ')');
 }
 
 /* "; key=value", or "key=value" for the first pair. */
-static void put_pair(struct spfkit__text *o, int *first, const char *key, const char *value)
+static void put_pair(struct spfkit__text *o, int *first, const char *key, const char *value,
+		     int utf8)
 {
 	if (!*first)
 		spfkit__text_puts(o, "; ");
 	*first = 0;
 	spfkit__text_puts(o, key);
 	spfkit__text_putc(o, '=');
-	put_value(o, value, dot_atom_len(value, HDR_VALUE_MAX), HDR_VALUE_MAX);
+	put_value(o, value, dot_atom_len(value, HDR_VALUE_MAX, utf8), HDR_VALUE_MAX, utf8);
 }
 
 /* The key-value-list of RFC 7208 §9.1, the keys that apply to this result. */
-static void put_pairs(struct spfkit__text *o, const struct spfkit_result *res)
+static void put_pairs(struct spfkit__text *o, const struct spfkit_result *res, int utf8)
 {
 	int first = 1;
 	int helo_id = res->identity == SPFKIT_IDENTITY_HELO;
 
 	if (nonempty(res->client_ip))
-		put_pair(o, &first, "client-ip", res->client_ip);
+		put_pair(o, &first, "client-ip", res->client_ip, utf8);
 	/* §9.1: envelope-from "if the MAIL FROM identity was checked" */
 	if (!helo_id && nonempty(res->sender))
-		put_pair(o, &first, "envelope-from", res->sender);
+		put_pair(o, &first, "envelope-from", res->sender, utf8);
 	if (nonempty(res->helo))
-		put_pair(o, &first, "helo", res->helo);
+		put_pair(o, &first, "helo", res->helo, utf8);
 	if (nonempty(res->receiver))
-		put_pair(o, &first, "receiver", res->receiver);
-	put_pair(o, &first, "identity", helo_id ? "helo" : "mailfrom");
+		put_pair(o, &first, "receiver", res->receiver, utf8);
+	put_pair(o, &first, "identity", helo_id ? "helo" : "mailfrom", utf8);
 	if (nonempty(res->mechanism))
-		put_pair(o, &first, "mechanism", res->mechanism);
+		put_pair(o, &first, "mechanism", res->mechanism, utf8);
 	if ((res->code == SPFKIT_RESULT_TEMPERROR || res->code == SPFKIT_RESULT_PERMERROR) &&
 	    nonempty(res->problem))
-		put_pair(o, &first, "problem", res->problem);
+		put_pair(o, &first, "problem", res->problem, utf8);
 }
 
-int spfkit_format_received_spf(const struct spfkit_result *res, int with_name, char *buf,
-			       size_t size)
+static int is_ascii(const char *s)
 {
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s >= 0x80)
+			return 0;
+	return 1;
+}
+
+/* Printable ASCII and valid UTF-8 characters only: a name as a person
+ * wrote it, not hostile bytes (those still go out as '?'). */
+static int is_utf8_text(const char *s)
+{
+	size_t u;
+
+	while (*s != '\0') {
+		u = utf8_len((const unsigned char *)s);
+		if (u == 0 && ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f))
+			return 0;
+		s += u > 0 ? u : 1;
+	}
+	return 1;
+}
+
+/* The ASCII form of an identity for a field that must be ASCII. */
+static const char *ascii_form(const char *s, const char *ascii)
+{
+	if (!nonempty(s) || is_ascii(s) || (ascii == NULL && !is_utf8_text(s)))
+		return s;
+	return ascii; /* NULL: none, left out */
+}
+
+/*
+ * The identities as a header shows them (RFC 8616 §3). In a field that
+ * must be ASCII: sender and HELO with their domain in A-labels; a sender
+ * with no ASCII form (a UTF-8 local part) is left out, and the comment
+ * names the checked domain instead. Bytes that are no UTF-8 text stay,
+ * to be written as '?'. In a header of an SMTPUTF8 message
+ * (RFC 6532): as the SMTP session gave them, and the checked domain in
+ * the U-labels the sender wrote.
+ */
+static void header_view(const struct spfkit_result *res, int utf8, struct spfkit_result *v)
+{
+	const char *at;
+
+	*v = *res;
+	if (!utf8) {
+		v->sender = ascii_form(res->sender, res->sender_ascii);
+		v->helo = ascii_form(res->helo, res->helo_ascii);
+		return;
+	}
+	if (res->identity == SPFKIT_IDENTITY_MAILFROM && nonempty(res->sender) &&
+	    !is_ascii(res->sender) && res->identity_domain != NULL) {
+		at = strrchr(res->sender, '@'); /* the domain follows the last (§4.3) */
+		v->identity_domain = at != NULL ? at + 1 : res->sender;
+	}
+}
+
+static int received_spf(const struct spfkit_result *full, int with_name, int utf8, char *buf,
+			size_t size)
+{
+	struct spfkit_result view, *res = &view;
 	struct spfkit__text o;
 	const char *word;
 
-	if (res == NULL || out_init(&o, buf, size) != 0)
+	if (full == NULL || out_init(&o, buf, size) != 0)
 		return SPFKIT_EINVAL;
+	header_view(full, utf8, &view);
 	word = result_word(res->code);
 	if (word == NULL)
 		return SPFKIT_EINVAL;
@@ -291,10 +409,22 @@ int spfkit_format_received_spf(const struct spfkit_result *res, int with_name, c
 		spfkit__text_puts(&o, "Received-SPF: ");
 	spfkit__text_puts(&o, word);
 	spfkit__text_putc(&o, ' ');
-	put_comment(&o, res);
+	put_comment(&o, res, utf8);
 	spfkit__text_putc(&o, ' ');
-	put_pairs(&o, res);
+	put_pairs(&o, res, utf8);
 	return out_finish(&o);
+}
+
+int spfkit_format_received_spf(const struct spfkit_result *res, int with_name, char *buf,
+			       size_t size)
+{
+	return received_spf(res, with_name, 0, buf, size);
+}
+
+int spfkit_format_received_spf_utf8(const struct spfkit_result *res, int with_name, char *buf,
+				    size_t size)
+{
+	return received_spf(res, with_name, 1, buf, size);
 }
 
 /*
@@ -316,21 +446,23 @@ static const char *mailfrom_domain(const struct spfkit_result *res)
 	return at != NULL ? at + 1 : res->sender;
 }
 
-int spfkit_format_auth_results(const struct spfkit_result *res, const char *authserv_id,
-			       int with_name, char *buf, size_t size)
+static int auth_results(const struct spfkit_result *full, const char *authserv_id,
+			int with_name, int utf8, char *buf, size_t size)
 {
+	struct spfkit_result view, *res = &view;
 	struct spfkit__text o;
 	const char *word, *prop, *value;
 
-	if (res == NULL || out_init(&o, buf, size) != 0)
+	if (full == NULL || out_init(&o, buf, size) != 0)
 		return SPFKIT_EINVAL;
+	header_view(full, utf8, &view);
 	word = result_word(res->code);
 	if (word == NULL)
 		return SPFKIT_EINVAL;
 	if (with_name)
 		spfkit__text_puts(&o, "Authentication-Results: ");
 	if (authserv_id != NULL) {
-		put_value(&o, authserv_id, token_len(authserv_id, AR_VALUE_MAX), AR_VALUE_MAX);
+		put_value(&o, authserv_id, token_len(authserv_id, AR_VALUE_MAX, 0), AR_VALUE_MAX, 0);
 		spfkit__text_puts(&o, "; ");
 	}
 	spfkit__text_puts(&o, "spf=");
@@ -347,9 +479,21 @@ int spfkit_format_auth_results(const struct spfkit_result *res, const char *auth
 		spfkit__text_putc(&o, ' ');
 		spfkit__text_puts(&o, prop);
 		spfkit__text_putc(&o, '=');
-		put_value(&o, value, token_len(value, AR_VALUE_MAX), AR_VALUE_MAX);
+		put_value(&o, value, token_len(value, AR_VALUE_MAX, utf8), AR_VALUE_MAX, utf8);
 	}
 	return out_finish(&o);
+}
+
+int spfkit_format_auth_results(const struct spfkit_result *res, const char *authserv_id,
+			       int with_name, char *buf, size_t size)
+{
+	return auth_results(res, authserv_id, with_name, 0, buf, size);
+}
+
+int spfkit_format_auth_results_utf8(const struct spfkit_result *res, const char *authserv_id,
+				    int with_name, char *buf, size_t size)
+{
+	return auth_results(res, authserv_id, with_name, 1, buf, size);
 }
 
 void spfkit_smtp_reply_for(const struct spfkit_result *res, struct spfkit_smtp_reply *out)
@@ -399,14 +543,14 @@ int spfkit_format_smtp_reply(const struct spfkit_result *res, char *buf, size_t 
 	spfkit__text_puts(&o, r.enhanced);
 	spfkit__text_putc(&o, ' ');
 	if (res->code == SPFKIT_RESULT_FAIL && nonempty(res->explanation)) {
-		put_text(&o, res->explanation, STYLE_PLAIN, REPLY_TEXT_MAX);
+		put_text(&o, res->explanation, STYLE_PLAIN, REPLY_TEXT_MAX, 0);
 	} else if (res->code == SPFKIT_RESULT_FAIL) {
 		spfkit__text_puts(&o, "SPF validation failed"); /* RFC 7372 §3.2 sample text */
 	} else {
 		spfkit__text_puts(&o, "SPF validation error");
 		if (nonempty(res->problem)) {
 			spfkit__text_puts(&o, ": ");
-			put_text(&o, res->problem, STYLE_PLAIN, REPLY_TEXT_MAX);
+			put_text(&o, res->problem, STYLE_PLAIN, REPLY_TEXT_MAX, 0);
 		}
 	}
 	return out_finish(&o);

@@ -370,6 +370,81 @@ static void helo_identity(void **state)
 	assert_not_traced(fx, "h.list.example\n");
 }
 
+/* ---- headers (RFC 8616 §3, RFC 6532) ------------------------------------- */
+
+#define assert_has(text, part)                                                       \
+	do {                                                                         \
+		if (strstr((text), (part)) == NULL)                                  \
+			fail_msg("\"%s\" lacks \"%s\"", (text), (part));           \
+	} while (0)
+
+/* ASCII fields: A-labels, never '?'; SMTPUTF8 fields: the sender as sent. */
+static void headers_carry_the_sender(void **state)
+{
+	struct fixture *fx = *state;
+	char line[1024];
+
+	txt(fx, "xn--mnchen-3ya.example", "v=spf1 ip4:192.0.2.1 -all");
+	assert_result(check_id(fx, "192.0.2.9", "user@münchen.example", "mx.bücher.example",
+			       SPFKIT_IDENTITY_MAILFROM), SPFKIT_RESULT_FAIL);
+	assert_true(spfkit_format_received_spf(fx->res, 1, line, sizeof(line)) > 0);
+	assert_null(strchr(line, '?'));
+	assert_has(line, "domain of user@xn--mnchen-3ya.example does not designate");
+	assert_has(line, "envelope-from=\"user@xn--mnchen-3ya.example\"");
+	assert_has(line, "helo=mx.xn--bcher-kva.example;");
+	assert_true(spfkit_format_auth_results(fx->res, "mx.example", 1, line, sizeof(line)) > 0);
+	assert_string_equal(line, "Authentication-Results: mx.example; spf=fail "
+				  "smtp.mailfrom=xn--mnchen-3ya.example");
+
+	assert_true(spfkit_format_received_spf_utf8(fx->res, 1, line, sizeof(line)) > 0);
+	assert_null(strchr(line, '?'));
+	assert_has(line, "domain of user@münchen.example does not designate");
+	assert_has(line, "envelope-from=\"user@münchen.example\"");
+	assert_has(line, "helo=mx.bücher.example;");
+	assert_true(spfkit_format_auth_results_utf8(fx->res, "mx.example", 1, line, sizeof(line)) >
+		    0);
+	assert_string_equal(line, "Authentication-Results: mx.example; spf=fail "
+				  "smtp.mailfrom=münchen.example");
+
+	/* a UTF-8 local part has no ASCII form: the checked domain instead */
+	assert_result(check(fx, "192.0.2.9", "jürgen@münchen.example"), SPFKIT_RESULT_FAIL);
+	assert_true(spfkit_format_received_spf(fx->res, 0, line, sizeof(line)) > 0);
+	assert_null(strchr(line, '?'));
+	assert_has(line, "domain of xn--mnchen-3ya.example does not");
+	assert_null(strstr(line, "envelope-from"));
+	assert_true(spfkit_format_received_spf_utf8(fx->res, 0, line, sizeof(line)) > 0);
+	assert_has(line, "envelope-from=\"jürgen@münchen.example\"");
+}
+
+/* The UTF-8 writers keep only valid UTF-8 text: no control, no broken
+ * sequence, and a cut never splits a character. */
+static void utf8_headers_stay_safe(void **state)
+{
+	struct spfkit_result r;
+	char line[2048], sender[300];
+	size_t i, n;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.code = SPFKIT_RESULT_NONE;
+	r.identity = SPFKIT_IDENTITY_MAILFROM;
+	r.client_ip = "192.0.2.1";
+	r.sender = "a\xc2\x85\xc0\xae\xed\xa0\x80\xf4\x90\x80\x80\xe2\x82@x.example"; /* C1 NEL,
+		overlong, surrogate, past U+10FFFF, cut */
+	r.identity_domain = "x.example";
+	assert_true(spfkit_format_received_spf_utf8(&r, 1, line, sizeof(line)) > 0);
+	for (i = 0; line[i] != '\0'; i++)
+		assert_true((unsigned char)line[i] >= 0x20 && (unsigned char)line[i] < 0x7f);
+	/* 100 "é" in the comment (cap 64 bytes): cut between characters */
+	for (i = 0, n = 0; i < 100; i++, n += 2)
+		memcpy(sender + n, "\xc3\xa9", 2);
+	memcpy(sender + n, "@x.example", 11);
+	r.sender = sender;
+	assert_true(spfkit_format_received_spf_utf8(&r, 1, line, sizeof(line)) > 0);
+	assert_has(line, "\xc3\xa9...");
+	assert_null(strstr(line, "\xc3..."));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,6 +458,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(utf8_local_part_redirect, setup, teardown),
 		cmocka_unit_test_setup_teardown(invalid_idn_sender_is_none, setup, teardown),
 		cmocka_unit_test_setup_teardown(helo_identity, setup, teardown),
+		cmocka_unit_test_setup_teardown(headers_carry_the_sender, setup, teardown),
+		cmocka_unit_test(utf8_headers_stay_safe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
