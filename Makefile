@@ -81,6 +81,8 @@ bench: deps
 	[ -f $(BENCH_BUILD)/build.ninja ] || meson setup $(BENCH_BUILD) --buildtype=release
 	ninja -C $(BENCH_BUILD)
 	@sh bench/run.sh $(BENCH_BUILD)
+	@echo; echo "== the spfkit Python module against pyspf"
+	@/usr/bin/python3 bench/bench_python.py $(BENCH_BUILD)
 
 # The Debian packages (debian/; README, "Installing"): the source tree,
 # without build folders, copied to $(DEB_BUILD)/spfkit and built there with
