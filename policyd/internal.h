@@ -84,6 +84,7 @@ struct job {
 	size_t queue_id_len;
 	const char *cache_key; /* NULL: the answer is not kept */
 	size_t key_len;
+	size_t base_len;       /* of cache_key, without a Per_User entry's "|#N" (request.c) */
 	uint64_t key_hash;
 	struct timespec t0;
 	char text[]; /* the copies of the request's values, then the key (request.c) */

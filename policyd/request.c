@@ -15,6 +15,9 @@
 #include "flow.h"
 #include "unfinished.h"
 
+/* The cache key, "instance|client|sender": none without an instance, or past this. */
+#define KEY_MAX 2048
+
 void spfkit__policyd_job_free(struct job *j)
 {
 	if (j->chk.loop != NULL)
@@ -126,16 +129,54 @@ static void log_decision(struct job *j, const char *action)
 	spfkit__policyd_log_text(j->conn->srv, LOG_INFO, l.text, l.len);
 }
 
+/*
+ * Per_User: recipients of different settings get decisions of their own
+ * (keys "...|#N"), but a message gets its header fields once. The first
+ * decision of an instance that adds them is also kept under
+ * "instance|client|sender|h", and every header-adding answer of the
+ * instance, whatever its settings, hands out that decision's next one
+ * (then "dunno"), as later recipients of one setting always did
+ * (spfkit__mta_action_nth). d: the fresh decision, NULL on a cache hit.
+ * The answer, in buf when it changed.
+ */
+static const char *one_header(struct job *j, const struct spfkit__mta_decision *d,
+			      const char *action, char *buf, size_t size)
+{
+	struct spfkit__policyd *srv = j->conn->srv;
+	char key[KEY_MAX + 3];
+	size_t n = j->base_len;
+	struct cached *mark;
+	uint64_t h;
+
+	if (j->gen->peruser == NULL || j->cache_key == NULL || strncmp(action, "prepend ", 8) != 0)
+		return action;
+	memcpy(key, j->cache_key, n);
+	memcpy(key + n, "|h", 2);
+	n += 2;
+	h = spfkit__policyd_cache_hash(srv, key, n);
+	mark = spfkit__policyd_cache_find(srv, key, n, h);
+	if (mark == NULL) {
+		if (d != NULL) /* its first header goes out now: served 1 */
+			spfkit__policyd_cache_put(srv, key, n, h, d);
+		return action;
+	}
+	spfkit__policyd_cache_action(mark, mark->served++, buf, size);
+	return buf;
+}
+
 static void job_finish(struct job *j)
 {
 	struct conn *c = j->conn;
 	struct spfkit__mta_decision d;
+	char buf[SPFKIT__MTA_TEXT_MAX];
+	const char *action;
 
 	spfkit__mta_decide(j->chk.cfg, &j->chk.in, &d);
 	if (j->cache_key != NULL)
 		spfkit__policyd_cache_put(c->srv, j->cache_key, j->key_len, j->key_hash, &d);
-	spfkit__policyd_send_reply(c, d.action);
-	log_decision(j, d.action);
+	action = one_header(j, &d, d.action, buf, sizeof(buf));
+	spfkit__policyd_send_reply(c, action);
+	log_decision(j, action);
 	spfkit__policyd_job_free(j);
 	if (!c->in_process)
 		spfkit__policyd_conn_process(c);
@@ -215,8 +256,6 @@ static void pick(const struct spfkit__policy_request *r, struct picked *p)
 	}
 }
 
-/* The cache key, "instance|client|sender": none without an instance, or past this. */
-#define KEY_MAX 2048
 
 /* "|#N": the per-user entry whose settings decided; keys of different settings differ. */
 #define KEY_USER_MAX 24
@@ -278,6 +317,7 @@ static struct job *job_alloc(struct spfkit__policyd *srv, const struct picked *p
 	if (key_size(p) > 0) {
 		j->cache_key = at;
 		j->key_len = key_size(p) - 1 - KEY_USER_MAX;
+		j->base_len = j->key_len; /* instance|client|sender, without the settings' "|#N" */
 		put_key_part(&at, p->value[A_INSTANCE], p->len[A_INSTANCE], '|');
 		put_key_part(&at, p->value[A_CLIENT], p->len[A_CLIENT], '|');
 		put_key_part(&at, p->value[A_SENDER], p->len[A_SENDER], '\0');
@@ -309,6 +349,8 @@ struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__po
 	char action[SPFKIT__MTA_TEXT_MAX];
 	const struct spfkit__mta_config *ucfg;
 	size_t user = 0;
+	char buf[SPFKIT__MTA_TEXT_MAX];
+	const char *answer;
 
 	pick(r, &p);
 	spfkit__metrics_count(srv->loop.metrics, SPFKIT__METRICS_REQUESTS);
@@ -350,9 +392,10 @@ struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__po
 		return j;
 	/* a later recipient of the same message: same decision, no second header */
 	spfkit__policyd_cache_action(hit, hit->served++, action, sizeof(action));
-	spfkit__policyd_send_reply(c, action);
+	answer = one_header(j, NULL, action, buf, sizeof(buf));
+	spfkit__policyd_send_reply(c, answer);
 	if (spfkit__policyd_debug_level(srv) >= 2)
-		log_decision(j, action);
+		log_decision(j, answer);
 	spfkit__policyd_job_free(j);
 	return NULL;
 }

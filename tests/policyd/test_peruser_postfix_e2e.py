@@ -97,6 +97,9 @@ def run_cases(pf, sink, form, users_path, reload_fn):
          lambda: opposite(["lenient", "strict"], "%s-ls" % form))
     case("a recipient not in the file gets the main settings",
          lambda: opposite(["bob", "strict"], "%s-bs" % form))
+    # both accepted, under different settings: still one header for the message
+    case("bob@ and lenient@ both accepted: one Received-SPF: fail",
+         lambda: opposite(["bob", "lenient"], "%s-bl" % form))
 
     if reload_fn is None:
         return results
