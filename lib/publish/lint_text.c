@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "idna.h"
 #include "publish.h"
 
 #define MAX_BYTE_FINDINGS 5u /* non-ascii findings per record; the first ones tell enough */
@@ -122,6 +123,42 @@ static void token_at(const char *s, size_t len, size_t i, size_t *start, size_t 
 		(*end)++;
 }
 
+/*
+ * A term whose domain is written in U-labels ("include:münchen.example"):
+ * RFC 7208 §4.3 and RFC 8616 §4 want A-labels in records. Its fix is the
+ * term with the domain in A-labels; 1 when the finding was made.
+ */
+static int ulabel_check(struct lint_report *r, const char *domain, const char *term, size_t len,
+			long off)
+{
+	const char *d = term, *end = term + len, *a, *why, *cut;
+	size_t dlen, alen;
+	char *fix;
+
+	while (d < end && *d != ':' && *d != '=')
+		d++;
+	if (d == end)
+		return 0;
+	d++;
+	cut = memchr(d, '/', (size_t)(end - d)); /* a CIDR length follows the name */
+	dlen = (size_t)((cut != NULL ? cut : end) - d);
+	if (memchr(d, '%', dlen) != NULL ||
+	    spfkit__idna_to_alabels(&r->arena, d, dlen, &a, &alen, &why) != 1)
+		return 0;
+	fix = spfkit__arena_alloc(&r->arena, len - dlen + alen + 7);
+	if (fix == NULL)
+		return 0;
+	memcpy(fix, "write ", 6);
+	memcpy(fix + 6, term, (size_t)(d - term));
+	memcpy(fix + 6 + (d - term), a, alen);
+	memcpy(fix + 6 + (d - term) + alen, d + dlen, (size_t)(end - d - dlen));
+	fix[len - dlen + alen + 6] = '\0';
+	spfkit__lint_add(r, L_NON_ASCII, domain, term, len, off, fix,
+			 "a domain in U-labels: records hold A-labels (RFC 7208 section 4.3, "
+			 "RFC 8616 section 4); receivers return permerror");
+	return 1;
+}
+
 static void byte_checks(struct lint_report *r, const char *domain, const char *text, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)text;
@@ -136,6 +173,11 @@ static void byte_checks(struct lint_report *r, const char *domain, const char *t
 		}
 		what = byte_name(s, len, i, &skip);
 		token_at(text, len, i, &a, &b);
+		if (s[i] >= 0x80 && ulabel_check(r, domain, text + a, b - a, (long)a)) {
+			found++;
+			i = b; /* one finding for the term */
+			continue;
+		}
 		spfkit__lint_add(
 			r, L_NON_ASCII, domain, text + a, b - a, (long)a, NULL,
 			"%s at byte %zu: receivers return permerror (an editor or a web page "
