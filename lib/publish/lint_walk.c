@@ -32,12 +32,29 @@
 #define TTL_HIGH 604800u
 #define MX_SHOWN 10u /* §4.6.4: "no more than 10" MX names looked up */
 
+/*
+ * An mx term whose hosts lack addresses of a family: pyspf and Mail::SPF
+ * count each such host as a void lookup for clients of that family.
+ * Whether that passes their limit is known only once the whole tree,
+ * the terms after this one included, is walked (limit_findings()).
+ */
+struct short_mx {
+	const char *domain; /* in the report's arena, as the term */
+	const char *term;
+	size_t term_len;
+	long offset;
+	unsigned hosts[2]; /* without A, without AAAA */
+};
+
 struct walk {
 	struct lint_dns *dns;
 	struct lint_report *r;
 	const char *path[WALK_MAX_DEPTH + 1];
 	size_t depth;
 	unsigned voids[2];   /* [0] IPv4 client, [1] IPv6 client */
+	unsigned mx_voids[2]; /* what pyspf adds: MX hosts without an address of the family */
+	struct short_mx *short_mx;
+	size_t nshort_mx, capshort_mx;
 	struct spfkit__buf void_names[2];
 	const char **included; /* include targets seen, for duplicate-include */
 	size_t nincluded, capincluded;
@@ -291,12 +308,35 @@ static void term_a(struct walk *w, const struct node *n, const struct spfkit_ter
 			(int)(len < 200 ? len : 200), name);
 }
 
+/* Remember an mx term whose hosts pyspf charges; the finding waits for the whole walk. */
+static void note_short_mx(struct walk *w, const struct node *n, const struct spfkit_term *t,
+			  const unsigned hosts[2])
+{
+	struct short_mx *s;
+
+	if (grow((void **)&w->short_mx, &w->capshort_mx, w->nshort_mx, sizeof(*w->short_mx)) != 0) {
+		w->err = SPFKIT_ENOMEM;
+		return;
+	}
+	s = &w->short_mx[w->nshort_mx];
+	s->domain = n->domain;
+	s->term = spfkit__lint_strndup(w->r, n->rec->text + t->offset, t->len);
+	s->term_len = t->len;
+	s->offset = (long)t->offset;
+	s->hosts[0] = hosts[0];
+	s->hosts[1] = hosts[1];
+	if (s->term != NULL)
+		w->nshort_mx++;
+	w->mx_voids[0] += hosts[0];
+	w->mx_voids[1] += hosts[1];
+}
+
 /* The hosts of one MX answer: asked as the evaluator asks them, never charged. */
 static void mx_hosts(struct walk *w, const struct node *n, const struct spfkit_term *t,
 		     const struct lint_answer *mx)
 {
 	const struct lint_answer *a4, *a6;
-	unsigned looked = 0, no_aaaa = 0;
+	unsigned looked = 0, empty[2] = { 0, 0 };
 	struct prefetch p;
 	size_t i;
 
@@ -324,21 +364,16 @@ static void mx_hosts(struct walk *w, const struct node *n, const struct spfkit_t
 		if (tempfail(w, n->domain, h, hl, SPFKIT_RR_A, a4) ||
 		    tempfail(w, n->domain, h, hl, SPFKIT_RR_AAAA, a6))
 			continue;
-		no_aaaa += a6->count == 0;
+		empty[0] += a4->count == 0;
+		empty[1] += a6->count == 0;
 		if (a4->count == 0 && a6->count == 0)
 			spfkit__lint_add(w->r, L_TARGET_NO_ADDRESS, n->domain,
 					 n->rec->text + t->offset, t->len, (long)t->offset, NULL,
 					 "MX host %.*s has no A or AAAA record",
 					 (int)(hl < 200 ? hl : 200), h);
 	}
-	if (no_aaaa > 0 && no_aaaa + w->voids[1] > SPFKIT_LIMIT_VOID_LOOKUPS)
-		spfkit__lint_add(w->r, L_TARGET_NO_ADDRESS, n->domain, n->rec->text + t->offset,
-				 t->len, (long)t->offset,
-				 "give the MX hosts AAAA records, or list them with ip4/ip6",
-				 "%u MX host%s without AAAA: receivers running pyspf or Mail::SPF "
-				 "count each "
-				 "as a void lookup, so IPv6 senders get permerror there",
-				 no_aaaa, no_aaaa == 1 ? "" : "s");
+	if (empty[0] + empty[1] > 0)
+		note_short_mx(w, n, t, empty);
 }
 
 /* "mx" (§5.4): one term; more than 10 hosts to look up is permerror (§4.6.4). */
@@ -874,6 +909,41 @@ static int walk_domain(struct walk *w, const char *domain, size_t dlen, enum lin
 
 /* ---- the run ------------------------------------------------------------- */
 
+/*
+ * pyspf and Mail::SPF also count each MX host without an address of the
+ * client's family as a void lookup: the whole tree's voids and those
+ * together over the limit make their receivers return permerror, where
+ * RFC 7208's count (lint's) stays within it. Named at each mx term
+ * that adds such voids.
+ */
+static void pyspf_voids(struct walk *w)
+{
+	const struct short_mx *s;
+	unsigned total;
+	size_t i;
+	int fam;
+
+	for (fam = 0; fam < 2; fam++) {
+		total = w->voids[fam] + w->mx_voids[fam];
+		if (w->voids[fam] > SPFKIT_LIMIT_VOID_LOOKUPS || total <= SPFKIT_LIMIT_VOID_LOOKUPS)
+			continue;
+		for (i = 0; i < w->nshort_mx; i++) {
+			s = &w->short_mx[i];
+			if (s->hosts[fam] == 0)
+				continue;
+			spfkit__lint_add(
+				w->r, L_TARGET_NO_ADDRESS, s->domain, s->term, s->term_len, s->offset,
+				fam ? "give the MX hosts AAAA records, or list them with ip4/ip6"
+				    : "give the MX hosts A records, or list them with ip4/ip6",
+				"%u MX host%s without %s: receivers running pyspf or Mail::SPF count "
+				"each as a void lookup, %u in all with the tree's other voids (limit "
+				"%u), so IPv%d senders get permerror there",
+				s->hosts[fam], s->hosts[fam] == 1 ? "" : "s", fam ? "AAAA" : "A", total,
+				SPFKIT_LIMIT_VOID_LOOKUPS, fam ? 6 : 4);
+		}
+	}
+}
+
 static void limit_findings(struct walk *w)
 {
 	struct lint_report *r = w->r;
@@ -896,6 +966,7 @@ static void limit_findings(struct walk *w)
 					 "%u void lookups for an IPv%d client (limit %u): %s",
 					 w->voids[fam], fam == 0 ? 4 : 6, SPFKIT_LIMIT_VOID_LOOKUPS,
 					 spfkit__buf_str(&w->void_names[fam]));
+	pyspf_voids(w);
 	r->counts.void_v4 = w->voids[0];
 	r->counts.void_v6 = w->voids[1];
 	r->counts.permerror_v4 = w->fatal || terms > SPFKIT_LIMIT_DNS_TERMS ||
@@ -911,6 +982,7 @@ static void walk_free(struct walk *w)
 	for (fam = 0; fam < 2; fam++)
 		spfkit__buf_free(&w->void_names[fam]);
 	spfkit__free(NULL, w->included);
+	spfkit__free(NULL, w->short_mx);
 }
 
 /* --record: the text stands for the domain's TXT record. */
