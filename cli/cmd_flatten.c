@@ -74,7 +74,9 @@ void cli_flatten_usage(FILE *f)
 	      "an include whose records hold such a term stays an include. A redirect=\n"
 	      "whose target flattens is inlined. Strings are at most 255 octets, each\n"
 	      "record's answer at most 450 (RFC 7208 sections 3.3, 3.4), counting the\n"
-	      "other TXT records at the name. The fragment's comments give the source's\n"
+	      "other TXT records at the name, and the whole DNS answer there at most 512.\n"
+	      "An _spfN name the source reads (the owner's own _spf1.DOMAIN) is left\n"
+	      "alone: the numbering skips it. The fragment's comments give the source's\n"
 	      "hash, the time, the minimum TTL and the DNS-querying terms before and after.\n"
 	      "\n"
 	      "Before writing anything, original and flattened records are evaluated for\n"
@@ -335,19 +337,20 @@ static void walk_free(struct walk_run *w)
 
 /* ---- the new records -------------------------------------------------------- */
 
-/* Other TXT records at a name: what RFC 7208 §3.4 counts beside the new one. */
-static size_t other_txt(void *arg, const char *name, size_t len)
+/* Other TXT records at a name: what RFC 7208 §3.4 and the DNS answer hold beside the new one. */
+static void other_txt(void *arg, const char *name, size_t len, struct flat_others *out)
 {
 	struct lint_dns *dns = arg;
 	const struct lint_answer *a;
-	size_t i, total = 0;
+	size_t i;
 
 	if (spfkit__lint_dns_ask(dns, name, len, SPFKIT_RR_TXT, &a) != 0)
-		return 0;
+		return;
 	for (i = 0; i < a->count; i++)
-		if (!spfkit_record_is_spf((const char *)a->rrs[i].data, a->rrs[i].len))
-			total += spfkit__flat_txt_wire(a->rrs[i].len);
-	return total;
+		if (!spfkit_record_is_spf((const char *)a->rrs[i].data, a->rrs[i].len)) {
+			out->octets += spfkit__lint_txt_wire(a->rrs[i].len);
+			out->rrs++;
+		}
 }
 
 /* The DNS terms of the flattened tree, by lint's own walk over the new records. */
@@ -404,6 +407,10 @@ static void print_zone(struct flat_opts *o, const struct walk_run *w, struct res
 	spfkit__buf_printf(&b, "; DNS-querying terms: %u before (worst case), %u after (limit %u)\n",
 			   w->r.counts.dns_terms, res->out.lookups_after, SPFKIT_LIMIT_DNS_TERMS);
 	spfkit__buf_printf(&b, "; blocks: %zu IPv4, %zu IPv6\n", res->out.blocks4, res->out.blocks6);
+	for (i = 0; i < res->out.nleft; i++)
+		spfkit__buf_printf(&b, "; left alone: %s (the source reads it; the new records take "
+				       "other _spfN names)\n",
+				   res->out.left_alone[i]);
 	spfkit__buf_printf(&b, "; verified: %zu addresses, original and flattened agree",
 			   res->v.addresses);
 	if (res->v.permerror_removed > 0)
@@ -444,8 +451,16 @@ static void print_json(struct flat_opts *o, const struct walk_run *w, struct res
 		cli_json_cstr(&b, r->name);
 		spfkit__buf_puts(&b, ",\"text\":");
 		cli_json_str(&b, r->text, r->len);
-		spfkit__buf_printf(&b, ",\"strings\":%zu,\"answer_octets\":%zu}", r->strings, r->answer);
+		spfkit__buf_printf(&b,
+				   ",\"strings\":%zu,\"answer_octets\":%zu,\"dns_answer_octets\":%zu}",
+				   r->strings, r->answer, r->wire);
 		spfkit__flat_zone_line(&zone, r, res->ttl);
+	}
+	spfkit__buf_puts(&b, "],\"left_alone\":[");
+	for (i = 0; i < res->out.nleft; i++) {
+		if (i > 0)
+			spfkit__buf_putc(&b, ',');
+		cli_json_cstr(&b, res->out.left_alone[i]);
 	}
 	spfkit__buf_printf(&b, "],\"verified\":{\"addresses\":%zu,\"differences\":%zu,"
 			       "\"permerror_removed\":%zu},\"zone\":",

@@ -7,9 +7,14 @@
  *    term is cut (receivers join them without a separator);
  *  - §3.4: the DNS name and the text of all the TXT records at that
  *    name, together, under 450 octets (other TXT records at the name
- *    are counted, as the caller's other_txt says).
+ *    are counted, as the caller's other_txt says), and the whole DNS
+ *    answer at the name within 512 octets, sized as lint's
+ *    answer-over-512 sizes it: header, question and every TXT record
+ *    there (beside a few other records, 450 octets of text make more).
  * When everything fits in the root record it stays there. Otherwise
- * each run's set of each qualifier goes to _spfN.DOMAIN records, which
+ * each run's set of each qualifier goes to _spfN.DOMAIN records (never
+ * at a name the source's tree reads: those are the owner's, and the
+ * source must keep meaning what it says for --check-live), which
  * the root includes with that qualifier: one include per record
  * (fan-out), or, with --chain, one per set, each record including the
  * next. An included record passes exactly the addresses it lists
@@ -24,11 +29,6 @@
 #define STRING_MAX 255u    /* RFC 7208 §3.3, RFC 1035 §3.3.14 */
 #define MAX_RECORDS 200u   /* past this the lookups are far over 10 anyway */
 #define TERM_MAX 64u       /* "ip6:" + the longest address + "/128" */
-
-size_t spfkit__flat_txt_wire(size_t len)
-{
-	return len + (len + STRING_MAX - 1) / STRING_MAX + (len == 0);
-}
 
 /* End of the character-string starting at pos: the rest, or after the last space that fits. */
 static size_t string_end(const char *text, size_t len, size_t pos)
@@ -63,9 +63,22 @@ static size_t record_wire(const char *text, size_t len, size_t *strings)
 
 /* ---- output records ------------------------------------------------------ */
 
-static int add_record(struct flat_output *out, const char *name, const struct spfkit__buf *text,
-		      size_t other, struct flat_record **rec)
+/* RFC 7208 §3.4: the name and the text of every TXT record there. */
+static size_t s34_octets(const char *name, const struct flat_others *o, size_t wire)
 {
+	return strlen(name) + 2 + o->octets + wire;
+}
+
+static size_t answer_octets(const char *name, const struct flat_others *o, size_t wire)
+{
+	return spfkit__lint_txt_answer_octets(strlen(name), o->rrs + 1, o->octets + wire);
+}
+
+static int add_record(struct flat_output *out, const char *name, const struct spfkit__buf *text,
+		      const struct flat_others *other, struct flat_record **rec)
+{
+	size_t wire;
+
 	struct flat_record *p;
 	size_t cap;
 
@@ -87,7 +100,9 @@ static int add_record(struct flat_output *out, const char *name, const struct sp
 		return SPFKIT_ENOMEM;
 	}
 	p->len = text->len;
-	p->answer = strlen(name) + 2 + other + record_wire(p->text, p->len, &p->strings);
+	wire = record_wire(p->text, p->len, &p->strings);
+	p->answer = s34_octets(name, other, wire);
+	p->wire = answer_octets(name, other, wire);
 	out->n++;
 	if (rec != NULL)
 		*rec = p;
@@ -103,6 +118,9 @@ void spfkit__flat_output_free(struct flat_output *out)
 		spfkit__free(NULL, out->recs[i].text);
 	}
 	spfkit__free(NULL, out->recs);
+	for (i = 0; i < out->nleft; i++)
+		spfkit__free(NULL, out->left_alone[i]);
+	spfkit__free(NULL, out->left_alone);
 	spfkit__flat_cidrs_free(&out->all_blocks);
 	memset(out, 0, sizeof(*out));
 }
@@ -120,15 +138,19 @@ struct emit {
 	size_t errlen;
 };
 
-static size_t other_at(const struct emit *e, const char *name)
+static void others_at(const struct emit *e, const char *name, struct flat_others *o)
 {
-	return e->o->other_txt != NULL ? e->o->other_txt(e->o->other_arg, name, strlen(name)) : 0;
+	memset(o, 0, sizeof(*o));
+	if (e->o->other_txt != NULL)
+		e->o->other_txt(e->o->other_arg, name, strlen(name), o);
 }
 
-static int fits(const struct emit *e, const char *name, size_t other, const struct spfkit__buf *b)
+static int fits(const char *name, const struct flat_others *o, const struct spfkit__buf *b)
 {
-	(void)e;
-	return strlen(name) + 2 + other + record_wire(spfkit__buf_str(b), b->len, NULL) <= ANSWER_MAX;
+	size_t wire = record_wire(spfkit__buf_str(b), b->len, NULL);
+
+	return s34_octets(name, o, wire) <= ANSWER_MAX &&
+	       answer_octets(name, o, wire) <= LINT_UDP_ANSWER_MAX;
 }
 
 static void put_term(struct spfkit__buf *b, enum flat_q q, const struct flat_cidr *c)
@@ -190,25 +212,65 @@ static void name_of(const struct emit *e, unsigned n, char *buf, size_t size)
 	snprintf(buf, size, "_spf%u.%s", n, e->o->domain);
 }
 
+static int read_by_source(const struct emit *e, unsigned n)
+{
+	char name[300];
+
+	name_of(e, n, name, sizeof(name));
+	return spfkit__flat_model_reads(e->m, name, strlen(name));
+}
+
+/* n, or the first number after it whose _spfN name the source does not read. */
+static unsigned free_number(const struct emit *e, unsigned n)
+{
+	while (read_by_source(e, n))
+		n++;
+	return n;
+}
+
+/* e->next past the names the source reads, each noted for the output's comments. */
+static int skip_read_names(struct emit *e)
+{
+	struct flat_output *out = e->out;
+	char name[300], **p;
+
+	for (; read_by_source(e, e->next); e->next++) {
+		name_of(e, e->next, name, sizeof(name));
+		p = spfkit__realloc(NULL, out->left_alone, (out->nleft + 1) * sizeof(*p));
+		if (p == NULL)
+			return SPFKIT_ENOMEM;
+		out->left_alone = p;
+		p[out->nleft] = spfkit__strndup(NULL, name, strlen(name));
+		if (p[out->nleft] == NULL)
+			return SPFKIT_ENOMEM;
+		out->nleft++;
+	}
+	return 0;
+}
+
 /* One set into _spfN records; the root's include terms go to root. */
 static int pack_set(struct emit *e, enum flat_q q, const struct flat_cidrs *c,
 		    struct spfkit__buf *root)
 {
 	struct spfkit__buf b;
+	struct flat_others other;
 	char name[300], next[300];
-	size_t i = 0, other, mark;
+	size_t i = 0, mark;
 	int first = 1, rc = 0;
 
 	spfkit__buf_init(&b, NULL, 65536);
 	while (i < c->n && rc == 0) {
-		if (e->next > MAX_RECORDS) {
+		if (e->out->n >= MAX_RECORDS) {
 			snprintf(e->err, e->errlen, "more than %u records would be needed", MAX_RECORDS);
 			rc = SPFKIT_E2BIG;
 			break;
 		}
+		rc = skip_read_names(e);
+		if (rc != 0)
+			break;
 		name_of(e, e->next, name, sizeof(name));
-		name_of(e, e->next + 1, next, sizeof(next));
-		other = other_at(e, name);
+		name_of(e, free_number(e, e->next + 1), next, sizeof(next));
+		others_at(e, name, &other);
 		spfkit__buf_reset(&b);
 		spfkit__buf_puts(&b, "v=spf1");
 		for (; i < c->n; i++) {
@@ -217,7 +279,7 @@ static int pack_set(struct emit *e, enum flat_q q, const struct flat_cidrs *c,
 			/* room for the include of the next record, with --chain */
 			if (e->o->chain)
 				spfkit__buf_printf(&b, " include:%s", next);
-			if (!fits(e, name, other, &b)) {
+			if (!fits(name, &other, &b)) {
 				b.len = mark;
 				b.data[mark] = '\0';
 				break;
@@ -226,8 +288,9 @@ static int pack_set(struct emit *e, enum flat_q q, const struct flat_cidrs *c,
 			b.data[b.len] = '\0';
 		}
 		if (b.len == 6 || b.err != 0) {
-			snprintf(e->err, e->errlen, "%s: a term does not fit in %u octets beside the "
-				 "other TXT records there", name, ANSWER_MAX);
+			snprintf(e->err, e->errlen, "%s: a term does not fit in %u octets (a DNS "
+				 "answer of %u) beside the other TXT records there", name, ANSWER_MAX,
+				 LINT_UDP_ANSWER_MAX);
 			rc = b.err != 0 ? b.err : SPFKIT_E2BIG;
 			break;
 		}
@@ -240,7 +303,7 @@ static int pack_set(struct emit *e, enum flat_q q, const struct flat_cidrs *c,
 			spfkit__buf_printf(root, "include:%s", name);
 		}
 		first = 0;
-		rc = add_record(e->out, name, &b, other, NULL);
+		rc = add_record(e->out, name, &b, &other, NULL);
 		e->next++;
 	}
 	spfkit__buf_free(&b);
@@ -340,10 +403,12 @@ int spfkit__flat_emit(const struct flat_model *m, const struct flat_emit_opts *o
 {
 	struct emit e;
 	struct spfkit__buf root;
-	size_t other;
+	struct flat_others other;
+	size_t wire;
 	int rc;
 
 	memset(&e, 0, sizeof(e));
+	memset(&other, 0, sizeof(other));
 	memset(out, 0, sizeof(*out));
 	e.m = m;
 	e.o = o;
@@ -357,31 +422,32 @@ int spfkit__flat_emit(const struct flat_model *m, const struct flat_emit_opts *o
 	if (rc == 0) {
 		choose_all(&e);
 		count_blocks(&e);
-		other = other_at(&e, o->domain);
+		others_at(&e, o->domain, &other);
 		root_inline(&e, &root);
-		if (root.err == 0 && !fits(&e, o->domain, other, &root)) {
+		if (root.err == 0 && !fits(o->domain, &other, &root)) {
 			spfkit__buf_reset(&root);
 			rc = root_with_includes(&e, &root);
 		}
 		if (rc == 0 && root.err != 0)
 			rc = root.err;
-		if (rc == 0 && !fits(&e, o->domain, other, &root) &&
-		    e.next - 1 > SPFKIT_LIMIT_DNS_TERMS) {
-			snprintf(err, errlen, "the addresses need %u _spfN records of at most %u "
-				 "octets: more lookups than the %u allowed", e.next - 1, ANSWER_MAX,
+		if (rc == 0 && !fits(o->domain, &other, &root) && out->n > SPFKIT_LIMIT_DNS_TERMS) {
+			snprintf(err, errlen, "the addresses need %zu _spfN records of at most %u "
+				 "octets: more lookups than the %u allowed", out->n, ANSWER_MAX,
 				 SPFKIT_LIMIT_DNS_TERMS);
 			rc = SPFKIT_E2BIG;
-		} else if (rc == 0 && !fits(&e, o->domain, other, &root)) {
+		} else if (rc == 0 && !fits(o->domain, &other, &root)) {
+			wire = record_wire(spfkit__buf_str(&root), root.len, NULL);
 			snprintf(err, errlen, "the root record takes %zu octets with the other TXT "
-				 "records at %s: over %u (too many terms kept as written?)",
-				 strlen(o->domain) + 2 + other + record_wire(root.data, root.len, NULL),
-				 o->domain, ANSWER_MAX);
+				 "records at %s, a DNS answer of %zu: over %u and %u (too many terms "
+				 "kept as written?)",
+				 s34_octets(o->domain, &other, wire), o->domain,
+				 answer_octets(o->domain, &other, wire), ANSWER_MAX, LINT_UDP_ANSWER_MAX);
 			rc = SPFKIT_E2BIG;
 		}
 	}
 	/* the root first: move it in front of the _spfN records */
 	if (rc == 0)
-		rc = add_record(out, o->domain, &root, other, NULL);
+		rc = add_record(out, o->domain, &root, &other, NULL);
 	if (rc == 0 && out->n > 1) {
 		struct flat_record r = out->recs[out->n - 1];
 

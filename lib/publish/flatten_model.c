@@ -113,6 +113,7 @@ void spfkit__flat_model_free(struct flat_model *m)
 		for (q = 0; q < FQ_COUNT; q++)
 			spfkit__tree_ranges_free(&m->segs[i].q[q]);
 	spfkit__free(NULL, m->segs);
+	spfkit__free(NULL, m->reads);
 	spfkit__tree_ranges_free(&m->decided);
 	spfkit__tree_ranges_free(&m->blocks);
 	memset(m, 0, sizeof(*m));
@@ -501,6 +502,47 @@ static void on_record(struct flat_model *m, const struct lint_walk_event *ev)
 	}
 }
 
+/*
+ * Every name the walk enters, kept subtrees too: the owner's records (or
+ * a provider's), which receivers may still read and --check-live reads
+ * through the source. flatten_emit.c never writes an _spfN record there.
+ */
+static void note_read(struct flat_model *m, const char *name, size_t len)
+{
+	const char **p;
+	size_t cap;
+
+	if (len > 0 && name[len - 1] == '.')
+		len--;
+	if (len == 0 || spfkit__flat_model_reads(m, name, len))
+		return;
+	if (m->nreads == m->capreads) {
+		cap = m->capreads ? m->capreads * 2 : 16;
+		p = spfkit__realloc(NULL, m->reads, cap * sizeof(*p));
+		if (p == NULL) {
+			fail(m, SPFKIT_ENOMEM);
+			return;
+		}
+		m->reads = p;
+		m->capreads = cap;
+	}
+	m->reads[m->nreads] = spfkit__lint_strndup(m->r, name, len);
+	if (m->reads[m->nreads] == NULL)
+		fail(m, SPFKIT_ENOMEM);
+	else
+		m->nreads++;
+}
+
+int spfkit__flat_model_reads(const struct flat_model *m, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < m->nreads; i++)
+		if (spfkit__memcaseeq(m->reads[i], strlen(m->reads[i]), name, len))
+			return 1;
+	return 0;
+}
+
 void spfkit__flat_model_observe(void *arg, const struct lint_walk_event *ev)
 {
 	struct flat_model *m = arg;
@@ -508,6 +550,8 @@ void spfkit__flat_model_observe(void *arg, const struct lint_walk_event *ev)
 
 	if (m->err != 0)
 		return;
+	if (ev->kind == LW_ENTER)
+		note_read(m, ev->name, ev->len);
 	if (m->skip > 0 && ev->kind != LW_ENTER && ev->kind != LW_LEAVE)
 		return;
 	switch (ev->kind) {

@@ -13,7 +13,6 @@
 
 #define MAX_BYTE_FINDINGS 5u /* non-ascii findings per record; the first ones tell enough */
 #define RECORD_SOFT_MAX 450u /* §3.4: "keep the size of the record ... within 450 octets" */
-#define UDP_ANSWER_MAX 512u  /* §3.4, RFC 1035 §4.2.1 */
 
 static int has_prefix_ci(const char *s, size_t len, const char *prefix)
 {
@@ -421,10 +420,15 @@ void spfkit__lint_string_checks(struct lint_report *r, const char *domain, const
 	}
 }
 
-/* Octets of one TXT RR's data on the wire: a length byte per 255 bytes. */
-static size_t txt_wire(size_t len)
+size_t spfkit__lint_txt_wire(size_t len)
 {
 	return len + (len == 0 ? 1 : (len + 254) / 255);
+}
+
+size_t spfkit__lint_txt_answer_octets(size_t name_len, size_t rrs, size_t data)
+{
+	/* header; question: name, type, class; per record: pointer, type, class, TTL, length */
+	return 12 + (name_len + 2) + 4 + rrs * 12 + data;
 }
 
 void spfkit__lint_size_checks(struct lint_report *r, const char *domain, size_t name_len,
@@ -436,20 +440,19 @@ void spfkit__lint_size_checks(struct lint_report *r, const char *domain, size_t 
 		spfkit__lint_add(r, L_RECORD_OVER_450, domain, NULL, 0, -1, NULL,
 				 "the record is %zu bytes; RFC 7208 advises at most %u", len,
 				 RECORD_SOFT_MAX);
-	/* header, question (name + type + class), each answer: pointer, fixed part, data */
-	total = 12 + name_len + 2 + 4;
 	if (txt == NULL || txt->count == 0) {
-		total += 12 + txt_wire(len);
+		total = spfkit__lint_txt_answer_octets(name_len, 1, spfkit__lint_txt_wire(len));
 	} else {
-		for (i = 0; i < txt->count; i++)
-			total += 12 + txt_wire(txt->rrs[i].len);
+		for (i = 0, total = 0; i < txt->count; i++)
+			total += spfkit__lint_txt_wire(txt->rrs[i].len);
+		total = spfkit__lint_txt_answer_octets(name_len, txt->count, total);
 	}
 	(void)text;
-	if (total > UDP_ANSWER_MAX)
+	if (total > LINT_UDP_ANSWER_MAX)
 		spfkit__lint_add(r, L_ANSWER_OVER_512, domain, NULL, 0, -1, NULL,
 				 "the TXT answer is about %zu bytes (over %u): receivers must "
 				 "retry over TCP, "
 				 "and some fail",
-				 total, UDP_ANSWER_MAX);
+				 total, LINT_UDP_ANSWER_MAX);
 }
 

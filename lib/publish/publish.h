@@ -236,6 +236,17 @@ void spfkit__lint_text_checks(struct lint_report *r, const char *domain, const c
 /* Character-strings as given with --record "..." "...": their sizes and joins. */
 void spfkit__lint_string_checks(struct lint_report *r, const char *domain, const char *joined,
 				const char *const *strs, const size_t *lens, size_t n);
+/* RFC 1035 §2.3.4, §4.2.1: a UDP answer without EDNS0 holds at most this. */
+#define LINT_UDP_ANSWER_MAX 512u
+/* Octets of one TXT record's data: len bytes in the fewest 255-octet strings, each with its length octet. */
+size_t spfkit__lint_txt_wire(size_t len);
+/*
+ * The DNS answer to a TXT question at a name of name_len octets (no
+ * final dot) holding rrs records whose data take data octets: header,
+ * question, and each record with its owner compressed to a pointer
+ * (RFC 1035 §4.1, §4.1.4). What answer-over-512 compares with 512.
+ */
+size_t spfkit__lint_txt_answer_octets(size_t name_len, size_t rrs, size_t data);
 /* §3.4 sizes of the TXT answer at a name. */
 void spfkit__lint_size_checks(struct lint_report *r, const char *domain, size_t name_len,
 			      const char *text, size_t len, const struct lint_answer *txt);
@@ -476,6 +487,8 @@ struct flat_model {
 	uint32_t min_ttl;
 	int has_ttl;
 	unsigned records; /* records read */
+	const char **reads; /* every name the walk entered (in the report's arena) */
+	size_t nreads, capreads;
 	int err;          /* SPFKIT_ENOMEM */
 	char problem[512]; /* why the source cannot be flattened; "" when it can */
 };
@@ -486,6 +499,8 @@ int spfkit__flat_model_init(struct flat_model *m, struct lint_report *r, const c
 void spfkit__flat_model_free(struct flat_model *m);
 /* The lint_walk_fn; arg is a struct flat_model. */
 void spfkit__flat_model_observe(void *arg, const struct lint_walk_event *ev);
+/* 1 when the walk entered name (any case, no final dot): a record the source reads. */
+int spfkit__flat_model_reads(const struct flat_model *m, const char *name, size_t len);
 /*
  * After the walk: the lint findings that make flattening impossible
  * (temperror, a permerror in the source) into m->problem. 1 when the
@@ -501,6 +516,7 @@ struct flat_record {
 	size_t len;
 	size_t strings;   /* character-strings it is split into */
 	size_t answer;    /* RFC 7208 §3.4 size at that name: name, this and other TXT */
+	size_t wire;      /* the whole DNS answer at that name, as lint's answer-over-512 sizes it */
 };
 
 struct flat_output {
@@ -509,13 +525,21 @@ struct flat_output {
 	size_t blocks4, blocks6;  /* CIDR blocks written */
 	unsigned lookups_after;   /* DNS terms of the flattened root (lint's worst case) */
 	struct flat_cidrs all_blocks; /* every block written, for the boundary addresses */
+	char **left_alone;        /* _spfN names the source reads, so not written */
+	size_t nleft;
+};
+
+/* The TXT records at a name other than the SPF record flatten writes there. */
+struct flat_others {
+	size_t octets; /* their data: each string with its length octet */
+	size_t rrs;
 };
 
 struct flat_emit_opts {
 	const char *domain;
 	int chain;
-	/* other TXT records at a name: their RFC 7208 §3.4 bytes (not SPF ones) */
-	size_t (*other_txt)(void *arg, const char *name, size_t len);
+	/* the other TXT records at a name (not SPF ones) */
+	void (*other_txt)(void *arg, const char *name, size_t len, struct flat_others *out);
 	void *other_arg;
 };
 
@@ -525,8 +549,6 @@ int spfkit__flat_emit(const struct flat_model *m, const struct flat_emit_opts *o
 void spfkit__flat_output_free(struct flat_output *out);
 /* One record as zone text: NAME. TTL IN TXT "..." "..." (escaped). */
 void spfkit__flat_zone_line(struct spfkit__buf *b, const struct flat_record *rec, uint32_t ttl);
-/* The RFC 7208 §3.4 size of a TXT record of len bytes: strings with their length octets. */
-size_t spfkit__flat_txt_wire(size_t len);
 
 /* ---- flatten_verify.c --------------------------------------------------- */
 

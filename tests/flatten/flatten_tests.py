@@ -155,6 +155,8 @@ CASES = [
     ("exp.example", [], {"192.0.2.1": "pass", "203.0.113.1": "fail"},
      ["exp=_why.exp.example"], []),
     ("classic.example", [], {"192.0.2.25": "pass", "192.0.2.26": "neutral"}, [], ["all"]),
+    ("owned.example", [], {"192.0.2.1": "pass", "192.0.2.2": "fail", "198.51.100.39": "pass",
+                           "198.51.100.40": "fail"}, ["-all"], ["_spf1.owned.example "]),
     ("allpass.example", [], {"192.0.2.1": "pass", "203.0.113.1": "pass", "2001:db8::1": "pass"},
      [], ["-all", "include:"]),
 ]
@@ -244,7 +246,9 @@ def fixtures(spfkit, zone, dnsd):
         tempfail(spfkit, zone, dnsd, tmp)
         checked += sizes(spfkit, tmp, [])
         checked += sizes(spfkit, tmp, ["--chain"])
+        checked += answer_sizes(spfkit, tmp)
         check_live(spfkit, zone_text, tmp)
+        owner_names(spfkit, zone, zone_text, tmp)
         options(spfkit, zone)
     print("fixtures: %d addresses compared on original and flattened zones, %d failures" %
           (checked, len(FAILURES)))
@@ -344,6 +348,78 @@ def sizes(spfkit, tmp, extra):
     return compare_zones(spfkit, zone_text, "big.example", o["zone"], o["records"], {}, tmp)
 
 
+def dns_answer_size(name, strings_list):
+    """The whole DNS answer to a TXT question at name, as lint sizes it
+    (answer-over-512): header, question, and every TXT record there with
+    its owner compressed to a pointer."""
+    return 12 + len(name.rstrip(".")) + 2 + 4 + \
+        sum(12 + sum(1 + len(s) for s in ss) for ss in strings_list)
+
+
+def wire_zone(domain, nblocks, others, inline_s34=None):
+    """domain including a provider of nblocks /32s that no CIDR block
+    joins (10.0.0.1, .3, ...: flatten writes them in that order), and
+    `others` non-SPF TXT records at the domain and at its _spf1. With
+    inline_s34, the other records at the domain are sized so that the
+    flattened record written inline takes that many RFC 7208 section 3.4
+    octets there."""
+    terms = ["ip4:10.0.%d.%d" % (i // 120, (i % 120) * 2 + 1) for i in range(nblocks)]
+    text = "v=spf1 " + " ".join(terms)
+    lines = ['%s. TXT "v=spf1 include:_p.%s -all"' % (domain, domain),
+             "_p.%s. TXT %s" % (domain, " ".join('"%s"' % text[i:i + 250]
+                                                 for i in range(0, len(text), 250)))]
+    sizes = [60] * others
+    if inline_s34 is not None:
+        inline = len(text) + len(" -all")
+        room = inline_s34 - (len(domain) + 2) - (inline + (inline + 254) // 255) - others
+        sizes = [room // others + (k < room % others) for k in range(others)]
+    extra = {}
+    for owner in (domain, "_spf1." + domain):
+        for k in range(others):
+            t = ("note%d=" % k).ljust(sizes[k], chr(ord("a") + k))
+            lines.append('%s. TXT "%s"' % (owner, t))
+            extra.setdefault(owner, []).append([t])
+    return "\n".join(lines) + "\n", extra
+
+
+def answer_sizes(spfkit, tmp):
+    """Issue 31, defect 3: beside four other TXT records at a name, a
+    record within RFC 7208's 450 octets still makes a DNS answer over
+    512; flatten must size the whole answer, so that lint does not warn
+    answer-over-512 on its output. The root written inline (its section
+    3.4 octets 440, its answer 516), and _spfN records packed full (90
+    blocks), with and without --chain."""
+    checked = 0
+    for domain, nblocks, s34, extra in (("inline.wire.example", 12, 440, []),
+                                        ("packed.wire.example", 90, None, []),
+                                        ("packed.wire.example", 90, None, ["--chain"])):
+        zone_text, others = wire_zone(domain, nblocks, 4, s34)
+        path = os.path.join(tmp, "wire.zone")
+        with open(path, "w") as f:
+            f.write("$TTL 600\n" + zone_text)
+        rc, out, err = flatten(spfkit, ["--zone", path, domain, "--json"] + extra)
+        if rc != 0:
+            fail("%s %s: exit %d %s" % (domain, extra, rc, err))
+            continue
+        o = json.loads(out)
+        for name, strings in parse_fragment(o["zone"]).items():
+            size = dns_answer_size(name, [strings] + others.get(name, []))
+            if size > 512:
+                fail("%s %s: the TXT answer at %s is %d octets (over 512)" %
+                     (domain, extra, name, size))
+        flat_path = os.path.join(tmp, "wire-flat.zone")
+        with open(flat_path, "w") as f:
+            f.write("$TTL 600\n" + publish(zone_text, o["zone"]))
+        p = run([spfkit, "lint", "--zone", flat_path, "--json", domain])
+        for f_ in json.loads(p.stdout)["findings"]:
+            if f_["id"] == "answer-over-512":
+                fail("%s %s: lint on the flattened records: %s: %s" %
+                     (domain, extra, f_["domain"], f_["message"]))
+        checked += compare_zones(spfkit, "$TTL 600\n" + zone_text, domain, o["zone"],
+                                 o["records"], {}, tmp)
+    return checked
+
+
 def check_live(spfkit, zone_text, tmp):
     base = zone_text + (
         '_spf-source.live.example. TXT "v=spf1 include:_p.live.example a -all"\n'
@@ -383,6 +459,65 @@ def check_live(spfkit, zone_text, tmp):
             fail("--check-live --json: exit %d %r" % (rc, o))
     except ValueError:
         fail("--check-live --json: not JSON: %r" % out)
+
+
+def publish(zone_text, fragment):
+    """What publishing the fragment does: the SPF records at each name it
+    writes replaced by its records; every other record stays."""
+    names = set(parse_fragment(fragment))
+    out = []
+    for line in zone_text.splitlines():
+        m = TXT_LINE.match(line)
+        if m and m.group(1).lower().rstrip(".") in names and \
+           "".join(txt_strings(m.group(2))).lower().startswith("v=spf1"):
+            continue
+        out.append(line)
+    return "\n".join(out) + "\n" + fragment
+
+
+def owner_names(spfkit, zone, zone_text, tmp):
+    """Issue 31, defect 2: owned.example's tree reads _spf1 and _spf2 of
+    its own; flatten must write its records elsewhere, say so, and a
+    change of the provider behind _spf2 must show in --check-live."""
+    rc, out, err = flatten(spfkit, ["--zone", zone, "owned.example"])
+    if rc != 0:
+        fail("owned.example: exit %d %s" % (rc, err))
+        return
+    written = parse_fragment(out)
+    for name in ("_spf1.owned.example", "_spf2.owned.example"):
+        if name in written:
+            fail("owned.example: flatten writes over %s, which its tree reads: %r" %
+                 (name, written[name]))
+        if not any(l.startswith(";") and name in l for l in out.splitlines()):
+            fail("owned.example: the fragment's comments do not name %s, left alone" % name)
+    if len(written) < 3:
+        fail("owned.example: want the root and two _spfN records, got %r" % sorted(written))
+    base = zone_text + '_spf-source.owned.example. TXT ' \
+        '"v=spf1 include:_spf1.owned.example include:_spf2.owned.example -all"\n'
+    path = os.path.join(tmp, "owned.zone")
+    with open(path, "w") as f:
+        f.write(base)
+    rc, out, err = flatten(spfkit, ["--zone", path, "owned.example",
+                                    "--source", "_spf-source.owned.example"])
+    if rc != 0:
+        fail("owned.example --source: exit %d %s" % (rc, err))
+        return
+    published = publish(base, out)
+    with open(path, "w") as f:
+        f.write(published)
+    rc, out, err = flatten(spfkit, ["--zone", path, "owned.example", "--check-live"])
+    if rc != 0 or "match" not in out:
+        fail("owned.example --check-live, as published: want exit 0, got %d %r %r" %
+             (rc, out, err))
+    drifted = "\n".join(l.replace(" -all", " ip4:203.0.113.0/24 -all")
+                        if l.startswith("_prov.owned.example.") else l
+                        for l in published.splitlines()) + "\n"
+    with open(path, "w") as f:
+        f.write(drifted)
+    rc, out, err = flatten(spfkit, ["--zone", path, "owned.example", "--check-live"])
+    if rc != 1 or "+ ip4:203.0.113.0/24 (pass)" not in out:
+        fail("owned.example --check-live after the provider added 203.0.113.0/24: want exit 1 "
+             "and the block, got %d %r %r" % (rc, out, err))
 
 
 def options(spfkit, zone):
