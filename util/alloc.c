@@ -50,15 +50,7 @@ void spfkit__free(const struct spfkit_allocator *a, void *ptr)
 
 char *spfkit__strndup(const struct spfkit_allocator *a, const char *s, size_t len)
 {
-	char *p;
-
 	if (len == SIZE_MAX)
 		return NULL;
-	p = spfkit__alloc(a, len + 1);
-	if (p == NULL)
-		return NULL;
-	if (len > 0)
-		memcpy(p, s, len);
-	p[len] = '\0';
-	return p;
+	return spfkit__copy_nul(spfkit__alloc(a, len + 1), s, len);
 }

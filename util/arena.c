@@ -107,17 +107,9 @@ void *spfkit__arena_alloc_slow(struct spfkit__arena *ar, size_t size)
 
 char *spfkit__arena_strndup(struct spfkit__arena *ar, const char *s, size_t len)
 {
-	char *p;
-
 	if (len == SIZE_MAX)
 		return NULL;
-	p = spfkit__arena_alloc(ar, len + 1);
-	if (p == NULL)
-		return NULL;
-	if (len > 0)
-		memcpy(p, s, len);
-	p[len] = '\0';
-	return p;
+	return spfkit__copy_nul(spfkit__arena_alloc(ar, len + 1), s, len);
 }
 
 void spfkit__arena_reset(struct spfkit__arena *ar)

@@ -27,6 +27,16 @@ void *spfkit__realloc(const struct spfkit_allocator *a, void *ptr, size_t size);
 void spfkit__free(const struct spfkit_allocator *a, void *ptr);
 /* A NUL-terminated copy of len bytes; NULL on failure. */
 char *spfkit__strndup(const struct spfkit_allocator *a, const char *s, size_t len);
+/* Into dst (len + 1 bytes, or NULL): len bytes of s and a NUL. Returns dst. */
+static inline char *spfkit__copy_nul(char *dst, const char *s, size_t len)
+{
+	if (dst == NULL)
+		return NULL;
+	if (len > 0)
+		memcpy(dst, s, len);
+	dst[len] = '\0';
+	return dst;
+}
 
 /* ---- buffer (buf.c): binary-safe, always NUL-terminated, hard cap ---- */
 
