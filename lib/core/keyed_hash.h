@@ -147,6 +147,18 @@ static inline uint64_t mix(uint64_t a, uint64_t b)
 	return (uint64_t)r ^ (uint64_t)(r >> 64);
 }
 
+/* One step: 16 bytes at p into the chain value h. */
+static inline uint64_t mix_step(const unsigned char *p, uint64_t secret, uint64_t h, int fold)
+{
+	uint64_t a = load8(p), b = load8(p + 8);
+
+	if (fold) {
+		a = fold_word(a);
+		b = fold_word(b);
+	}
+	return mix(a ^ secret, b ^ h);
+}
+
 /*
  * The whole key, 16 bytes a step; the last step reads the final 16 bytes
  * (overlapping the step before when the length is not a multiple of 16),
@@ -159,25 +171,10 @@ static inline uint64_t mix_bytes(const struct spfkit__hash_key *k, const unsigne
 	const unsigned char *last = p + len - 16; /* the final step's bytes */
 	uint64_t secret = k->k1 ^ MIX_C0;
 	uint64_t h = mix(k->k0 ^ MIX_C1, secret ^ (uint64_t)len);
-	uint64_t a, b;
 
-	while (p < last) {
-		a = load8(p);
-		b = load8(p + 8);
-		if (fold) {
-			a = fold_word(a);
-			b = fold_word(b);
-		}
-		h = mix(a ^ secret, b ^ h);
-		p += 16;
-	}
-	a = load8(last);
-	b = load8(last + 8);
-	if (fold) {
-		a = fold_word(a);
-		b = fold_word(b);
-	}
-	h = mix(a ^ secret, b ^ h);
+	for (; p < last; p += 16)
+		h = mix_step(p, secret, h, fold);
+	h = mix_step(last, secret, h, fold);
 	/* a last multiply so the final words' bits reach every bit */
 	return mix(h ^ k->k0, MIX_C1 ^ (uint64_t)len);
 }
