@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include <spfkit/common.h>
+#include <spfkit/reason.h>
 
 #include <spfkit/resolver.h>
 
@@ -346,6 +347,25 @@ struct spfkit_result {
 	 */
 	const char *sender_ascii;
 	const char *helo_ascii;
+	/*
+	 * Why (include/spfkit/reason.h), as data: for temperror and
+	 * permerror the rule that decided it, the same whatever `problem`
+	 * says; SPFKIT_REASON_NONE for every other result.
+	 */
+	enum spfkit_reason reason;
+	/* The domain whose record or question the reason is about (the
+	 * included or redirected-to domain where it arose), or NULL. */
+	const char *reason_domain;
+	/*
+	 * The term to blame: reason_term_len bytes of text (a copy, with a
+	 * NUL after it; a term of a record that does not parse may hold
+	 * any byte), at byte reason_term_offset of reason_domain's record.
+	 * NULL (and 0, 0) when no term is: a DNS failure of the record's
+	 * own TXT question, two records, a redirect to nothing.
+	 */
+	const char *reason_term;
+	size_t reason_term_len;
+	size_t reason_term_offset;
 };
 
 enum spfkit_step {

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include <spfkit/common.h>
+#include <spfkit/reason.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -124,12 +125,14 @@ struct spfkit_record {
 };
 
 /* Why a record is not valid; filled by a parse that returns SPFKIT_ESYNTAX
- * (and, with the cap named in `rule`, SPFKIT_E2BIG). */
+ * (and, with the cap named in `rule`, SPFKIT_E2BIG). Its reason code
+ * (include/spfkit/reason.h) is spfkit_parse_error_reason(err). */
 struct spfkit_parse_error {
 	size_t offset;       /* byte offset of the first bad byte in the record */
 	size_t term_offset;  /* offset and length of the term it belongs to */
 	size_t term_len;
-	const char *rule;    /* static text: the rule broken, e.g. "unknown macro letter" */
+	const char *rule;    /* static text: the rule broken, e.g. "unknown macro letter"
+			      * (spfkit_reason_text() of the code) */
 	const char *section; /* static text: RFC 7208 section, e.g. "7.1" */
 };
 

@@ -102,7 +102,14 @@ struct spfkit_dns_answer {
 	uint32_t ttl;       /* negative-caching TTL for NODATA/NXDOMAIN, else min TTL */
 	const struct spfkit_dns_rr *rrs; /* only records of the asked type */
 	size_t count;       /* > 0 exactly when status is SPFKIT_DNS_OK */
-	const char *detail; /* static text for TEMPFAIL ("timeout", "SERVFAIL"...), or NULL */
+	/*
+	 * Static text for TEMPFAIL ("timeout", "SERVFAIL"...), or NULL. Set
+	 * to spfkit_reason_text(SPFKIT_REASON_DNS_TIMEOUT) (the pointer
+	 * itself), or of SPFKIT_REASON_DNS_SERVFAIL or _DNS_REFUSED, it makes
+	 * a temperror's reason that code (reason.h); any other text gives
+	 * SPFKIT_REASON_DNS_ERROR. The library's backends do so.
+	 */
+	const char *detail;
 };
 
 typedef void spfkit_dns_cb(void *arg, const struct spfkit_dns_answer *answer);

@@ -25,6 +25,7 @@
 #define SPFKIT_SPFKIT_H
 
 #include <spfkit/common.h>
+#include <spfkit/reason.h>
 #include <spfkit/resolver.h>
 #include <spfkit/dnswire.h>
 #include <spfkit/record.h>

@@ -23,6 +23,7 @@
 #include <ares.h>
 
 #include <spfkit/cares.h>
+#include <spfkit/reason.h>
 
 #include "msg.h"
 
@@ -184,9 +185,9 @@ static void notify_timeout(struct cares *c)
 static const char *status_detail(int status)
 {
 	switch (status) {
-	case ARES_ETIMEOUT: return "timeout";
-	case ARES_ESERVFAIL: return "SERVFAIL";
-	case ARES_EREFUSED: return "REFUSED";
+	case ARES_ETIMEOUT: return spfkit_reason_text(SPFKIT_REASON_DNS_TIMEOUT);
+	case ARES_ESERVFAIL: return spfkit_reason_text(SPFKIT_REASON_DNS_SERVFAIL);
+	case ARES_EREFUSED: return spfkit_reason_text(SPFKIT_REASON_DNS_REFUSED);
 	case ARES_ENOTIMP: return "NOTIMP";
 	case ARES_EFORMERR: return "FORMERR";
 	case ARES_ECONNREFUSED: return "SERVFAIL, REFUSED or server unreachable";

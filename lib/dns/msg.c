@@ -8,6 +8,8 @@
  */
 #include <string.h>
 
+#include <spfkit/reason.h>
+
 #include "msg.h"
 
 /* Where one RR of the answer section sits, for the CNAME walk. */
@@ -609,9 +611,9 @@ static const char *rcode_detail(unsigned rcode)
 	case SPFKIT__DNS_NXDOMAIN:
 		return NULL;
 	case SPFKIT__DNS_FORMERR: return "FORMERR";
-	case SPFKIT__DNS_SERVFAIL: return "SERVFAIL";
+	case SPFKIT__DNS_SERVFAIL: return spfkit_reason_text(SPFKIT_REASON_DNS_SERVFAIL);
 	case SPFKIT__DNS_NOTIMP: return "NOTIMP";
-	case SPFKIT__DNS_REFUSED: return "REFUSED";
+	case SPFKIT__DNS_REFUSED: return spfkit_reason_text(SPFKIT_REASON_DNS_REFUSED);
 	}
 	return "unexpected rcode";
 }

@@ -17,6 +17,8 @@
  */
 #include <string.h>
 
+#include <spfkit/reason.h>
+
 #include "zone_int.h"
 
 /* Types the zone stores, as indexes into struct znode.sets. T_TXT and
@@ -820,7 +822,8 @@ int spfkit_zone_lookup(const struct spfkit_zone *zone, const char *name, size_t 
 		 * this ("spftimeout": TXT present, TIMEOUT, result fail).
 		 */
 		if (n->flags & ZN_TIMEOUT)
-			return answer_set(answer, SPFKIT_DNS_TEMPFAIL, 0, "timeout");
+			return answer_set(answer, SPFKIT_DNS_TEMPFAIL, 0,
+					  spfkit_reason_text(SPFKIT_REASON_DNS_TIMEOUT));
 		cname = &n->sets[T_CNAME];
 		if (type == SPFKIT_RR_CNAME || cname->count == 0)
 			return answer_set(answer, SPFKIT_DNS_NODATA, SPFKIT_ZONE_NEGATIVE_TTL, NULL);

@@ -79,6 +79,38 @@ void spfkit__macro_env_for(const struct spfkit_eval *ev, const char *domain, siz
 	env->now = ev->now;
 }
 
+/*
+ * The reason of the result (reason.h). An error ends the evaluation: the
+ * includer of a frame that failed fails with the same problem (§5.2), a
+ * redirect is the frame's own result, and an explanation never fails; so
+ * the first reason set is the result's, and nothing sets it on the way
+ * to any other result. term: the term to blame in f's record (len bytes
+ * at offset), or NULL.
+ */
+static void set_reason(struct spfkit_eval *ev, const struct frame *f, enum spfkit_reason reason,
+		       const char *term, size_t len, size_t offset)
+{
+	struct spfkit_result *r = &ev->result;
+
+	r->reason = reason;
+	r->reason_domain = f->domain;
+	r->reason_term = term != NULL ? spfkit__arena_strndup(&ev->arena, term, len) : NULL;
+	r->reason_term_len = r->reason_term != NULL ? len : 0;
+	r->reason_term_offset = r->reason_term != NULL ? offset : 0;
+}
+
+/* The term f is at: a mechanism while its terms run, the redirect after. */
+static const struct spfkit_term *current_term(const struct frame *f)
+{
+	if (f->rec == NULL)
+		return NULL;
+	if (f->phase == PH_TERMS && f->term < f->rec->count)
+		return &f->rec->terms[f->term];
+	if (f->phase == PH_REDIRECT && f->rec->redirect >= 0)
+		return &f->rec->terms[f->rec->redirect];
+	return NULL;
+}
+
 /* The frame's result is known: the top level goes on to explain a fail. */
 static void frame_finish(struct spfkit_eval *ev, struct frame *f, enum spfkit_result_code code)
 {
@@ -86,20 +118,27 @@ static void frame_finish(struct spfkit_eval *ev, struct frame *f, enum spfkit_re
 	 * malformed, the result is a permerror rather than none." */
 	if (f->redirected && code == SPFKIT_RESULT_NONE) {
 		code = SPFKIT_RESULT_PERMERROR;
-		if (f->problem == NULL)
+		if (f->problem == NULL) {
 			f->problem = "redirect target has no SPF record (RFC 7208 section 6.1)";
+			set_reason(ev, f, SPFKIT_REASON_REDIRECT_NONE, NULL, 0, 0);
+		}
 	}
 	f->result = code;
 	f->phase = (f == ev->frames && code == SPFKIT_RESULT_FAIL) ? PH_EXPLAIN : PH_DONE;
 }
 
 void spfkit__frame_fail(struct spfkit_eval *ev, struct frame *f, enum spfkit_result_code code,
-			const char *fmt, ...)
+			enum spfkit_reason reason, const char *fmt, ...)
 {
+	const struct spfkit_term *t = current_term(f);
 	char text[512];
 	va_list ap;
 	size_t n;
 
+	if (t != NULL)
+		set_reason(ev, f, reason, f->rec->text + t->offset, t->len, t->offset);
+	else
+		set_reason(ev, f, reason, NULL, 0, 0);
 	va_start(ap, fmt);
 	n = spfkit__vformat(text, sizeof(text), fmt, ap);
 	va_end(ap);
@@ -123,31 +162,36 @@ static void frame_next_term(struct frame *f)
 static void parse_failed(struct spfkit_eval *ev, struct frame *f, const struct query *q)
 {
 	const struct spfkit_parse_error *pe = &q->rce->pe;
+	enum spfkit_reason reason = spfkit_parse_error_reason(pe);
+	const char *term = (const char *)q->rec_rr->data + pe->term_offset;
 
 	if (q->rce->rc != SPFKIT_ESYNTAX) {
-		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, "SPF record of %s: %s",
-				   f->domain, spfkit_strerror(q->rce->rc));
+		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+				   reason != SPFKIT_REASON_NONE ? reason : SPFKIT_REASON_RECORD_SIZE,
+				   "SPF record of %s: %s", f->domain, spfkit_strerror(q->rce->rc));
 		return;
 	}
 	if (pe->term_len == 0) {
-		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, reason,
 				   "SPF record of %s, at offset %zu: %s (RFC 7208 section %s)", f->domain,
 				   pe->offset, pe->rule ? pe->rule : "syntax error",
 				   pe->section ? pe->section : "4.6");
 		return;
 	}
-	spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+	spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, reason,
 			   "SPF record of %s, term '%.*s' at offset %zu: %s (RFC 7208 section %s)",
-			   f->domain, (int)(pe->term_len > 64 ? 64 : pe->term_len),
-			   (const char *)q->rec_rr->data + pe->term_offset, pe->offset,
+			   f->domain, (int)(pe->term_len > 64 ? 64 : pe->term_len), term, pe->offset,
 			   pe->rule ? pe->rule : "syntax error", pe->section ? pe->section : "4.6");
+	set_reason(ev, f, reason, term, pe->term_len, pe->term_offset); /* the term that failed */
 }
 
 /* The answer to the TXT question is in: what record does it give? */
 static int frame_record(struct spfkit_eval *ev, struct frame *f, struct query *q)
 {
 	if (q->ans.status == SPFKIT_DNS_TEMPFAIL) {
-		spfkit__frame_fail(ev, f, SPFKIT_RESULT_TEMPERROR, "DNS TXT lookup of %s failed: %s",
+		spfkit__frame_fail(ev, f, SPFKIT_RESULT_TEMPERROR,
+				   spfkit__reason_of_detail(q->ans.detail),
+				   "DNS TXT lookup of %s failed: %s",
 				   f->domain, q->ans.detail ? q->ans.detail : "temporary failure");
 		return STEP_DONE;
 	}
@@ -158,7 +202,7 @@ static int frame_record(struct spfkit_eval *ev, struct frame *f, struct query *q
 		frame_finish(ev, f, SPFKIT_RESULT_NONE);
 		return STEP_DONE;
 	case REC_MULTIPLE:
-		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, SPFKIT_REASON_MULTIPLE_RECORDS,
 				   "%s has %zu SPF records (RFC 7208 section 4.5)", f->domain,
 				   q->rec_count);
 		return STEP_DONE;
@@ -258,6 +302,7 @@ static int frame_start(struct spfkit_eval *ev, struct frame *f)
 		/* §4.3: a malformed <domain> is "none"; for redirect, permerror. */
 		if (f->redirected)
 			spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+					   SPFKIT_REASON_REDIRECT_TARGET,
 					   "redirect target '%s' is not a valid domain name", f->domain);
 		else
 			frame_finish(ev, f, SPFKIT_RESULT_NONE);
@@ -413,7 +458,7 @@ static int frame_redirect(struct spfkit_eval *ev, struct frame *f)
 	if (rc != STEP_DONE)
 		return rc;
 	if (failed) {
-		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, SPFKIT_REASON_EXPANSION_SIZE,
 				   "macro expansion of redirect target is too long");
 		return STEP_DONE;
 	}
@@ -479,7 +524,7 @@ static void include_returned(struct spfkit_eval *ev, struct frame *parent, const
 		frame_finish(ev, parent, SPFKIT_RESULT_TEMPERROR);
 		return;
 	case SPFKIT_RESULT_NONE:
-		spfkit__frame_fail(ev, parent, SPFKIT_RESULT_PERMERROR,
+		spfkit__frame_fail(ev, parent, SPFKIT_RESULT_PERMERROR, SPFKIT_REASON_INCLUDE_NONE,
 				   "included domain %s has no SPF record (RFC 7208 section 5.2)",
 				   child->domain);
 		return;

@@ -25,6 +25,7 @@
 #include "core.h"
 #include "ctx.h"
 #include "macro.h"
+#include "reason.h"
 
 /* Lookahead files at most this many questions of its own per evaluation. */
 #define EVAL_MAX_SPECULATIVE 64
@@ -320,8 +321,12 @@ int spfkit__lookahead_walk(struct spfkit_eval *ev);
 int spfkit__explain(struct spfkit_eval *ev, struct frame *f);
 
 /* eval.c */
+/* f ends in `code` (temperror or permerror) for `reason`: the result's
+ * reason fields name it, with f's current term; the problem text is
+ * fmt's. */
 void spfkit__frame_fail(struct spfkit_eval *ev, struct frame *f, enum spfkit_result_code code,
-			const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+			enum spfkit_reason reason, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 void spfkit__trace(struct spfkit_eval *ev, const struct spfkit_trace_event *e);
 /* A NOTE event for frame f (the trace must be on). */
 void spfkit__trace_note(struct spfkit_eval *ev, const struct frame *f, const char *text,

@@ -37,7 +37,7 @@ int spfkit__charge_dns_term(struct spfkit_eval *ev, struct frame *f)
 	trace_counters(ev);
 	if (ev->dns_terms <= limit)
 		return 0;
-	spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+	spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, SPFKIT_REASON_DNS_TERMS,
 			   "more than %u DNS-querying terms (RFC 7208 section 4.6.4)", limit);
 	return 1;
 }
@@ -54,7 +54,7 @@ int spfkit__charge_void(struct spfkit_eval *ev, struct frame *f, const struct sp
 	trace_counters(ev);
 	if (ev->void_lookups <= limit)
 		return 0;
-	spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+	spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, SPFKIT_REASON_VOID_LOOKUPS,
 			   "more than %u void DNS lookups (RFC 7208 section 4.6.4)", limit);
 	return 1;
 }

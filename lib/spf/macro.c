@@ -10,6 +10,7 @@
 
 #include "ipaddr.h"
 #include "macro.h"
+#include "reason.h"
 
 /* §7.1: "%%" is "%", "%_" a space, "%-" a URL-encoded space. Pieces made
  * from these point here; spfkit__macro_ends_in_expand() relies on it. */
@@ -35,13 +36,20 @@ static int is_literal(int b, enum spfkit__macro_use use)
 	return spfkit__is_vchar(b) && b != '%';
 }
 
-static const char *bad_byte_why(int b)
+static enum spfkit_reason bad_byte(int b)
 {
 	if (b >= 0x80)
-		return "non-ASCII byte";
+		return SPFKIT_REASON_NON_ASCII;
 	if (b == ' ')
-		return "space in domain-spec";
-	return "control character in macro-string";
+		return SPFKIT_REASON_MACRO_SPACE;
+	return SPFKIT_REASON_MACRO_CONTROL;
+}
+
+/* The first error sticks; its text is the code's (reason.h), so the
+ * caller finds the code again from the text's address. */
+static void macro_fail(struct mparse *m, enum spfkit_reason reason)
+{
+	spfkit__cur_fail(&m->c, SPFKIT_ESYNTAX, spfkit_reason_text(reason));
 }
 
 static unsigned delim_bit(int b)
@@ -93,11 +101,10 @@ static int parse_letter(struct mparse *m, struct spfkit_macro_piece *p)
 	case 'c': case 'r': case 't':
 		if (m->use == SPFKIT__MACRO_EXPLAIN)
 			break;
-		spfkit__cur_fail(&m->c, SPFKIT_ESYNTAX, "macro letter allowed only in exp text");
+		macro_fail(m, SPFKIT_REASON_MACRO_EXP_LETTER);
 		return -1;
 	default:
-		spfkit__cur_fail(&m->c, SPFKIT_ESYNTAX,
-				 b < 0 ? "unterminated macro-expand" : "unknown macro letter");
+		macro_fail(m, b < 0 ? SPFKIT_REASON_MACRO_UNTERMINATED : SPFKIT_REASON_MACRO_LETTER);
 		return -1;
 	}
 	m->c.p++;
@@ -123,7 +130,7 @@ static int parse_transformers(struct mparse *m, struct spfkit_macro_piece *p)
 	}
 	if (m->c.p != start && value == 0) {
 		m->c.p = start;
-		spfkit__cur_fail(&m->c, SPFKIT_ESYNTAX, "macro digit transformer is zero");
+		macro_fail(m, SPFKIT_REASON_MACRO_ZERO);
 		return -1;
 	}
 	if (p != NULL)
@@ -157,9 +164,8 @@ static void parse_expand(struct mparse *m)
 		p->delims = (uint8_t)delims;
 	if (spfkit__cur_accept(&m->c, '}'))
 		return;
-	spfkit__cur_fail(&m->c, SPFKIT_ESYNTAX,
-			 spfkit__cur_eof(&m->c) ? "unterminated macro-expand"
-						: "invalid character in macro-expand");
+	macro_fail(m, spfkit__cur_eof(&m->c) ? SPFKIT_REASON_MACRO_UNTERMINATED
+					      : SPFKIT_REASON_MACRO_CHAR);
 }
 
 /* After a '%' (§7.3: "A '%' character not followed by a '{', '%', '-', or
@@ -182,7 +188,7 @@ static void parse_percent(struct mparse *m)
 	else if (b == '-')
 		add_literal(m, esc_urlspace, 3);
 	else {
-		spfkit__cur_fail(&m->c, SPFKIT_ESYNTAX, "'%' not followed by '{', '%', '_' or '-'");
+		macro_fail(m, SPFKIT_REASON_MACRO_PERCENT);
 		return;
 	}
 	m->c.p++;
@@ -201,7 +207,7 @@ static void parse_all(struct mparse *m)
 		while (m->c.p < m->c.end && is_literal(*m->c.p, m->use))
 			m->c.p++;
 		if (m->c.p == start) {
-			spfkit__cur_fail(&m->c, SPFKIT_ESYNTAX, bad_byte_why(*m->c.p));
+			macro_fail(m, bad_byte(*m->c.p));
 			return;
 		}
 		add_literal(m, (const char *)start, (size_t)(m->c.p - start));
@@ -218,7 +224,7 @@ static int parse_plain(struct mparse *m, struct spfkit__arena *ar)
 		p++;
 	if (p < m->c.end) {
 		m->c.p = p;
-		spfkit__cur_fail(&m->c, SPFKIT_ESYNTAX, bad_byte_why(*p));
+		macro_fail(m, bad_byte(*p));
 		return m->c.err;
 	}
 	m->pieces = spfkit__arena_alloc(ar, sizeof(*m->pieces));

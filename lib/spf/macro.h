@@ -63,8 +63,10 @@ enum spfkit__macro_use {
  * points into src, so its expansion is a single copy. Returns 0,
  * SPFKIT_ENOMEM, SPFKIT_EINVAL (NULL out/ar, or NULL src with len > 0),
  * or SPFKIT_ESYNTAX with *err_off the offset in src of the first bad
- * byte (len when the string ends too early) and *why a static text
- * naming the rule broken; err_off and why may be NULL. Rules (§7.1,
+ * byte (len when the string ends too early) and *why the rule broken:
+ * spfkit_reason_text() of its code (reason.h), whose address
+ * spfkit__reason_of_text() turns back into the code; err_off and why
+ * may be NULL. Rules (§7.1,
  * §7.3): literal bytes are %x21-24 / %x26-7E (plus SP for EXPLAIN);
  * "%" must be followed by "{", "%", "_" or "-"; macro-letter, then
  * *DIGIT (value nonzero; above 128 it means "all" and is stored as 0),

@@ -19,7 +19,8 @@ static int dns_failed(struct spfkit_eval *ev, struct frame *f, const struct quer
 
 	if (q->ans.status != SPFKIT_DNS_TEMPFAIL)
 		return 0;
-	spfkit__frame_fail(ev, f, SPFKIT_RESULT_TEMPERROR, "DNS %s lookup of %s failed: %s",
+	spfkit__frame_fail(ev, f, SPFKIT_RESULT_TEMPERROR, spfkit__reason_of_detail(q->ans.detail),
+			   "DNS %s lookup of %s failed: %s",
 			   spfkit_rrtype_name(q->type, type, sizeof(type)), q->name,
 			   q->ans.detail ? q->ans.detail : "temporary failure");
 	return 1;
@@ -136,7 +137,7 @@ static int term_target(struct spfkit_eval *ev, struct frame *f, const struct spf
 					  ? literal == HOT_LITERAL_VALID
 					  : (uint8_t)spfkit__domain_valid(f->target, f->target_len);
 	if (rc == STEP_DONE && failed) {
-		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, SPFKIT_REASON_EXPANSION_SIZE,
 				   "macro expansion of '%.*s%s' is too long",
 				   (int)(t->domain.src_len > 64 ? 64 : t->domain.src_len), t->domain.src,
 				   t->domain.src_len > 64 ? "..." : "");
@@ -241,7 +242,7 @@ static int mech_mx(struct spfkit_eval *ev, struct frame *f, const struct spfkit_
 		if (null_exchange(rr))
 			continue;
 		if (++looked > ev->ctx->limits.mx_names) {
-			spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+			spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, SPFKIT_REASON_MX_NAMES,
 					   "%s has more than %u MX hosts to look up (RFC 7208 section 4.6.4)",
 					   f->target, ev->ctx->limits.mx_names);
 			*res = MECH_ERROR;
@@ -311,7 +312,8 @@ static int mech_include(struct spfkit_eval *ev, struct frame *f, enum mech_outco
 	struct frame *child;
 
 	if (ev->depth >= EVAL_MAX_DEPTH) {
-		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, "include nesting too deep");
+		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, SPFKIT_REASON_INCLUDE_DEPTH,
+				   "include nesting too deep");
 		*res = MECH_ERROR;
 		return STEP_DONE;
 	}
@@ -352,7 +354,7 @@ static int mech_with_dns(struct spfkit_eval *ev, struct frame *f, const struct s
 	if (t->mech != SPFKIT_MECH_PTR && !f->target_valid) {
 		if (t->mech != SPFKIT_MECH_INCLUDE)
 			return STEP_DONE;
-		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, SPFKIT_REASON_INCLUDE_TARGET,
 				   "include target '%s' is not a valid domain name", f->target);
 		*res = MECH_ERROR;
 		return STEP_DONE;

@@ -20,6 +20,7 @@
 #include "core.h"
 #include "domain.h"
 #include "macro.h"
+#include "reason.h"
 #include "record_room.h"
 
 /* The record and everything it points to live in `ar`, this struct too. */
@@ -95,13 +96,14 @@ struct tparse {
  * stops at e by itself and need not test a bound on every byte; nor is
  * any byte read that way past e.
  */
-static const unsigned char *fail_at(struct tparse *tp, const unsigned char *at, const char *why,
-				    const char *sec)
+static const unsigned char *fail_at(struct tparse *tp, const unsigned char *at,
+				    enum spfkit_reason why, const char *sec)
 {
 	if (tp->c.err)
 		return NULL;
 	tp->c.p = at;
-	spfkit__cur_fail(&tp->c, SPFKIT_ESYNTAX, why);
+	/* the code's text: spfkit_parse_error_reason() finds it by address */
+	spfkit__cur_fail(&tp->c, SPFKIT_ESYNTAX, spfkit_reason_text(why));
 	tp->section = sec;
 	return NULL;
 }
@@ -164,26 +166,26 @@ static void check_toplabel(struct tparse *tp, const unsigned char *s, const unsi
 			bad = label - 1; /* the leftmost one wins */
 	}
 	if (label == s) {
-		fail_at(tp, s, "domain-spec must end in \".\" toplabel or a macro", "7.1");
+		fail_at(tp, s, SPFKIT_REASON_DOMAIN_END, "7.1");
 		return;
 	}
 	if (label == end) {
-		fail_at(tp, end, "empty toplabel", "7.1");
+		fail_at(tp, end, SPFKIT_REASON_EMPTY_TOPLABEL, "7.1");
 		return;
 	}
 	if (bad != NULL) {
-		fail_at(tp, bad, "invalid character in toplabel", "7.1");
+		fail_at(tp, bad, SPFKIT_REASON_TOPLABEL_CHAR, "7.1");
 		return;
 	}
 	/* toplabel = ( *alphanum ALPHA *alphanum ) /
 	 *            ( 1*alphanum "-" *( alphanum / "-" ) alphanum );
 	 * of its bytes only "-" is a qualifier */
 	if (*label == '-')
-		fail_at(tp, label, "toplabel starts with '-'", "7.1");
+		fail_at(tp, label, SPFKIT_REASON_TOPLABEL_DASH_START, "7.1");
 	else if (end[-1] == '-')
-		fail_at(tp, end - 1, "toplabel ends with '-'", "7.1");
+		fail_at(tp, end - 1, SPFKIT_REASON_TOPLABEL_DASH_END, "7.1");
 	else if (!(seen & (CL_ALPHA | CL_QUALIFIER)))
-		fail_at(tp, label, "all-numeric toplabel", "7.1");
+		fail_at(tp, label, SPFKIT_REASON_TOPLABEL_NUMERIC, "7.1");
 }
 
 /*
@@ -289,7 +291,7 @@ static int parse_domain_spec(struct tparse *tp, const unsigned char *s, const un
 	int rc;
 
 	if (s == e) {
-		fail_at(tp, s, "empty domain-spec", sec);
+		fail_at(tp, s, SPFKIT_REASON_EMPTY_DOMAIN, sec);
 		return 0;
 	}
 	if (plain_domain_spec(tp, s, e))
@@ -297,7 +299,7 @@ static int parse_domain_spec(struct tparse *tp, const unsigned char *s, const un
 	rc = spfkit__macro_parse((const char *)s, (size_t)(e - s), SPFKIT__MACRO_DOMAIN, &tp->r->ar,
 				 &tp->t->domain, &off, &why);
 	if (rc == SPFKIT_ESYNTAX) {
-		fail_at(tp, s + off, why, "7.1");
+		fail_at(tp, s + off, spfkit__reason_of_text(why), "7.1");
 		return 0;
 	}
 	if (rc != 0) {
@@ -316,19 +318,19 @@ static int parse_domain_spec(struct tparse *tp, const unsigned char *s, const un
  * a value of 1000 or more, above either max, whatever follows.
  */
 static inline const unsigned char *parse_cidr(struct tparse *tp, const unsigned char *p,
-					      unsigned max, uint8_t *out, const char *too_big,
+					      unsigned max, uint8_t *out, enum spfkit_reason too_big,
 					      const char *sec)
 {
 	unsigned value = (unsigned)p[0] - '0', d;
 
 	if (value > 9)
-		return fail_at(tp, p, "cidr-length without digits", sec);
+		return fail_at(tp, p, SPFKIT_REASON_CIDR_DIGITS, sec);
 	if ((d = (unsigned)p[1] - '0') > 9) {
 		*out = (uint8_t)value; /* one digit: at most 9 */
 		return p + 1;
 	}
 	if (value == 0)
-		return fail_at(tp, p, "cidr-length with a leading zero", sec);
+		return fail_at(tp, p, SPFKIT_REASON_CIDR_ZERO, sec);
 	value = value * 10 + d;
 	if ((d = (unsigned)p[2] - '0') > 9) {
 		if (value > max)
@@ -352,23 +354,23 @@ static void parse_dual_cidr(struct tparse *tp, const unsigned char *p, const uns
 	if (*p == '/') {
 		p++;
 		if (*p == '/') {
-			p = parse_cidr(tp, p + 1, 128, &t->cidr6, "ip6-cidr-length above 128", sec);
+			p = parse_cidr(tp, p + 1, 128, &t->cidr6, SPFKIT_REASON_IP6_CIDR, sec);
 		} else {
-			p = parse_cidr(tp, p, 32, &t->cidr4, "ip4-cidr-length above 32", sec);
+			p = parse_cidr(tp, p, 32, &t->cidr4, SPFKIT_REASON_IP4_CIDR, sec);
 			if (p != NULL && *p == '/') {
 				if (*++p != '/') {
-					fail_at(tp, p, "ip6-cidr-length needs \"//\"", sec);
+					fail_at(tp, p, SPFKIT_REASON_IP6_CIDR_SLASHES, sec);
 					return;
 				}
 				p = parse_cidr(tp, p + 1, 128, &t->cidr6,
-					       "ip6-cidr-length above 128", sec);
+					       SPFKIT_REASON_IP6_CIDR, sec);
 			}
 		}
 		if (p == NULL)
 			return;
 	}
 	if (p != e)
-		fail_at(tp, p, "unexpected text after cidr-length", sec);
+		fail_at(tp, p, SPFKIT_REASON_CIDR_TEXT, sec);
 }
 
 /*
@@ -433,14 +435,14 @@ static inline const unsigned char *parse_ip4(struct tparse *tp, const unsigned c
 
 	for (i = 0; i < 4; i++) {
 		if (i > 0 && *p++ != '.')
-			return fail_at(tp, p - 1, "ip4-network needs four dotted numbers", sec);
+			return fail_at(tp, p - 1, SPFKIT_REASON_IP4_FORM, sec);
 		if ((unsigned)*p - '0' > 9)
-			return fail_at(tp, p, "ip4-network needs four dotted numbers", sec);
+			return fail_at(tp, p, SPFKIT_REASON_IP4_FORM, sec);
 		v = read_qnum(p, &n);
 		if (*p == '0' && n > 1)
-			return fail_at(tp, p, "ip4-network number with a leading zero", sec);
+			return fail_at(tp, p, SPFKIT_REASON_IP4_ZERO, sec);
 		if (v > 255 || n > 3)
-			return fail_at(tp, p, "ip4-network number above 255", sec);
+			return fail_at(tp, p, SPFKIT_REASON_IP4_RANGE, sec);
 		p += n;
 		addr = addr << 8 | v;
 	}
@@ -499,21 +501,21 @@ static const unsigned char *ip6_group(struct tparse *tp, const unsigned char *p,
 
 	if (*q == '.') { /* ls32 as an IPv4 address */
 		if (*n > 6)
-			return fail_at(tp, p, "too many groups in ip6-network", sec);
+			return fail_at(tp, p, SPFKIT_REASON_IP6_GROUPS, sec);
 		q = parse_ip4(tp, p, a + 2 * *n, sec);
 		if (q == NULL)
 			return NULL;
 		if (!ip6_at_end(q, e))
-			return fail_at(tp, q, "text after the dotted quad of an ip6-network", sec);
+			return fail_at(tp, q, SPFKIT_REASON_IP6_QUAD_TEXT, sec);
 		*n += 2;
 		return q;
 	}
 	if (q == p)
-		return fail_at(tp, p, "invalid character in ip6-network", sec);
+		return fail_at(tp, p, SPFKIT_REASON_IP6_CHAR, sec);
 	if (q - p > 4)
-		return fail_at(tp, p + 4, "ip6-network group longer than 4 hex digits", sec);
+		return fail_at(tp, p + 4, SPFKIT_REASON_IP6_GROUP_SIZE, sec);
 	if (*n >= 8)
-		return fail_at(tp, p, "too many groups in ip6-network", sec);
+		return fail_at(tp, p, SPFKIT_REASON_IP6_GROUPS, sec);
 	a[2 * *n] = (unsigned char)(v >> 8);
 	a[2 * *n + 1] = (unsigned char)v;
 	(*n)++;
@@ -540,21 +542,21 @@ static const unsigned char *parse_ip6(struct tparse *tp, const unsigned char *s,
 		if (*p != ':') { /* the end, where a dotted quad always is */
 			if (ip6_at_end(p, e))
 				break;
-			return fail_at(tp, p, "invalid character in ip6-network", sec);
+			return fail_at(tp, p, SPFKIT_REASON_IP6_CHAR, sec);
 		}
 		if (*++p == ':') {
 			if (dc >= 0)
-				return fail_at(tp, p - 1, "second \"::\" in ip6-network", sec);
+				return fail_at(tp, p - 1, SPFKIT_REASON_IP6_DOUBLE_COLON, sec);
 			dc = n;
 			p++;
 		} else if (ip6_at_end(p, e)) {
-			return fail_at(tp, p - 1, "ip6-network ends in a single ':'", sec);
+			return fail_at(tp, p - 1, SPFKIT_REASON_IP6_COLON_END, sec);
 		}
 	}
 	if (dc < 0 && n != 8)
-		return fail_at(tp, s, "ip6-network needs 8 groups or \"::\"", sec);
+		return fail_at(tp, s, SPFKIT_REASON_IP6_FORM, sec);
 	if (dc >= 0 && n > 7)
-		return fail_at(tp, s, "\"::\" in an ip6-network of 8 groups", sec);
+		return fail_at(tp, s, SPFKIT_REASON_IP6_FULL_COLONS, sec);
 	/* the groups after "::" go to the end; zeros fill the gap */
 	for (i = 14, k = 2 * (n - 1); dc >= 0 && k >= 2 * dc; i -= 2, k -= 2) {
 		a[i] = a[k];
@@ -653,13 +655,13 @@ static void mech_ip4(struct tparse *tp, const unsigned char *p, const unsigned c
 	p = parse_ip4(tp, p, tp->t->ip, sec);
 	if (p != NULL && *p == '/') {
 		if (*++p == '/') {
-			fail_at(tp, p, "ip4 takes no ip6-cidr-length", sec);
+			fail_at(tp, p, SPFKIT_REASON_IP4_IP6_CIDR, sec);
 			return;
 		}
-		p = parse_cidr(tp, p, 32, &tp->t->cidr4, "ip4-cidr-length above 32", sec);
+		p = parse_cidr(tp, p, 32, &tp->t->cidr4, SPFKIT_REASON_IP4_CIDR, sec);
 	}
 	if (p != NULL && p != e)
-		fail_at(tp, p, "unexpected text after ip4-network", sec);
+		fail_at(tp, p, SPFKIT_REASON_IP4_TEXT, sec);
 }
 
 /* ip6 ":" ip6-network [ ip6-cidr-length ], from past the ":" to e. */
@@ -671,13 +673,13 @@ static void mech_ip6(struct tparse *tp, const unsigned char *p, const unsigned c
 	p = end != NULL ? end : parse_ip6(tp, p, e, tp->t->ip, sec);
 	if (p != NULL && p != e) { /* at the slash */
 		if (*++p == '/') {
-			fail_at(tp, p, "ip6 takes a single \"/\" cidr-length", sec);
+			fail_at(tp, p, SPFKIT_REASON_IP6_DOUBLE_SLASH, sec);
 			return;
 		}
-		p = parse_cidr(tp, p, 128, &tp->t->cidr6, "ip6-cidr-length above 128", sec);
+		p = parse_cidr(tp, p, 128, &tp->t->cidr6, SPFKIT_REASON_IP6_CIDR, sec);
 	}
 	if (p != NULL && p != e)
-		fail_at(tp, p, "unexpected text after ip6-cidr-length", sec);
+		fail_at(tp, p, SPFKIT_REASON_IP6_TEXT, sec);
 }
 
 /* a / mx: [ ":" domain-spec ] [ dual-cidr-length ] */
@@ -692,7 +694,7 @@ static void mech_a_mx(struct tparse *tp, const unsigned char *p, const unsigned 
 		if (!parse_domain_spec(tp, s, p, sec))
 			return;
 	} else if (p != e && *p != '/') {
-		fail_at(tp, p, "unexpected text after mechanism name", sec);
+		fail_at(tp, p, SPFKIT_REASON_MECHANISM_TEXT, sec);
 		return;
 	}
 	parse_dual_cidr(tp, p, e, sec);
@@ -709,8 +711,8 @@ static void mech_domain(struct tparse *tp, const unsigned char *p, const unsigne
 	if (p == e && !required)
 		return;
 	fail_at(tp, p,
-		p == e ? "mechanism needs \":\" and a domain-spec"
-		       : "unexpected text after mechanism name",
+		p == e ? SPFKIT_REASON_MISSING_DOMAIN
+		       : SPFKIT_REASON_MECHANISM_TEXT,
 		sec);
 }
 
@@ -769,14 +771,14 @@ static void parse_mechanism(struct tparse *tp, int kind, const unsigned char *p,
 	tp->t->mech = (uint8_t)kind;
 	switch (kind) {
 	case SPFKIT_MECH_IP4: /* parse_term() takes every "ip4:" and "ip6:" itself */
-		fail_at(tp, p, "ip4 needs \":\" and an address", sec);
+		fail_at(tp, p, SPFKIT_REASON_IP4_MISSING, sec);
 		return;
 	case SPFKIT_MECH_IP6:
-		fail_at(tp, p, "ip6 needs \":\" and an address", sec);
+		fail_at(tp, p, SPFKIT_REASON_IP6_MISSING, sec);
 		return;
 	case SPFKIT_MECH_ALL:
 		if (p != e)
-			fail_at(tp, p, "all takes no argument", sec);
+			fail_at(tp, p, SPFKIT_REASON_ALL_ARGUMENT, sec);
 		return;
 	case SPFKIT_MECH_INCLUDE:
 	case SPFKIT_MECH_EXISTS:
@@ -802,8 +804,8 @@ static void parse_known_modifier(struct tparse *tp, int kind, const unsigned cha
 
 	if (*seen >= 0) {
 		fail_at(tp, name,
-			kind == SPFKIT_MOD_REDIRECT ? "second redirect modifier"
-						    : "second exp modifier",
+			kind == SPFKIT_MOD_REDIRECT ? SPFKIT_REASON_DUPLICATE_REDIRECT
+						    : SPFKIT_REASON_DUPLICATE_EXP,
 			"6");
 		return;
 	}
@@ -837,7 +839,7 @@ static void parse_modifier(struct tparse *tp, const unsigned char *name, size_t 
 	}
 	t->mod = SPFKIT_MOD_UNKNOWN;
 	if (len == 0 || !spfkit__is_alpha(*name)) {
-		fail_at(tp, name, len == 0 ? "empty modifier name" : "modifier name must start with a letter",
+		fail_at(tp, name, len == 0 ? SPFKIT_REASON_EMPTY_MODIFIER_NAME : SPFKIT_REASON_MODIFIER_NAME,
 			"4.6.1");
 		return;
 	}
@@ -845,7 +847,7 @@ static void parse_modifier(struct tparse *tp, const unsigned char *name, size_t 
 	rc = spfkit__macro_parse((const char *)p, (size_t)(e - p), SPFKIT__MACRO_EXPLAIN,
 				 &tp->r->ar, &t->domain, &off, &why);
 	if (rc == SPFKIT_ESYNTAX)
-		fail_at(tp, p + off, why, "7.1");
+		fail_at(tp, p + off, spfkit__reason_of_text(why), "7.1");
 	else if (rc != 0)
 		fail_nomem(tp, p, rc);
 	else
@@ -908,14 +910,14 @@ static void parse_term(struct tparse *tp, const unsigned char *start, const unsi
 	if (*p == '=') {
 		t->name_len = (size_t)(p - name);
 		if (name != start)
-			fail_at(tp, start, "qualifier before a modifier", "4.6.1");
+			fail_at(tp, start, SPFKIT_REASON_QUALIFIED_MODIFIER, "4.6.1");
 		else
 			parse_modifier(tp, name, t->name_len, p + 1, e);
 		return;
 	}
 	kind = find_mech(name, (size_t)(name_end - name));
 	if (kind < 0) {
-		fail_at(tp, name, "unknown mechanism", "4.6.1");
+		fail_at(tp, name, SPFKIT_REASON_UNKNOWN_MECHANISM, "4.6.1");
 		return;
 	}
 	t->name_len = (size_t)(name_end - name);
@@ -924,14 +926,14 @@ static void parse_term(struct tparse *tp, const unsigned char *start, const unsi
 
 /* ---- the record ----------------------------------------------------- */
 
-static const char *bad_byte_why(unsigned char b, const char **sec)
+static enum spfkit_reason bad_byte(unsigned char b, const char **sec)
 {
 	if (b >= 0x80) {
 		*sec = "3.1"; /* the record is US-ASCII */
-		return "non-ASCII byte";
+		return SPFKIT_REASON_NON_ASCII;
 	}
 	*sec = "4.6.1"; /* terms are separated by SP only */
-	return "control character between terms";
+	return SPFKIT_REASON_CONTROL_CHAR;
 }
 
 /*
@@ -942,12 +944,13 @@ static const char *bad_byte_why(unsigned char b, const char **sec)
  */
 static void prefer_byte_error(struct tparse *tp, const unsigned char *s, const unsigned char *e)
 {
-	const char *why, *sec = NULL;
+	enum spfkit_reason why;
+	const char *sec = NULL;
 
 	for (; s < e; s++) {
 		if (spfkit__is_vchar(*s))
 			continue;
-		why = bad_byte_why(*s, &sec);
+		why = bad_byte(*s, &sec);
 		tp->c.err = 0;
 		fail_at(tp, s, why, sec);
 		return;
@@ -1093,8 +1096,8 @@ static const unsigned char *ip_term(struct tparse *tp, int kind, const unsigned 
 		p = ip6_plain(s + 4, end, t->ip);
 	if (p != NULL && *p == '/')
 		p = kind == SPFKIT_MECH_IP4
-			    ? parse_cidr(tp, p + 1, 32, &t->cidr4, "ip4-cidr-length above 32", "5.6")
-			    : parse_cidr(tp, p + 1, 128, &t->cidr6, "ip6-cidr-length above 128", "5.6");
+			    ? parse_cidr(tp, p + 1, 32, &t->cidr4, SPFKIT_REASON_IP4_CIDR, "5.6")
+			    : parse_cidr(tp, p + 1, 128, &t->cidr6, SPFKIT_REASON_IP6_CIDR, "5.6");
 	return p != NULL && (p == end || *p == ' ') ? p : NULL; /* NULL: failed, or not here */
 }
 
@@ -1296,12 +1299,12 @@ static int parse_start(const char *txt, size_t len, struct spfkit_record **out,
 		return SPFKIT_EINVAL;
 	*out = NULL;
 	if (len > SPFKIT_RECORD_MAX_LEN) {
-		set_error(err, SPFKIT_RECORD_MAX_LEN, "record longer than 65535 bytes", "3.4");
+		set_error(err, SPFKIT_RECORD_MAX_LEN, spfkit_reason_text(SPFKIT_REASON_RECORD_SIZE), "3.4");
 		return SPFKIT_E2BIG;
 	}
 	if (!spfkit_record_is_spf(txt, len)) {
 		set_error(err, version_error_offset(txt, len),
-			  "record does not start with \"v=spf1\" and a space", "4.5");
+			  spfkit_reason_text(SPFKIT_REASON_VERSION), "4.5");
 		return SPFKIT_ESYNTAX;
 	}
 	return 0;
@@ -1354,7 +1357,7 @@ int spfkit__record_parse_room(const char *txt, size_t len, const struct spfkit_a
 		return rc;
 	count_terms(txt, len, &map);
 	if (map.terms > SPFKIT_RECORD_MAX_TERMS) { /* unreachable within the length cap */
-		set_error(err, 0, "more terms than SPFKIT_RECORD_MAX_TERMS", "3.4");
+		set_error(err, 0, spfkit_reason_text(SPFKIT_REASON_TERM_COUNT), "3.4");
 		return SPFKIT_E2BIG;
 	}
 	extra = room_size(fixed, map.terms);

@@ -159,6 +159,11 @@ int main(void)
 	F(spfkit_result, planned);
 	F(spfkit_result, sender_ascii);
 	F(spfkit_result, helo_ascii);
+	F(spfkit_result, reason);
+	F(spfkit_result, reason_domain);
+	F(spfkit_result, reason_term);
+	F(spfkit_result, reason_term_len);
+	F(spfkit_result, reason_term_offset);
 	S(spfkit_question);
 	F(spfkit_question, id);
 	F(spfkit_question, type);
