@@ -29,7 +29,7 @@ struct check {
 };
 
 static const struct spfkit_dns_answer out_of_time = {
-	.status = SPFKIT_DNS_TEMPFAIL, .detail = spfkit__reason_budget};
+	.status = SPFKIT_DNS_TEMPFAIL, .detail = spfkit__reason_texts[SPFKIT_REASON_TIME_BUDGET]};
 
 static int64_t now_ms(void)
 {
@@ -76,7 +76,7 @@ static struct inflight *free_slot(struct check *chk)
 static void send_question(struct check *chk, const struct spfkit_question *q)
 {
 	static const struct spfkit_dns_answer refused = {
-		.status = SPFKIT_DNS_TEMPFAIL, .detail = spfkit__reason_submit};
+		.status = SPFKIT_DNS_TEMPFAIL, .detail = spfkit__reason_texts[SPFKIT_REASON_DNS_SUBMIT]};
 	struct inflight *slot = free_slot(chk);
 
 	if (slot == NULL || chk->expired) {

@@ -159,7 +159,10 @@ static void frame_next_term(struct frame *f)
 	f->target_len = 0;
 }
 
-static void parse_failed(struct spfkit_eval *ev, struct frame *f, const struct query *q)
+/* Out of line: frame_record() is on every evaluation's path, this is not. */
+__attribute__((noinline, cold)) static void parse_failed(struct spfkit_eval *ev,
+							struct frame *f,
+							const struct query *q)
 {
 	const struct spfkit_parse_error *pe = &q->rce->pe;
 	enum spfkit_reason reason = spfkit_parse_error_reason(pe);
@@ -185,14 +188,19 @@ static void parse_failed(struct spfkit_eval *ev, struct frame *f, const struct q
 	set_reason(ev, f, reason, term, pe->term_len, pe->term_offset); /* the term that failed */
 }
 
+__attribute__((noinline, cold)) static void txt_failed(struct spfkit_eval *ev, struct frame *f,
+						       const struct query *q)
+{
+	spfkit__frame_fail(ev, f, SPFKIT_RESULT_TEMPERROR, spfkit__reason_of_detail(q->ans.detail),
+			   "DNS TXT lookup of %s failed: %s", f->domain,
+			   q->ans.detail ? q->ans.detail : "temporary failure");
+}
+
 /* The answer to the TXT question is in: what record does it give? */
 static int frame_record(struct spfkit_eval *ev, struct frame *f, struct query *q)
 {
 	if (q->ans.status == SPFKIT_DNS_TEMPFAIL) {
-		spfkit__frame_fail(ev, f, SPFKIT_RESULT_TEMPERROR,
-				   spfkit__reason_of_detail(q->ans.detail),
-				   "DNS TXT lookup of %s failed: %s",
-				   f->domain, q->ans.detail ? q->ans.detail : "temporary failure");
+		txt_failed(ev, f, q);
 		return STEP_DONE;
 	}
 	if (spfkit__query_record(ev, q) != 0)

@@ -12,17 +12,24 @@
 
 #define LETTER_BIT(c) (1u << ((c) - 'a'))
 
-/* §5: an error other than "no such name" or "no data" ends check_host(). */
-static int dns_failed(struct spfkit_eval *ev, struct frame *f, const struct query *q)
+/* Out of line: the lookups that call dns_failed() are on the pass path. */
+__attribute__((noinline, cold)) static void lookup_failed(struct spfkit_eval *ev, struct frame *f,
+							  const struct query *q)
 {
 	char type[16];
 
-	if (q->ans.status != SPFKIT_DNS_TEMPFAIL)
-		return 0;
 	spfkit__frame_fail(ev, f, SPFKIT_RESULT_TEMPERROR, spfkit__reason_of_detail(q->ans.detail),
 			   "DNS %s lookup of %s failed: %s",
 			   spfkit_rrtype_name(q->type, type, sizeof(type)), q->name,
 			   q->ans.detail ? q->ans.detail : "temporary failure");
+}
+
+/* §5: an error other than "no such name" or "no data" ends check_host(). */
+static int dns_failed(struct spfkit_eval *ev, struct frame *f, const struct query *q)
+{
+	if (q->ans.status != SPFKIT_DNS_TEMPFAIL)
+		return 0;
+	lookup_failed(ev, f, q);
 	return 1;
 }
 

@@ -10,7 +10,7 @@
 
 /* Handed out when the table is full, so callers see a plain DNS failure. */
 static const struct query query_cap_reached = {
-	.ans = {.status = SPFKIT_DNS_TEMPFAIL, .detail = spfkit__reason_questions},
+	.ans = {.status = SPFKIT_DNS_TEMPFAIL, .detail = spfkit__reason_texts[SPFKIT_REASON_DNS_QUESTIONS]},
 	.state = Q_DONE,
 };
 
@@ -545,7 +545,7 @@ int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfki
 	else if (a->status == SPFKIT_DNS_OK)
 		q->ans.status = SPFKIT_DNS_NODATA;
 	else if (a->status == SPFKIT_DNS_TEMPFAIL)
-		q->ans.detail = a->detail ? a->detail : spfkit__reason_dns_failure;
+		q->ans.detail = a->detail ? a->detail : spfkit__reason_texts[SPFKIT_REASON_DNS_ERROR];
 	else if (a->status != SPFKIT_DNS_NODATA && a->status != SPFKIT_DNS_NXDOMAIN)
 		q->ans.status = SPFKIT_DNS_TEMPFAIL;
 	if (rc != 0) {

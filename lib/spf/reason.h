@@ -1,28 +1,24 @@
 /*
  * Inside the reason codes (reason.c). A rule text handed out by the
- * parsers is always spfkit_reason_text() of its code, so the code is
- * found again from the pointer alone.
+ * parsers, or a DNS failure's detail, is always the code's row of
+ * spfkit__reason_texts, so the code is found again from the pointer.
  */
 #ifndef SPFKIT_REASON_INT_H
 #define SPFKIT_REASON_INT_H
 
 #include <spfkit/reason.h>
 
-/*
- * The texts of the temperror codes, for static answers (check.c,
- * query.c) and DNS backends: a TEMPFAIL answer whose detail is one of
- * these gives that code (spfkit__reason_of_detail()).
- */
-extern const char spfkit__reason_timeout[];
-extern const char spfkit__reason_servfail[];
-extern const char spfkit__reason_refused[];
-extern const char spfkit__reason_dns_failure[];
-extern const char spfkit__reason_budget[];
-extern const char spfkit__reason_questions[];
-extern const char spfkit__reason_submit[];
+#define SPFKIT__REASON_COUNT (SPFKIT_REASON_MACRO_CONTROL + 1)
+/* Room for the longest text with its NUL, and more: a row the text
+ * filled exactly would have no NUL, which C allows without a word. */
+#define SPFKIT__REASON_TEXT_MAX 64
 
-/* The code whose spfkit_reason_text() is `text` (the same address), or
- * SPFKIT_REASON_NONE. */
+/* Each code's text (spfkit_reason_text()); for static answers (check.c,
+ * query.c) too: a TEMPFAIL whose detail is a row gives that code. */
+extern const char spfkit__reason_texts[SPFKIT__REASON_COUNT][SPFKIT__REASON_TEXT_MAX];
+
+/* The code whose text `text` is (its row's address), or
+ * SPFKIT_REASON_NONE; constant time. */
 enum spfkit_reason spfkit__reason_of_text(const char *text);
 /* The temperror code of a TEMPFAIL answer's detail: the DNS codes by
  * their texts' addresses, SPFKIT_REASON_DNS_ERROR for any other. */
