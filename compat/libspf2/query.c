@@ -346,64 +346,6 @@ static SPF_errcode_t finish(SPF_request_t *sr, SPF_response_t *rp, SPF_result_t 
 /* ---- mapping spfkit's result ----------------------------------------- */
 
 /*
- * A syntax problem reads "SPF record of D, term 'T' at offset N: RULE
- * (RFC 7208 section S)" (or without the term). The parts are found from
- * the end, where the wording is fixed: RULE is between the last ": " and
- * the final " (RFC 7208 section ", and T, which holds no space (terms
- * are separated by spaces, RFC 7208 §4.6.1), ends at "' at offset "
- * and starts after the last space before it. So the domain D, whatever
- * bytes it has, never decides what is read as RULE or T. 0 when the text
- * is not of that form; *term_len 0 when there is no term.
- */
-static int syntax_parts(const char *problem, const char **rule, size_t *rule_len,
-			const char **term, size_t *term_len)
-{
-	static const char section[] = " (RFC 7208 section ";
-	static const char offset[] = "' at offset ";
-	const char *end = NULL, *colon = NULL, *t_end = NULL;
-
-	*term = NULL;
-	*term_len = 0;
-	if (strncmp(problem, "SPF record of ", 14) != 0)
-		return 0;
-	for (const char *p = strstr(problem, section); p != NULL; p = strstr(p + 1, section))
-		end = p;
-	if (end == NULL)
-		return 0;
-	for (const char *p = problem; p + 1 < end; p++)
-		if (p[0] == ':' && p[1] == ' ')
-			colon = p;
-	if (colon == NULL)
-		return 0;
-	*rule = colon + 2;
-	*rule_len = (size_t)(end - *rule);
-	for (const char *p = strstr(problem, offset); p != NULL && p < colon;
-	     p = strstr(p + 1, offset))
-		t_end = p;
-	if (t_end != NULL) {
-		const char *t = t_end;
-
-		while (t > problem && t[-1] != ' ')
-			t--;
-		if (*t == '\'' && t < t_end) {
-			*term = t + 1;
-			*term_len = (size_t)(t_end - *term);
-		}
-	}
-	return 1;
-}
-
-static int rule_has(const char *rule, size_t rule_len, const char *words)
-{
-	size_t n = strlen(words);
-
-	for (size_t i = 0; i + n <= rule_len; i++)
-		if (strncmp(rule + i, words, n) == 0)
-			return 1;
-	return 0;
-}
-
-/*
  * What libspf2's compiler stops at in a term: after the qualifier, a
  * name of letters, digits, '-' and '_'; the byte after it ('\0' at the
  * end of the term). The name is term[*name_start .. +*name_len].
@@ -433,8 +375,89 @@ static int term_names_record(const char *term, size_t term_len)
 	       (term_len - q >= 9 && strncasecmp(term + q, "redirect=", 9) == 0);
 }
 
+/* Does the reason say the record does not parse (§4.6)? */
+static int syntax_reason(enum spfkit_reason reason)
+{
+	return reason >= SPFKIT_REASON_VERSION && reason <= SPFKIT_REASON_MACRO_CONTROL;
+}
+
+/* A domain-spec that is not one, by libspf2's lights: its compiler does
+ * not check the toplabel nor an empty domain-spec (§7.1). */
+static int domain_spec_reason(enum spfkit_reason reason)
+{
+	switch (reason) {
+	case SPFKIT_REASON_EMPTY_DOMAIN:
+	case SPFKIT_REASON_DOMAIN_END:
+	case SPFKIT_REASON_EMPTY_TOPLABEL:
+	case SPFKIT_REASON_TOPLABEL_CHAR:
+	case SPFKIT_REASON_TOPLABEL_DASH_START:
+	case SPFKIT_REASON_TOPLABEL_DASH_END:
+	case SPFKIT_REASON_TOPLABEL_NUMERIC:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The code of a syntax reason that does not depend on the term. */
+static SPF_errcode_t syntax_rule_code(enum spfkit_reason reason)
+{
+	switch (reason) {
+	case SPFKIT_REASON_UNKNOWN_MECHANISM: return SPF_E_UNKNOWN_MECH;
+	case SPFKIT_REASON_QUALIFIED_MODIFIER: return SPF_E_MOD_W_PREF;
+	case SPFKIT_REASON_EMPTY_MODIFIER_NAME: return SPF_E_INVALID_PREFIX;
+	case SPFKIT_REASON_MISSING_DOMAIN:
+	case SPFKIT_REASON_IP4_MISSING:
+	case SPFKIT_REASON_IP6_MISSING:
+		return SPF_E_MISSING_OPT;
+	case SPFKIT_REASON_IP4_IP6_CIDR:
+	case SPFKIT_REASON_IP4_TEXT:
+	case SPFKIT_REASON_IP4_FORM:
+	case SPFKIT_REASON_IP4_ZERO:
+	case SPFKIT_REASON_IP4_RANGE:
+		return SPF_E_INVALID_IP4;
+	case SPFKIT_REASON_IP6_DOUBLE_SLASH:
+	case SPFKIT_REASON_IP6_GROUPS:
+	case SPFKIT_REASON_IP6_QUAD_TEXT:
+	case SPFKIT_REASON_IP6_CHAR:
+	case SPFKIT_REASON_IP6_GROUP_SIZE:
+	case SPFKIT_REASON_IP6_DOUBLE_COLON:
+	case SPFKIT_REASON_IP6_COLON_END:
+	case SPFKIT_REASON_IP6_FORM:
+	case SPFKIT_REASON_IP6_FULL_COLONS:
+		return SPF_E_INVALID_IP6;
+	case SPFKIT_REASON_DOMAIN_END:
+	case SPFKIT_REASON_EMPTY_TOPLABEL:
+	case SPFKIT_REASON_TOPLABEL_CHAR:
+	case SPFKIT_REASON_TOPLABEL_DASH_START:
+	case SPFKIT_REASON_TOPLABEL_DASH_END:
+	case SPFKIT_REASON_TOPLABEL_NUMERIC:
+		return SPF_E_BAD_HOST_TLD;
+	case SPFKIT_REASON_CIDR_DIGITS:
+	case SPFKIT_REASON_CIDR_ZERO:
+	case SPFKIT_REASON_IP4_CIDR:
+	case SPFKIT_REASON_IP6_CIDR:
+	case SPFKIT_REASON_IP6_CIDR_SLASHES:
+	case SPFKIT_REASON_CIDR_TEXT:
+	case SPFKIT_REASON_IP6_TEXT:
+		return SPF_E_INVALID_CIDR;
+	case SPFKIT_REASON_MACRO_EXP_LETTER:
+	case SPFKIT_REASON_MACRO_UNTERMINATED:
+	case SPFKIT_REASON_MACRO_LETTER:
+	case SPFKIT_REASON_MACRO_ZERO:
+	case SPFKIT_REASON_MACRO_CHAR:
+		return SPF_E_INVALID_VAR;
+	case SPFKIT_REASON_NON_ASCII:
+	case SPFKIT_REASON_CONTROL_CHAR:
+	case SPFKIT_REASON_MACRO_CONTROL:
+		return SPF_E_INVALID_CHAR;
+	default:
+		return SPF_E_SYNTAX; /* the version, two redirects, a '%' alone ... */
+	}
+}
+
 /*
- * The code libspf2's compiler gives a term it refuses, from our rule
+ * The code libspf2's compiler gives a term it refuses, from our reason
  * and the term's shape (libspf2 1.2.10 spf_compile.c: a term starting
  * with a punctuation mark other than a qualifier is SPF_E_INVALID_PREFIX,
  * with another non-letter SPF_E_INVALID_CHAR; then the name runs over
@@ -446,120 +469,83 @@ static int term_names_record(const char *term, size_t term_len)
  * in an include: or redirect= is looked up as it is and has no record:
  * SPF_E_NOT_SPF.
  */
-static SPF_errcode_t syntax_code(const char *rule, size_t rule_len, const char *term,
-				 size_t term_len)
+static SPF_errcode_t syntax_code(enum spfkit_reason reason, const char *term, size_t term_len)
 {
-	static const struct {
-		const char *words;
-		SPF_errcode_t code;
-	} rules[] = {
-		{"qualifier before a modifier", SPF_E_MOD_W_PREF},
-		{"empty modifier name", SPF_E_INVALID_PREFIX},
-		{"needs \":\"", SPF_E_MISSING_OPT},
-		{"ip4 takes no ip6-cidr-length", SPF_E_INVALID_IP4},
-		{"ip6 takes a single", SPF_E_INVALID_IP6},
-		{"toplabel", SPF_E_BAD_HOST_TLD},
-		{"domain-spec must end in", SPF_E_BAD_HOST_TLD},
-		{"cidr-length", SPF_E_INVALID_CIDR},
-		{"ip4", SPF_E_INVALID_IP4},
-		{"ip6", SPF_E_INVALID_IP6},
-		{"macro", SPF_E_INVALID_VAR},
-		{"character", SPF_E_INVALID_CHAR},
-		{"non-ASCII", SPF_E_INVALID_CHAR},
-	};
 	size_t name_start, name_len;
 	char stop;
 
-	if (term_len > 0 && term_names_record(term, term_len) &&
-	    (rule_has(rule, rule_len, "toplabel") ||
-	     rule_has(rule, rule_len, "domain-spec must end in") ||
-	     rule_has(rule, rule_len, "empty domain-spec")))
+	if (term == NULL)
+		return syntax_rule_code(reason);
+	if (domain_spec_reason(reason) && term_names_record(term, term_len))
 		return SPF_E_NOT_SPF;
-	if (term_len > 0 && rule_has(rule, rule_len, "modifier name must start with a letter"))
+	stop = term_stop(term, term_len, &name_start, &name_len);
+	switch (reason) {
+	case SPFKIT_REASON_MODIFIER_NAME:
 		return ispunct((unsigned char)term[0]) ? SPF_E_INVALID_PREFIX : SPF_E_INVALID_CHAR;
-	if (term_len > 0 && rule_has(rule, rule_len, "unknown mechanism")) {
-		stop = term_stop(term, term_len, &name_start, &name_len);
+	case SPFKIT_REASON_UNKNOWN_MECHANISM:
 		return stop == '\0' || stop == ':' || stop == '/' || stop == '='
 			       ? SPF_E_UNKNOWN_MECH
 			       : SPF_E_INVALID_CHAR;
-	}
-	if (term_len > 0 && (rule_has(rule, rule_len, "control character") ||
-			     rule_has(rule, rule_len, "non-ASCII"))) {
+	case SPFKIT_REASON_CONTROL_CHAR:
+	case SPFKIT_REASON_MACRO_CONTROL:
+	case SPFKIT_REASON_NON_ASCII:
 		/* libspf2 splits terms at spaces only: the byte is part of
 		 * the term, and an ip4:/ip6: address holding it does not parse */
-		stop = term_stop(term, term_len, &name_start, &name_len);
 		if (stop == ':' && name_len == 3 && strncasecmp(term + name_start, "ip4", 3) == 0)
 			return SPF_E_INVALID_IP4;
 		if (stop == ':' && name_len == 3 && strncasecmp(term + name_start, "ip6", 3) == 0)
 			return SPF_E_INVALID_IP6;
 		return SPF_E_INVALID_CHAR;
-	}
-	if (term_len > 0 && (rule_has(rule, rule_len, "takes no argument") ||
-			     rule_has(rule, rule_len, "unexpected text after mechanism name"))) {
-		stop = term_stop(term, term_len, &name_start, &name_len);
+	case SPFKIT_REASON_ALL_ARGUMENT:
+	case SPFKIT_REASON_MECHANISM_TEXT:
 		return stop == ':' || stop == '=' ? SPF_E_INVALID_OPT
 		       : stop == '/'		  ? SPF_E_INVALID_CIDR
 						  : SPF_E_INVALID_CHAR;
+	default:
+		return syntax_rule_code(reason);
 	}
-	if (rule_has(rule, rule_len, "unknown mechanism"))
-		return SPF_E_UNKNOWN_MECH;
-	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
-		if (rule_has(rule, rule_len, rules[i].words))
-			return rules[i].code;
+}
+
+/* The libspf2 error code of a permerror, from its reason code (never
+ * from the problem's words, which are for people). */
+static SPF_errcode_t reason_code(const struct spfkit_result *res)
+{
+	switch (res->reason) {
+	case SPFKIT_REASON_DNS_TERMS:
+	case SPFKIT_REASON_VOID_LOOKUPS:
+	case SPFKIT_REASON_MX_NAMES:
+		return SPF_E_BIG_DNS;
+	case SPFKIT_REASON_MULTIPLE_RECORDS:
+		return SPF_E_MULTIPLE_RECORDS;
+	/* libspf2 reports an include of a domain without record as the
+	 * failed record lookup, SPF_E_NOT_SPF */
+	case SPFKIT_REASON_INCLUDE_NONE:
+	case SPFKIT_REASON_INCLUDE_TARGET:
+	case SPFKIT_REASON_REDIRECT_NONE:
+	case SPFKIT_REASON_REDIRECT_TARGET:
+		return SPF_E_NOT_SPF;
+	case SPFKIT_REASON_INCLUDE_DEPTH:
+		return SPF_E_RECURSIVE;
+	case SPFKIT_REASON_EXPANSION_SIZE:
+		return SPF_E_BIG_STRING;
+	default:
+		break;
 	}
+	if (syntax_reason(res->reason))
+		return syntax_code(res->reason, res->reason_term, res->reason_term_len);
 	return SPF_E_SYNTAX;
 }
 
-/* The libspf2 error code for a permerror, from spfkit's problem text. */
-static SPF_errcode_t problem_code(const char *problem)
+/* Is the record a syntax error was found in the checked domain's own? */
+static int top_record(const struct spfkit_result *res, const char *dom)
 {
-	static const struct {
-		const char *words;
-		SPF_errcode_t code;
-	} limits[] = {
-		{"DNS-querying terms", SPF_E_BIG_DNS},
-		{"void DNS lookups", SPF_E_BIG_DNS},
-		{"MX hosts to look up", SPF_E_BIG_DNS},
-		{"SPF records (RFC 7208 section 4.5)", SPF_E_MULTIPLE_RECORDS},
-		/* libspf2 reports an include of a domain without record as the
-		 * failed record lookup, SPF_E_NOT_SPF */
-		{"included domain", SPF_E_NOT_SPF},
-		{"include target", SPF_E_NOT_SPF},
-		{"nesting too deep", SPF_E_RECURSIVE},
-		{"redirect target", SPF_E_NOT_SPF},
-		{"is too long", SPF_E_BIG_STRING},
-	};
-	const char *rule, *term;
-	size_t rule_len, term_len;
-
-	if (problem == NULL)
-		return SPF_E_SYNTAX;
-	if (strncmp(problem, "SPF record of ", 14) == 0) {
-		if (!syntax_parts(problem, &rule, &rule_len, &term, &term_len))
-			return SPF_E_SYNTAX;
-		return syntax_code(rule, rule_len, term, term_len);
-	}
-	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
-		if (strstr(problem, limits[i].words) != NULL)
-			return limits[i].code;
-	}
-	return SPF_E_SYNTAX;
-}
-
-/* Is the record a syntax problem names ("SPF record of D, ...") the
- * checked domain's own? */
-static int top_record(const char *problem, const char *dom)
-{
-	const char *d, *end;
 	size_t len = strlen(dom);
 
-	if (problem == NULL || strncmp(problem, "SPF record of ", 14) != 0)
+	if (!syntax_reason(res->reason) || res->reason_domain == NULL)
 		return 1;
-	d = problem + 14;
-	end = d + strcspn(d, ",:");
 	if (len > 0 && dom[len - 1] == '.')
 		len--;
-	return (size_t)(end - d) == len && strncasecmp(d, dom, len) == 0;
+	return strlen(res->reason_domain) == len && strncasecmp(res->reason_domain, dom, len) == 0;
 }
 
 /* "-all", "~all", "?all": what local policy may override. */
@@ -656,9 +642,9 @@ static SPF_errcode_t map_result(struct run *r, const struct spfkit_result *res, 
 		break;
 	}
 	/* permerror */
-	err = problem_code(res->problem);
+	err = reason_code(res);
 	if (err != SPF_E_BIG_DNS && err != SPF_E_MULTIPLE_RECORDS && err != SPF_E_NOT_SPF &&
-	    err != SPF_E_RECURSIVE && err != SPF_E_BIG_STRING && !top_record(res->problem, dom))
+	    err != SPF_E_RECURSIVE && err != SPF_E_BIG_STRING && !top_record(res, dom))
 		err = SPF_E_NOT_SPF; /* libspf2: an included record that does not compile */
 	if (res->problem != NULL)
 		SPF_response_add_error(rp, err, "%.400s", res->problem);
