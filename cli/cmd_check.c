@@ -410,6 +410,37 @@ static void json_query(struct spfkit__buf *b, const struct cli_env *env, const s
 	spfkit__buf_putc(b, '}');
 }
 
+/*
+ * "reason": the code of a temperror or permerror (<spfkit/reason.h>), as
+ * its number and its stable name, for programs; absent for the other
+ * results, so their output is as it was.
+ */
+static void json_reason(struct spfkit__buf *b, int *first, const struct spfkit_result *res)
+{
+	int in = 1;
+
+	if (res->reason == SPFKIT_REASON_NONE)
+		return;
+	cli_json_key(b, first, "reason");
+	spfkit__buf_putc(b, '{');
+	cli_json_key(b, &in, "code");
+	spfkit__buf_printf(b, "%d", (int)res->reason);
+	cli_json_key(b, &in, "name");
+	cli_json_cstr(b, spfkit_reason_name(res->reason));
+	cli_json_key(b, &in, "section");
+	cli_json_cstr(b, spfkit_reason_section(res->reason));
+	cli_json_key(b, &in, "domain");
+	cli_json_cstr(b, res->reason_domain);
+	cli_json_key(b, &in, "term");
+	if (res->reason_term != NULL)
+		cli_json_str(b, res->reason_term, res->reason_term_len);
+	else
+		cli_json_cstr(b, NULL);
+	cli_json_key(b, &in, "term_offset");
+	spfkit__buf_printf(b, "%zu", res->reason_term_offset);
+	spfkit__buf_putc(b, '}');
+}
+
 void cli_json_result(struct spfkit__buf *b, const struct cli_env *env, const struct cli_query *q,
 		     const struct spfkit_result *res, const struct spfkit__buf *trace_json)
 {
@@ -428,6 +459,7 @@ void cli_json_result(struct spfkit__buf *b, const struct cli_env *env, const str
 	cli_json_cstr(b, res->domain);
 	cli_json_key(b, &first, "problem");
 	cli_json_cstr(b, res->problem);
+	json_reason(b, &first, res);
 	cli_json_key(b, &first, "counters");
 	spfkit__buf_printf(b, "{\"dns_terms\":%u,\"void_lookups\":%u,\"queries\":%u}",
 			   res->dns_terms, res->void_lookups, res->queries);
