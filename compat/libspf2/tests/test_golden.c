@@ -86,6 +86,12 @@ static const struct tcase cases[] = {
 	 SPF_RESULT_PERMERROR, SPF_E_UNKNOWN_MECH, 0, NULL},
 	{"bad-ip4-permerror", "192.0.2.9", "nu@badip.example", "h.example", NULL, 0, 1,
 	 SPF_RESULT_PERMERROR, SPF_E_INVALID_IP4, 0, NULL},
+	/* Issue 28: the code comes from the reason and the whole term. Read
+	 * from the problem text, which quotes 64 bytes of the term, this
+	 * name "ran to the end" and was SPF_E_UNKNOWN_MECH; libspf2's
+	 * compiler stops at the '!': SPF_E_INVALID_CHAR, as ours now. */
+	{"long-name-permerror", "192.0.2.9", "nu@longname.example", "h.example", NULL, 0, 1,
+	 SPF_RESULT_PERMERROR, SPF_E_INVALID_CHAR, 0, NULL},
 	{"void-limit", "192.0.2.9", "ox@void.example", "h.example", NULL, 0, 1,
 	 SPF_RESULT_PERMERROR, SPF_E_BIG_DNS, 0, NULL},
 	{"amplification-51", "192.0.2.9", "pat@amp.example", "h.example", NULL, 0, 1,

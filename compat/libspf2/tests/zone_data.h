@@ -33,6 +33,9 @@ static const struct zone_rr zone_data[] = {
 	{"tempmech.example", ns_t_txt, "v=spf1 a:timeout.example -all"},
 	{"syntax.example", ns_t_txt, "v=spf1 foo -all"},
 	{"badip.example", ns_t_txt, "v=spf1 ip4:300.1.1.1 -all"},
+	/* a mechanism name past the 64 bytes of a term a problem text quotes */
+	{"longname.example", ns_t_txt,
+	 "v=spf1 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!x -all"},
 	{"six.example", ns_t_txt, "v=spf1 ip6:2001:db8::/32 -all"},
 	{"mail.six.example", ns_t_aaaa, "2001:db8::25"},
 	{"helo.example", ns_t_txt, "v=spf1 a -all"},
