@@ -155,7 +155,7 @@ static int is_space(int c)
 	return c == ' ' || c == '\t' || c == '\r';
 }
 
-static void trim(const char **s, size_t *len)
+void spfkit__mta_conf_trim(const char **s, size_t *len)
 {
 	while (*len > 0 && is_space((unsigned char)**s)) {
 		(*s)++;
@@ -305,7 +305,7 @@ static void take_header(struct reader *r, const struct option *o, const char *v,
 		e = v + start;
 		n = i - start;
 		start = i + 1;
-		trim(&e, &n);
+		spfkit__mta_conf_trim(&e, &n);
 		if (text_is(e, n, "SPF"))
 			bits |= SPFKIT_MTA_HEADER_SPF;
 		else if (text_is(e, n, "AR"))
@@ -464,7 +464,7 @@ static size_t split_list(struct reader *r, const struct option *o, const char *v
 		start = i + 1;
 		if (el > 0 && (is_space((unsigned char)e[0]) || is_space((unsigned char)e[el - 1])))
 			spaced = 1;
-		trim(&e, &el);
+		spfkit__mta_conf_trim(&e, &el);
 		if (el == 0) {
 			report(r, 1, "%s: empty entry in list", o->name);
 			return SIZE_MAX;
@@ -677,7 +677,7 @@ static void take_line(struct reader *r, const char *s, size_t len)
 			report(r, 1, "control byte 0x%02x at column %zu", (unsigned char)s[i], i + 1);
 			return;
 		}
-	trim(&s, &len);
+	spfkit__mta_conf_trim(&s, &len);
 	if (len == 0)
 		return;
 	eq = memchr(s, '=', len);
@@ -689,8 +689,8 @@ static void take_line(struct reader *r, const char *s, size_t len)
 	nlen = (size_t)(eq - s);
 	value = eq + 1;
 	vlen = len - nlen - 1;
-	trim(&name, &nlen);
-	trim(&value, &vlen);
+	spfkit__mta_conf_trim(&name, &nlen);
+	spfkit__mta_conf_trim(&value, &vlen);
 	o = find_option(r, name, nlen);
 	if (o == NULL)
 		return;

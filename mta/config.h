@@ -153,6 +153,8 @@ SPFKIT_MUSTCHECK int spfkit__mta_config_load(const char *path, const struct spfk
  * *why saying it (static text, or NULL for ENOMEM).
  */
 struct spfkit__buf;
+/* Spaces, tabs and CRs off both ends of s[0..*len), as the file's lines are read. */
+void spfkit__mta_conf_trim(const char **s, size_t *len);
 int spfkit__mta_conf_read_file(const char *path, struct spfkit__buf *buf, const char **why);
 
 /* The defaults alone. 0 or SPFKIT_ENOMEM. */

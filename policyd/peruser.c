@@ -77,21 +77,6 @@ static void relabel(void *arg, const struct spfkit__mta_diag *d)
 	say(l, d->is_error, "%s", d->text);
 }
 
-static int is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r';
-}
-
-static void trim(const char **s, size_t *len)
-{
-	while (*len > 0 && is_blank(**s)) {
-		(*s)++;
-		(*len)--;
-	}
-	while (*len > 0 && is_blank((*s)[*len - 1]))
-		(*len)--;
-}
-
 /* The main file's name for a per-user setting; NULL: not one a line may set. */
 static const char *setting_name(const char *name, size_t len)
 {
@@ -117,7 +102,7 @@ static void append_settings(struct loader *l, const char *v, size_t len, struct 
 		if (i < len && v[i] != '|')
 			continue;
 		start = i + 1;
-		trim(&p, &n);
+		spfkit__mta_conf_trim(&p, &n);
 		if (n == 0)
 			continue;
 		eq = memchr(p, '=', n);
@@ -181,7 +166,7 @@ static int take_line(struct loader *l, struct spfkit__policyd_peruser *t, const 
 
 	if (hash != NULL)
 		len = (size_t)(hash - s);
-	trim(&s, &len);
+	spfkit__mta_conf_trim(&s, &len);
 	if (len == 0)
 		return 0;
 	comma = memchr(s, ',', len);
@@ -193,8 +178,8 @@ static int take_line(struct loader *l, struct spfkit__policyd_peruser *t, const 
 	ulen = (size_t)(comma - s);
 	value = comma + 1;
 	vlen = len - ulen - 1;
-	trim(&user, &ulen);
-	trim(&value, &vlen);
+	spfkit__mta_conf_trim(&user, &ulen);
+	spfkit__mta_conf_trim(&value, &vlen);
 	if (ulen == 0 || memchr(user, '\0', ulen) != NULL) {
 		say(l, 1, "no recipient before the ','");
 		return 0;
