@@ -13,7 +13,7 @@
 #include "record_cache.h"
 #include "record_plan.h"
 
-void spfkit__trace(struct spfkit_eval *ev, const struct spfkit_trace_event *e)
+void spfkit__eval_trace(struct spfkit_eval *ev, const struct spfkit_trace_event *e)
 {
 	if (ev->trace != NULL)
 		ev->trace(ev->trace_arg, e);
@@ -39,7 +39,7 @@ static void trace_frame_event(struct spfkit_eval *ev, const struct frame *f,
 	ev->trace(ev->trace_arg, &e);
 }
 
-void spfkit__trace_note(struct spfkit_eval *ev, const struct frame *f, const char *text,
+void spfkit__eval_trace_note(struct spfkit_eval *ev, const struct frame *f, const char *text,
 			size_t len)
 {
 	trace_frame_event(ev, f, SPFKIT_TRACE_NOTE, text, len, 0);
@@ -53,13 +53,13 @@ static inline void trace_frame(struct spfkit_eval *ev, const struct frame *f,
 		trace_frame_event(ev, f, kind, text, len, matched);
 }
 
-void spfkit__macro_env(const struct spfkit_eval *ev, const struct frame *f,
+void spfkit__eval_macro_env(const struct spfkit_eval *ev, const struct frame *f,
 		       struct spfkit__macro_env *env)
 {
-	spfkit__macro_env_for(ev, f->domain, f->domain_len, env);
+	spfkit__eval_macro_env_for(ev, f->domain, f->domain_len, env);
 }
 
-void spfkit__macro_env_for(const struct spfkit_eval *ev, const char *domain, size_t domain_len,
+void spfkit__eval_macro_env_for(const struct spfkit_eval *ev, const char *domain, size_t domain_len,
 			   struct spfkit__macro_env *env)
 {
 	memset(env, 0, sizeof(*env));
@@ -127,7 +127,7 @@ static void frame_finish(struct spfkit_eval *ev, struct frame *f, enum spfkit_re
 	f->phase = (f == ev->frames && code == SPFKIT_RESULT_FAIL) ? PH_EXPLAIN : PH_DONE;
 }
 
-void spfkit__frame_fail(struct spfkit_eval *ev, struct frame *f, enum spfkit_result_code code,
+void spfkit__eval_frame_fail(struct spfkit_eval *ev, struct frame *f, enum spfkit_result_code code,
 			enum spfkit_reason reason, const char *fmt, ...)
 {
 	const struct spfkit_term *t = current_term(f);
@@ -169,19 +169,19 @@ __attribute__((noinline, cold)) static void parse_failed(struct spfkit_eval *ev,
 	const char *term = (const char *)q->rec_rr->data + pe->term_offset;
 
 	if (q->rce->rc != SPFKIT_ESYNTAX) {
-		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+		spfkit__eval_frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
 				   reason != SPFKIT_REASON_NONE ? reason : SPFKIT_REASON_RECORD_SIZE,
 				   "SPF record of %s: %s", f->domain, spfkit_strerror(q->rce->rc));
 		return;
 	}
 	if (pe->term_len == 0) {
-		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, reason,
+		spfkit__eval_frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, reason,
 				   "SPF record of %s, at offset %zu: %s (RFC 7208 section %s)", f->domain,
 				   pe->offset, pe->rule ? pe->rule : "syntax error",
 				   pe->section ? pe->section : "4.6");
 		return;
 	}
-	spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, reason,
+	spfkit__eval_frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, reason,
 			   "SPF record of %s, term '%.*s' at offset %zu: %s (RFC 7208 section %s)",
 			   f->domain, (int)(pe->term_len > 64 ? 64 : pe->term_len), term, pe->offset,
 			   pe->rule ? pe->rule : "syntax error", pe->section ? pe->section : "4.6");
@@ -191,7 +191,8 @@ __attribute__((noinline, cold)) static void parse_failed(struct spfkit_eval *ev,
 __attribute__((noinline, cold)) static void txt_failed(struct spfkit_eval *ev, struct frame *f,
 						       const struct query *q)
 {
-	spfkit__frame_fail(ev, f, SPFKIT_RESULT_TEMPERROR, spfkit__reason_of_detail(q->ans.detail),
+	spfkit__eval_frame_fail(ev, f, SPFKIT_RESULT_TEMPERROR,
+		spfkit__reason_of_detail(q->ans.detail),
 			   "DNS TXT lookup of %s failed: %s", f->domain,
 			   q->ans.detail ? q->ans.detail : "temporary failure");
 }
@@ -210,7 +211,8 @@ static int frame_record(struct spfkit_eval *ev, struct frame *f, struct query *q
 		frame_finish(ev, f, SPFKIT_RESULT_NONE);
 		return STEP_DONE;
 	case REC_MULTIPLE:
-		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, SPFKIT_REASON_MULTIPLE_RECORDS,
+		spfkit__eval_frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+			SPFKIT_REASON_MULTIPLE_RECORDS,
 				   "%s has %zu SPF records (RFC 7208 section 4.5)", f->domain,
 				   q->rec_count);
 		return STEP_DONE;
@@ -226,7 +228,7 @@ static int frame_record(struct spfkit_eval *ev, struct frame *f, struct query *q
 	f->term_level = q->strict_level;
 	trace_frame(ev, f, SPFKIT_TRACE_RECORD, f->rec->text, f->rec->len, 0);
 	if (ev->trace != NULL)
-		spfkit__trace_legacy(ev, f);
+		spfkit__legacy_trace(ev, f);
 	f->phase = PH_TERMS;
 	f->term = 0;
 	f->uses = f->counted = 0;
@@ -309,7 +311,7 @@ static int frame_start(struct spfkit_eval *ev, struct frame *f)
 				   (f == ev->frames && !f->redirected && ev->idna_why != NULL))) {
 		/* §4.3: a malformed <domain> is "none"; for redirect, permerror. */
 		if (f->redirected)
-			spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+			spfkit__eval_frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
 					   SPFKIT_REASON_REDIRECT_TARGET,
 					   "redirect target '%s' is not a valid domain name", f->domain);
 		else
@@ -327,7 +329,8 @@ static int frame_start(struct spfkit_eval *ev, struct frame *f)
 		if (rc != 0)
 			return rc == 1 ? STEP_DONE : STEP_NOMEM;
 	}
-	q = spfkit__need(ev, f, SPFKIT_RR_TXT, f->domain, f->domain_len, QF_RECORD, &fresh, &nomem);
+	q = spfkit__query_need(ev, f, SPFKIT_RR_TXT, f->domain, f->domain_len, QF_RECORD, &fresh,
+		&nomem);
 	if (q == NULL)
 		return nomem ? STEP_NOMEM : STEP_PENDING;
 	/* the table owns its queries; only the shared cap entry is const */
@@ -337,7 +340,7 @@ static int frame_start(struct spfkit_eval *ev, struct frame *f)
 /*
  * Most terms of a provider's record are ip4/ip6 that do not cover the
  * client: the compact form (record_room.h) settles those without reading
- * the full term. Anything else goes to spfkit__eval_mechanism().
+ * the full term. Anything else goes to spfkit__mech_eval().
  */
 static int hot_no_match(const struct spfkit_eval *ev, const struct spfkit__hot_term *h)
 {
@@ -411,7 +414,7 @@ static int frame_terms(struct spfkit_eval *ev, struct frame *f)
 		if (!hot_no_match(ev, &f->hot[f->term])) {
 			f->uses = 0; /* the term (re)starts: see eval_int.h */
 			f->term_level = f->rec_level;
-			rc = spfkit__eval_mechanism(ev, f, t, &out);
+			rc = spfkit__mech_eval(ev, f, t, &out);
 			if (rc != STEP_DONE)
 				return rc;
 			if (out == MECH_PUSHED || out == MECH_ERROR)
@@ -458,15 +461,17 @@ static int frame_redirect(struct spfkit_eval *ev, struct frame *f)
 		return STEP_DONE;
 	}
 	t = &f->rec->terms[f->rec->redirect];
-	if (spfkit__charge_dns_term(ev, f))
+	if (spfkit__limits_charge_dns_term(ev, f))
 		return STEP_DONE;
 	f->uses = 0;
 	f->term_level = f->rec_level;
-	rc = spfkit__expand_target(ev, f, &t->domain, SPFKIT__MACRO_DOMAIN, &target, &len, &failed);
+	rc = spfkit__mech_expand_target(ev, f, &t->domain, SPFKIT__MACRO_DOMAIN, &target, &len,
+		&failed);
 	if (rc != STEP_DONE)
 		return rc;
 	if (failed) {
-		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, SPFKIT_REASON_EXPANSION_SIZE,
+		spfkit__eval_frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+			SPFKIT_REASON_EXPANSION_SIZE,
 				   "macro expansion of redirect target is too long");
 		return STEP_DONE;
 	}
@@ -532,7 +537,8 @@ static void include_returned(struct spfkit_eval *ev, struct frame *parent, const
 		frame_finish(ev, parent, SPFKIT_RESULT_TEMPERROR);
 		return;
 	case SPFKIT_RESULT_NONE:
-		spfkit__frame_fail(ev, parent, SPFKIT_RESULT_PERMERROR, SPFKIT_REASON_INCLUDE_NONE,
+		spfkit__eval_frame_fail(ev, parent, SPFKIT_RESULT_PERMERROR,
+			SPFKIT_REASON_INCLUDE_NONE,
 				   "included domain %s has no SPF record (RFC 7208 section 5.2)",
 				   child->domain);
 		return;
@@ -587,7 +593,7 @@ int spfkit_eval_step(struct spfkit_eval *ev, struct spfkit_question *q)
 		return SPFKIT_EINVAL;
 	if (ev->done)
 		return SPFKIT_STEP_DONE;
-	if (spfkit__emit(ev, q))
+	if (spfkit__query_emit(ev, q))
 		return SPFKIT_STEP_QUERY;
 	if (ev->progress || ev->nqueries == 0) {
 		ev->progress = 0;
@@ -604,7 +610,7 @@ int spfkit_eval_step(struct spfkit_eval *ev, struct spfkit_question *q)
 	}
 	if (ev->done)
 		return SPFKIT_STEP_DONE;
-	if (spfkit__emit(ev, q))
+	if (spfkit__query_emit(ev, q))
 		return SPFKIT_STEP_QUERY;
 	return SPFKIT_STEP_WAIT;
 }
@@ -613,7 +619,7 @@ int spfkit_eval_answer(struct spfkit_eval *ev, uint32_t id, const struct spfkit_
 {
 	if (ev == NULL || answer == NULL)
 		return SPFKIT_EINVAL;
-	return spfkit__store_answer(ev, id, answer);
+	return spfkit__query_store_answer(ev, id, answer);
 }
 
 const struct spfkit_result *spfkit_eval_result(const struct spfkit_eval *ev)

@@ -249,10 +249,11 @@ struct spfkit_eval {
 #define EVAL_ZEROED_SIZE offsetof(struct spfkit_eval, frames)
 
 /* query.c */
-const struct query *spfkit__need(struct spfkit_eval *ev, struct frame *f, uint16_t type,
+const struct query *spfkit__query_need(struct spfkit_eval *ev, struct frame *f, uint16_t type,
 				 const char *name, size_t len, unsigned flags, int *fresh, int *nomem);
 /* File a question (or find the one filed), OR-ing flags in; NULL on ENOMEM or when full. */
-struct query *spfkit__file(struct spfkit_eval *ev, uint16_t type, const char *name, size_t len,
+struct query *spfkit__query_file(struct spfkit_eval *ev, uint16_t type, const char *name,
+	size_t len,
 			   unsigned flags, unsigned level);
 /* Select and parse the SPF record of a QF_RECORD TXT answer, once. 0 or SPFKIT_ENOMEM. */
 int spfkit__query_record(struct spfkit_eval *ev, struct query *q);
@@ -272,15 +273,17 @@ void spfkit__query_drop_record(struct spfkit_eval *ev, struct query *q);
 void spfkit__query_record_done(struct spfkit_eval *ev, const char *domain, size_t len,
 			       const struct spfkit_record *rec);
 /* Tests: the bytes of uncached parsed records the evaluation holds, now and at most. */
-void spfkit__eval_record_bytes(const struct spfkit_eval *ev, size_t *now, size_t *peak);
-int spfkit__emit(struct spfkit_eval *ev, struct spfkit_question *q);
-int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfkit_dns_answer *a);
-int spfkit__answer_void(const struct spfkit_dns_answer *a);
+void spfkit__query_record_bytes(const struct spfkit_eval *ev, size_t *now, size_t *peak);
+int spfkit__query_emit(struct spfkit_eval *ev, struct spfkit_question *q);
+int spfkit__query_store_answer(struct spfkit_eval *ev, uint32_t id,
+	const struct spfkit_dns_answer *a);
+int spfkit__query_answer_void(const struct spfkit_dns_answer *a);
 
 /* limits.c: the §4.6.4 counters; each returns 0, or 1 when the limit is passed
  * (then frame->result is permerror with the problem set). */
-int spfkit__charge_dns_term(struct spfkit_eval *ev, struct frame *f);
-int spfkit__charge_void(struct spfkit_eval *ev, struct frame *f, const struct spfkit_dns_answer *a);
+int spfkit__limits_charge_dns_term(struct spfkit_eval *ev, struct frame *f);
+int spfkit__limits_charge_void(struct spfkit_eval *ev, struct frame *f,
+	const struct spfkit_dns_answer *a);
 
 /* ip4 terms are most of a provider's record: compare as one 32-bit word
  * (client and network both in network order). */
@@ -305,12 +308,12 @@ static inline enum spfkit_result_code spfkit__qualifier_result(const struct spfk
 }
 
 /* mech.c */
-int spfkit__eval_mechanism(struct spfkit_eval *ev, struct frame *f, const struct spfkit_term *t,
+int spfkit__mech_eval(struct spfkit_eval *ev, struct frame *f, const struct spfkit_term *t,
 			   enum mech_outcome *out);
-int spfkit__expand_target(struct spfkit_eval *ev, struct frame *f,
+int spfkit__mech_expand_target(struct spfkit_eval *ev, struct frame *f,
 			  const struct spfkit_macro_string *ms, enum spfkit__macro_use use,
 			  const char **out, size_t *out_len, int *failed);
-int spfkit__validate_ptr(struct spfkit_eval *ev, struct frame *f, struct validated *v);
+int spfkit__mech_validate_ptr(struct spfkit_eval *ev, struct frame *f, struct validated *v);
 
 /* lookahead.c: file the questions an answer makes likely (issue 3). */
 int spfkit__lookahead(struct spfkit_eval *ev, struct query *q);
@@ -324,20 +327,20 @@ int spfkit__explain(struct spfkit_eval *ev, struct frame *f);
 /* f ends in `code` (temperror or permerror) for `reason`: the result's
  * reason fields name it, with f's current term; the problem text is
  * fmt's. */
-void spfkit__frame_fail(struct spfkit_eval *ev, struct frame *f, enum spfkit_result_code code,
+void spfkit__eval_frame_fail(struct spfkit_eval *ev, struct frame *f, enum spfkit_result_code code,
 			enum spfkit_reason reason, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
-void spfkit__trace(struct spfkit_eval *ev, const struct spfkit_trace_event *e);
+void spfkit__eval_trace(struct spfkit_eval *ev, const struct spfkit_trace_event *e);
 /* A NOTE event for frame f (the trace must be on). */
-void spfkit__trace_note(struct spfkit_eval *ev, const struct frame *f, const char *text,
+void spfkit__eval_trace_note(struct spfkit_eval *ev, const struct frame *f, const char *text,
 			size_t len);
 
 /* legacy.c: name pre-RFC modifiers of f's record in the trace (if on). */
-void spfkit__trace_legacy(struct spfkit_eval *ev, const struct frame *f);
+void spfkit__legacy_trace(struct spfkit_eval *ev, const struct frame *f);
 /* The macro values of §7.3 for f, or for a record of `domain` (%{d}). */
-void spfkit__macro_env(const struct spfkit_eval *ev, const struct frame *f,
+void spfkit__eval_macro_env(const struct spfkit_eval *ev, const struct frame *f,
 		       struct spfkit__macro_env *env);
-void spfkit__macro_env_for(const struct spfkit_eval *ev, const char *domain, size_t domain_len,
+void spfkit__eval_macro_env_for(const struct spfkit_eval *ev, const char *domain, size_t domain_len,
 			   struct spfkit__macro_env *env);
 
 #endif

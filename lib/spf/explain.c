@@ -31,10 +31,11 @@ static int exp_text(struct spfkit_eval *ev, struct frame *f, struct spfkit_macro
 	size_t len, err_off;
 	int failed, fresh, nomem, rc;
 
-	rc = spfkit__expand_target(ev, f, &t->domain, SPFKIT__MACRO_DOMAIN, &name, &len, &failed);
+	rc = spfkit__mech_expand_target(ev, f, &t->domain, SPFKIT__MACRO_DOMAIN, &name, &len,
+		&failed);
 	if (rc != STEP_DONE || failed || !spfkit__domain_valid(name, len))
 		return rc;
-	q = spfkit__need(ev, f, SPFKIT_RR_TXT, name, len, 0, &fresh, &nomem);
+	q = spfkit__query_need(ev, f, SPFKIT_RR_TXT, name, len, 0, &fresh, &nomem);
 	if (q == NULL)
 		return nomem ? STEP_NOMEM : STEP_PENDING;
 	if (q->ans.status != SPFKIT_DNS_OK || q->ans.count != 1)
@@ -67,12 +68,13 @@ int spfkit__explain(struct spfkit_eval *ev, struct frame *f)
 	}
 	if (ms.pieces == NULL)
 		ms = ev->ctx->default_exp;
-	rc = spfkit__expand_target(ev, f, &ms, SPFKIT__MACRO_EXPLAIN, &text, &len, &failed);
+	rc = spfkit__mech_expand_target(ev, f, &ms, SPFKIT__MACRO_EXPLAIN, &text, &len, &failed);
 	if (rc != STEP_DONE)
 		return rc;
 	if (failed && ms.pieces != ev->ctx->default_exp.pieces) {
 		ms = ev->ctx->default_exp;
-		rc = spfkit__expand_target(ev, f, &ms, SPFKIT__MACRO_EXPLAIN, &text, &len, &failed);
+		rc = spfkit__mech_expand_target(ev, f, &ms, SPFKIT__MACRO_EXPLAIN, &text, &len,
+			&failed);
 		if (rc != STEP_DONE)
 			return rc;
 	}

@@ -185,7 +185,7 @@ static void note(struct spfkit_eval *ev, const struct frame *f, const char *fmt,
 	va_start(ap, fmt);
 	n = spfkit__vformat(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	spfkit__trace_note(ev, f, text, n);
+	spfkit__eval_trace_note(ev, f, text, n);
 }
 
 void spfkit__idna_trace(struct spfkit_eval *ev, const struct frame *f)

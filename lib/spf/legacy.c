@@ -83,10 +83,11 @@ static void note_one(struct spfkit_eval *ev, const struct frame *f, const struct
 				    "(section 4.7)"
 				  : "");
 	if (n > 0)
-		spfkit__trace_note(ev, f, text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
+		spfkit__eval_trace_note(ev, f, text,
+			(size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
 }
 
-void spfkit__trace_legacy(struct spfkit_eval *ev, const struct frame *f)
+void spfkit__legacy_trace(struct spfkit_eval *ev, const struct frame *f)
 {
 	const struct spfkit_record *rec = f->rec;
 	int ends_neutral;

@@ -99,7 +99,7 @@ static int target_name(struct walk *w, const struct spfkit_term *t, const char *
 	}
 	if ((ms->letters & (1u << ('p' - 'a'))) || spfkit__idna_no_ascii(ev, ms))
 		return 0;
-	spfkit__macro_env_for(ev, domain, domain_len, &env);
+	spfkit__eval_macro_env_for(ev, domain, domain_len, &env);
 	spfkit__buf_reset(&ev->scratch);
 	rc = spfkit__macro_expand(ms, &env, SPFKIT__MACRO_DOMAIN, &ev->scratch);
 	if (rc != 0)
@@ -147,7 +147,7 @@ static struct query *speculate(struct walk *w, uint16_t type, const char *name, 
 		return NULL;
 	if (!spfkit__domain_valid(name, len))
 		return NULL; /* strict: no match, or for include a permerror */
-	q = spfkit__file(ev, type, name, len, flags, level);
+	q = spfkit__query_file(ev, type, name, len, flags, level);
 	if (q == NULL && ev->nqueries < EVAL_MAX_QUERIES)
 		w->rc = SPFKIT_ENOMEM;
 	if (ev->nqueries > before) {
@@ -297,7 +297,7 @@ static struct query *term_question(struct walk *w, struct query **slot, uint16_t
 		return NULL;
 	if (q->state != Q_DONE)
 		w->pending++;
-	else if (spfkit__answer_void(&q->ans) && ++w->voids > w->ev->ctx->limits.void_lookups)
+	else if (spfkit__query_answer_void(&q->ans) && ++w->voids > w->ev->ctx->limits.void_lookups)
 		w->stop = 1; /* strict evaluation gives permerror here (§4.6.4) */
 	return q;
 }
@@ -452,7 +452,7 @@ static enum walked walk_record(struct walk *w, struct query *txt, unsigned depth
 		w->exact = 0;
 		return W_ON;
 	}
-	if (txt->ans.status != SPFKIT_DNS_OK && !spfkit__answer_void(&txt->ans))
+	if (txt->ans.status != SPFKIT_DNS_OK && !spfkit__query_answer_void(&txt->ans))
 		return W_END; /* temperror */
 	if (spfkit__query_record(w->ev, txt) != 0) {
 		w->rc = SPFKIT_ENOMEM;
@@ -482,7 +482,7 @@ static enum walked walk_current(struct walk *w, struct frame *f, unsigned depth)
 		q = find(w->ev, SPFKIT_RR_TXT, f->domain, f->domain_len);
 		if (q != NULL)
 			return walk_record(w, q, depth);
-		q = spfkit__file(w->ev, SPFKIT_RR_TXT, f->domain, f->domain_len, QF_RECORD,
+		q = spfkit__query_file(w->ev, SPFKIT_RR_TXT, f->domain, f->domain_len, QF_RECORD,
 				 (unsigned)f->base_level + 1u);
 		if (q == NULL)
 			return W_END;

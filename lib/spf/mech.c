@@ -18,7 +18,8 @@ __attribute__((noinline, cold)) static void lookup_failed(struct spfkit_eval *ev
 {
 	char type[16];
 
-	spfkit__frame_fail(ev, f, SPFKIT_RESULT_TEMPERROR, spfkit__reason_of_detail(q->ans.detail),
+	spfkit__eval_frame_fail(ev, f, SPFKIT_RESULT_TEMPERROR,
+		spfkit__reason_of_detail(q->ans.detail),
 			   "DNS %s lookup of %s failed: %s",
 			   spfkit_rrtype_name(q->type, type, sizeof(type)), q->name,
 			   q->ans.detail ? q->ans.detail : "temporary failure");
@@ -72,7 +73,7 @@ found:
 	env->validated_len = v->lens[i];
 }
 
-int spfkit__expand_target(struct spfkit_eval *ev, struct frame *f,
+int spfkit__mech_expand_target(struct spfkit_eval *ev, struct frame *f,
 			  const struct spfkit_macro_string *ms, enum spfkit__macro_use use,
 			  const char **out, size_t *out_len, int *failed)
 {
@@ -94,9 +95,9 @@ int spfkit__expand_target(struct spfkit_eval *ev, struct frame *f,
 		*out_len = 0;
 		return STEP_DONE;
 	}
-	spfkit__macro_env(ev, f, &env);
+	spfkit__eval_macro_env(ev, f, &env);
 	if (ms->letters & LETTER_BIT('p')) {
-		rc = spfkit__validate_ptr(ev, f, &v);
+		rc = spfkit__mech_validate_ptr(ev, f, &v);
 		if (rc != STEP_DONE)
 			return rc;
 		choose_validated(&v, f, &env);
@@ -136,7 +137,7 @@ static int term_target(struct spfkit_eval *ev, struct frame *f, const struct spf
 		f->target_valid = 1; /* checked when the frame started */
 		return STEP_DONE;
 	}
-	rc = spfkit__expand_target(ev, f, &t->domain, SPFKIT__MACRO_DOMAIN, &f->target,
+	rc = spfkit__mech_expand_target(ev, f, &t->domain, SPFKIT__MACRO_DOMAIN, &f->target,
 				   &f->target_len, &failed);
 	f->target_uses = f->uses;
 	if (rc == STEP_DONE && !failed)
@@ -144,7 +145,8 @@ static int term_target(struct spfkit_eval *ev, struct frame *f, const struct spf
 					  ? literal == HOT_LITERAL_VALID
 					  : (uint8_t)spfkit__domain_valid(f->target, f->target_len);
 	if (rc == STEP_DONE && failed) {
-		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, SPFKIT_REASON_EXPANSION_SIZE,
+		spfkit__eval_frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+			SPFKIT_REASON_EXPANSION_SIZE,
 				   "macro expansion of '%.*s%s' is too long",
 				   (int)(t->domain.src_len > 64 ? 64 : t->domain.src_len), t->domain.src,
 				   t->domain.src_len > 64 ? "..." : "");
@@ -158,7 +160,7 @@ static int term_target(struct spfkit_eval *ev, struct frame *f, const struct spf
  * first ptr_names of them (§4.6.4: "all records other than the first 10
  * MUST be ignored"); a name whose address lookup fails is skipped.
  */
-int spfkit__validate_ptr(struct spfkit_eval *ev, struct frame *f, struct validated *v)
+int spfkit__mech_validate_ptr(struct spfkit_eval *ev, struct frame *f, struct validated *v)
 {
 	char rev[SPFKIT__REVERSE_MAX];
 	size_t len = spfkit__ip_reverse_name(&ev->ip, rev), i, n;
@@ -166,7 +168,7 @@ int spfkit__validate_ptr(struct spfkit_eval *ev, struct frame *f, struct validat
 	int fresh, nomem;
 
 	v->count = 0;
-	ptr = spfkit__need(ev, f, SPFKIT_RR_PTR, rev, len, 0, &fresh, &nomem);
+	ptr = spfkit__query_need(ev, f, SPFKIT_RR_PTR, rev, len, 0, &fresh, &nomem);
 	if (ptr == NULL)
 		return nomem ? STEP_NOMEM : STEP_PENDING;
 	n = ptr->ans.count;
@@ -178,7 +180,7 @@ int spfkit__validate_ptr(struct spfkit_eval *ev, struct frame *f, struct validat
 		if (!spfkit__domain_valid((const char *)rr->data, rr->len))
 			continue;
 		f->term_level = ptr->strict_level; /* each name's lookup needs only the PTR answer */
-		aq = spfkit__need(ev, f, address_type(ev), (const char *)rr->data, rr->len, 0,
+		aq = spfkit__query_need(ev, f, address_type(ev), (const char *)rr->data, rr->len, 0,
 				  &fresh, &nomem);
 		if (aq == NULL)
 			return nomem ? STEP_NOMEM : STEP_PENDING;
@@ -197,11 +199,11 @@ static int lookup_target(struct spfkit_eval *ev, struct frame *f, uint16_t type,
 {
 	int fresh, nomem;
 
-	*out = spfkit__need(ev, f, type, f->target, f->target_len,
+	*out = spfkit__query_need(ev, f, type, f->target, f->target_len,
 			    type == SPFKIT_RR_MX ? QF_MX : 0, &fresh, &nomem);
 	if (*out == NULL)
 		return nomem ? STEP_NOMEM : STEP_PENDING;
-	if ((fresh && spfkit__charge_void(ev, f, &(*out)->ans)) || dns_failed(ev, f, *out))
+	if ((fresh && spfkit__limits_charge_void(ev, f, &(*out)->ans)) || dns_failed(ev, f, *out))
 		*res = MECH_ERROR;
 	return STEP_DONE;
 }
@@ -249,14 +251,15 @@ static int mech_mx(struct spfkit_eval *ev, struct frame *f, const struct spfkit_
 		if (null_exchange(rr))
 			continue;
 		if (++looked > ev->ctx->limits.mx_names) {
-			spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, SPFKIT_REASON_MX_NAMES,
+			spfkit__eval_frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+				SPFKIT_REASON_MX_NAMES,
 					   "%s has more than %u MX hosts to look up (RFC 7208 section 4.6.4)",
 					   f->target, ev->ctx->limits.mx_names);
 			*res = MECH_ERROR;
 			return STEP_DONE;
 		}
 		f->term_level = mx->strict_level; /* each host's lookup needs only the MX answer */
-		aq = spfkit__need(ev, f, address_type(ev), (const char *)rr->data, rr->len, 0,
+		aq = spfkit__query_need(ev, f, address_type(ev), (const char *)rr->data, rr->len, 0,
 				  &fresh, &nomem);
 		if (aq == NULL)
 			return nomem ? STEP_NOMEM : STEP_PENDING;
@@ -283,14 +286,14 @@ static int mech_ptr(struct spfkit_eval *ev, struct frame *f, enum mech_outcome *
 	struct validated v;
 	int fresh, nomem, rc;
 
-	ptr = spfkit__need(ev, f, SPFKIT_RR_PTR, rev, len, 0, &fresh, &nomem);
+	ptr = spfkit__query_need(ev, f, SPFKIT_RR_PTR, rev, len, 0, &fresh, &nomem);
 	if (ptr == NULL)
 		return nomem ? STEP_NOMEM : STEP_PENDING;
-	if (fresh && spfkit__charge_void(ev, f, &ptr->ans)) {
+	if (fresh && spfkit__limits_charge_void(ev, f, &ptr->ans)) {
 		*res = MECH_ERROR;
 		return STEP_DONE;
 	}
-	rc = spfkit__validate_ptr(ev, f, &v);
+	rc = spfkit__mech_validate_ptr(ev, f, &v);
 	if (rc != STEP_DONE)
 		return rc;
 	*res = MECH_NOMATCH;
@@ -319,7 +322,7 @@ static int mech_include(struct spfkit_eval *ev, struct frame *f, enum mech_outco
 	struct frame *child;
 
 	if (ev->depth >= EVAL_MAX_DEPTH) {
-		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, SPFKIT_REASON_INCLUDE_DEPTH,
+		spfkit__eval_frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, SPFKIT_REASON_INCLUDE_DEPTH,
 				   "include nesting too deep");
 		*res = MECH_ERROR;
 		return STEP_DONE;
@@ -341,7 +344,7 @@ static int mech_with_dns(struct spfkit_eval *ev, struct frame *f, const struct s
 	int rc;
 
 	*res = MECH_NOMATCH;
-	if (spfkit__charge_dns_term(ev, f)) {
+	if (spfkit__limits_charge_dns_term(ev, f)) {
 		*res = MECH_ERROR;
 		return STEP_DONE;
 	}
@@ -361,7 +364,8 @@ static int mech_with_dns(struct spfkit_eval *ev, struct frame *f, const struct s
 	if (t->mech != SPFKIT_MECH_PTR && !f->target_valid) {
 		if (t->mech != SPFKIT_MECH_INCLUDE)
 			return STEP_DONE;
-		spfkit__frame_fail(ev, f, SPFKIT_RESULT_PERMERROR, SPFKIT_REASON_INCLUDE_TARGET,
+		spfkit__eval_frame_fail(ev, f, SPFKIT_RESULT_PERMERROR,
+			SPFKIT_REASON_INCLUDE_TARGET,
 				   "include target '%s' is not a valid domain name", f->target);
 		*res = MECH_ERROR;
 		return STEP_DONE;
@@ -375,7 +379,7 @@ static int mech_with_dns(struct spfkit_eval *ev, struct frame *f, const struct s
 	}
 }
 
-int spfkit__eval_mechanism(struct spfkit_eval *ev, struct frame *f, const struct spfkit_term *t,
+int spfkit__mech_eval(struct spfkit_eval *ev, struct frame *f, const struct spfkit_term *t,
 			   enum mech_outcome *out)
 {
 	switch (t->mech) {

@@ -14,7 +14,7 @@ static const struct query query_cap_reached = {
 	.state = Q_DONE,
 };
 
-int spfkit__answer_void(const struct spfkit_dns_answer *a)
+int spfkit__query_answer_void(const struct spfkit_dns_answer *a)
 {
 	return a->status == SPFKIT_DNS_NODATA || a->status == SPFKIT_DNS_NXDOMAIN;
 }
@@ -141,7 +141,8 @@ static void memo_put(struct spfkit_eval *ev, const struct query *q, int record_k
 					       q->hash, ev->now, &q->ans);
 }
 
-struct query *spfkit__file(struct spfkit_eval *ev, uint16_t type, const char *name, size_t len,
+struct query *spfkit__query_file(struct spfkit_eval *ev, uint16_t type, const char *name,
+	size_t len,
 			   unsigned flags, unsigned level)
 {
 	uint64_t hash;
@@ -165,7 +166,7 @@ struct query *spfkit__file(struct spfkit_eval *ev, uint16_t type, const char *na
 	return q;
 }
 
-/* spfkit__file() for strict evaluation, through the replay memo (eval_int.h). */
+/* spfkit__query_file() for strict evaluation, through the replay memo (eval_int.h). */
 static struct query *need_file(struct spfkit_eval *ev, uint16_t type, const char *name, size_t len,
 			       unsigned flags, unsigned level)
 {
@@ -177,7 +178,7 @@ static struct query *need_file(struct spfkit_eval *ev, uint16_t type, const char
 		m->q->flags |= (uint8_t)flags;
 		return m->q;
 	}
-	q = spfkit__file(ev, type, name, len, flags, level);
+	q = spfkit__query_file(ev, type, name, len, flags, level);
 	if (q != NULL) {
 		m->name = name;
 		m->len = len;
@@ -188,7 +189,7 @@ static struct query *need_file(struct spfkit_eval *ev, uint16_t type, const char
 	return q;
 }
 
-const struct query *spfkit__need(struct spfkit_eval *ev, struct frame *f, uint16_t type,
+const struct query *spfkit__query_need(struct spfkit_eval *ev, struct frame *f, uint16_t type,
 				 const char *name, size_t len, unsigned flags, int *fresh, int *nomem)
 {
 	unsigned level = (unsigned)f->term_level + 1;
@@ -218,7 +219,7 @@ const struct query *spfkit__need(struct spfkit_eval *ev, struct frame *f, uint16
 	return q;
 }
 
-int spfkit__emit(struct spfkit_eval *ev, struct spfkit_question *out)
+int spfkit__query_emit(struct spfkit_eval *ev, struct spfkit_question *out)
 {
 	struct spfkit_trace_event e;
 	struct query *q;
@@ -242,7 +243,7 @@ int spfkit__emit(struct spfkit_eval *ev, struct spfkit_question *out)
 		e.name = q->name;
 		e.qtype = q->type;
 		e.query_id = out->id;
-		spfkit__trace(ev, &e);
+		spfkit__eval_trace(ev, &e);
 	}
 	return 1;
 }
@@ -405,7 +406,7 @@ void spfkit__query_record_done(struct spfkit_eval *ev, const char *domain, size_
 	q->flags &= (uint8_t)~QF_STRICT;
 }
 
-void spfkit__eval_record_bytes(const struct spfkit_eval *ev, size_t *now, size_t *peak)
+void spfkit__query_record_bytes(const struct spfkit_eval *ev, size_t *now, size_t *peak)
 {
 	*now = ev->rec_bytes;
 	*peak = ev->rec_peak;
@@ -452,7 +453,7 @@ static void trace_answer(struct spfkit_eval *ev, uint32_t id, const struct query
 	e.qtype = q->type;
 	e.query_id = id;
 	e.answer = &q->ans;
-	spfkit__trace(ev, &e);
+	spfkit__eval_trace(ev, &e);
 }
 
 /*
@@ -521,7 +522,8 @@ static int answer_usable(const struct spfkit_dns_answer *a)
 	return 1;
 }
 
-int spfkit__store_answer(struct spfkit_eval *ev, uint32_t id, const struct spfkit_dns_answer *a)
+int spfkit__query_store_answer(struct spfkit_eval *ev, uint32_t id,
+	const struct spfkit_dns_answer *a)
 {
 	struct query *q;
 	int rc = 0, record_kept = 0;

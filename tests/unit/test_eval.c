@@ -22,7 +22,7 @@
 #include <spfkit/spfkit.h>
 
 #include "eval_int.h"
-#include "ipaddr.h" /* spfkit__ip_match() */ /* spfkit__eval_record_bytes(): parsed records held */
+#include "ipaddr.h" /* spfkit__ip_match() */ /* spfkit__query_record_bytes(): parsed records held */
 
 /* Counts live blocks; teardown checks that every evaluation, zone and
  * context gave back all it took. */
@@ -1719,7 +1719,7 @@ static size_t held_peak(struct fixture *fx, int lookahead, const char *sender,
 	*code = spfkit_eval_result(ev)->code;
 	snprintf(why, sizeof(why), "%s", spfkit_eval_result(ev)->problem ? spfkit_eval_result(ev)->problem : "");
 	*problem = why;
-	spfkit__eval_record_bytes(ev, &now, &peak);
+	spfkit__query_record_bytes(ev, &now, &peak);
 	spfkit_eval_free(ev);
 	spfkit_resolver_free(r);
 	spfkit_ctx_free(ctx);
