@@ -15,10 +15,11 @@ SMTP sessions use `exim -bs -oMa ADDR`: a loopback client would get
 libspf2's "localhost is always allowed" pass. The ACL is Debian's stock
 CHECK_RCPT_SPF block, taken from the exim4-config package.
 
-Exit 77 (skipped) when not root, without unshare, or when the packages
-cannot be downloaded.
+Everything is downloaded and installed before the namespace is entered
+(tests/mta/harness.py refuses apt inside one). Exit 77 (skipped) when
+not root or without unshare; packages that cannot be downloaded are a
+failure.
 """
-import glob
 import os
 import re
 import shutil
@@ -26,6 +27,10 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
+import harness  # noqa: E402
 
 SKIP = 77
 
@@ -108,15 +113,11 @@ def debian_spf_acl(conf_root):
 def fetch(cache, daemon="exim4-daemon-heavy"):
     """The .deb files of Exim's DAEMON package (heavy links libspf2, light
     does not); None, said, when apt-get download fails: a test failure."""
-    os.makedirs(cache, exist_ok=True)
-    pkgs = [daemon, "exim4-base", "exim4-config"]
-    for p in pkgs:
-        if not glob.glob(os.path.join(cache, p + "_*.deb")):
-            r = subprocess.run(["apt-get", "download", p], cwd=cache, capture_output=True, text=True)
-            if r.returncode != 0:
-                print("FAIL: apt-get download %s failed: %s" % (p, r.stderr[-300:]))
-                return None
-    return {p: glob.glob(os.path.join(cache, p + "_*.deb"))[0] for p in pkgs}
+    try:
+        return harness.apt_download(cache, daemon, "exim4-base", "exim4-config")
+    except AssertionError as e:
+        print("FAIL: %s" % e)
+        return None
 
 
 def missing_libs(exim, env):
@@ -125,17 +126,11 @@ def missing_libs(exim, env):
 
 
 def install_exim_libraries(daemon="exim4-daemon-heavy"):
-    """Exim's own library dependencies, with apt-get (never an MTA)."""
+    """Exim's own library dependencies (never an MTA), before any namespace."""
     out = subprocess.run(["apt-cache", "depends", daemon], capture_output=True,
                          text=True).stdout
-    libs = sorted({m.group(1) for m in re.finditer(r"Depends: (lib[\w.+-]+)", out)})
-    todo = [l for l in libs if subprocess.run(["dpkg-query", "-W", "-f=${Status}", l],
-                                              capture_output=True, text=True).stdout
-            != "install ok installed"]
-    if todo:
-        subprocess.run(["apt-get", "install", "-y", "--no-install-recommends",
-                        "-o", "DPkg::Lock::Timeout=600"] + todo,
-                       check=True, capture_output=True)
+    harness.ensure_packages(*sorted({m.group(1) for m in
+                                     re.finditer(r"Depends: (lib[\w.+-]+)", out)}))
 
 
 def ensure_user():

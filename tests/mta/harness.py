@@ -15,6 +15,7 @@ Everything listens on 127.0.0.1, on ports picked at run time:
 Cleanup: every object registers itself with a Cleanup stack, which the
 test's `finally:` (and SIGTERM, which meson sends on timeout) unwinds.
 """
+import glob
 import os
 import shutil
 import signal
@@ -129,6 +130,35 @@ def apt_install(*packages):
     if r.returncode != 0:
         raise AssertionError("apt-get install %s failed: %s"
                              % (" ".join(packages), r.stderr.decode(errors="replace")[-800:]))
+
+
+def apt_download(dest, *packages):
+    """The .deb of each of PACKAGES in DEST, fetched with apt-get download
+    when DEST has none yet (an apt-get update and a retry when it fails):
+    {package: path}. For MTAs that conflict with the installed Postfix,
+    unpacked with dpkg-deb -x; refused inside a namespace, like installs."""
+    refuse_in_namespace("apt-get download %s" % " ".join(packages))
+    os.makedirs(dest, exist_ok=True)
+
+    def found():
+        return {p: sorted(glob.glob(os.path.join(dest, p + "_*.deb"))) for p in packages}
+
+    missing = [p for p, debs in found().items() if not debs]
+    if missing:
+        cmd = ["apt-get", "download"] + missing
+        r = subprocess.run(cmd, cwd=dest, env=ENV, capture_output=True)
+        if r.returncode != 0:
+            subprocess.run(["apt-get", "update", "-q"], env=ENV, capture_output=True)
+            r = subprocess.run(cmd, cwd=dest, env=ENV, capture_output=True)
+        if r.returncode != 0:
+            raise AssertionError("apt-get download %s failed: %s"
+                                 % (" ".join(missing), r.stderr.decode(errors="replace")[-800:]))
+    have = found()
+    lacking = [p for p, debs in have.items() if not debs]
+    if lacking:
+        raise AssertionError("no .deb of %s in %s after apt-get download"
+                             % (" ".join(lacking), dest))
+    return {p: debs[-1] for p, debs in have.items()}
 
 
 def installed(pkg):

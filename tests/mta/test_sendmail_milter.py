@@ -26,7 +26,6 @@ client-supplied Authentication-Results with our authserv-id removed while
 one with another authserv-id stays. The milter must exit 0 on SIGTERM.
 Exit 77 only when not root.
 """
-import glob
 import os
 import socket
 import subprocess
@@ -102,27 +101,9 @@ MAILER(`smtp')dnl
 
 
 def ensure_debs():
-    """The three .debs in DEB_CACHE, downloaded when missing."""
-    os.makedirs(DEB_CACHE, exist_ok=True)
-
-    def have():
-        return {p: sorted(glob.glob(os.path.join(DEB_CACHE, p + "_*.deb"))) for p in PACKAGES}
-
-    found = have()
-    missing = [p for p in PACKAGES if not found[p]]
-    if missing:
-        cmd = ["apt-get", "download"] + missing
-        r = subprocess.run(cmd, cwd=DEB_CACHE, env=harness.ENV, capture_output=True)
-        if r.returncode != 0:
-            subprocess.run(["apt-get", "update", "-q"], env=harness.ENV, capture_output=True)
-            r = subprocess.run(cmd, cwd=DEB_CACHE, env=harness.ENV, capture_output=True)
-        if r.returncode != 0:
-            raise AssertionError("apt-get download %s failed: %s"
-                                 % (" ".join(missing), r.stderr.decode(errors="replace")[-800:]))
-        found = have()
-    for p in PACKAGES:
-        expect(found[p], "%s: no .deb in %s after apt-get download" % (p, DEB_CACHE))
-    return [found[p][-1] for p in PACKAGES]
+    """The .debs of PACKAGES in DEB_CACHE, downloaded when missing."""
+    debs = harness.apt_download(DEB_CACHE, *PACKAGES)
+    return [debs[p] for p in PACKAGES]
 
 
 def unpack_sendmail(tmp):

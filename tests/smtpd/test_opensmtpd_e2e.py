@@ -44,7 +44,6 @@ and removes at the end what it created (users, folders, the socket).
 Exit 77 (skipped) only when not root; a package that cannot be fetched
 is a failure.
 """
-import glob
 import os
 import pwd
 import re
@@ -97,18 +96,9 @@ def fetch_opensmtpd(tmp):
     work = os.path.join(tmp.path, "deb")
     os.makedirs(work)
     os.chmod(work, 0o755)
-    r = subprocess.run(["apt-get", "download", "opensmtpd"], cwd=work, env=harness.ENV,
-                       capture_output=True)
-    if r.returncode != 0:
-        subprocess.run(["apt-get", "update", "-q"], env=harness.ENV, capture_output=True)
-        r = subprocess.run(["apt-get", "download", "opensmtpd"], cwd=work, env=harness.ENV,
-                           capture_output=True)
-    debs = glob.glob(os.path.join(work, "opensmtpd_*.deb"))
-    if r.returncode != 0 or not debs:
-        raise AssertionError("apt-get download opensmtpd failed: %s"
-                             % r.stderr.decode(errors="replace")[-800:])
+    deb = harness.apt_download(work, "opensmtpd")["opensmtpd"]
     root = os.path.join(tmp.path, "root")
-    subprocess.run(["dpkg-deb", "-x", debs[0], root], check=True)
+    subprocess.run(["dpkg-deb", "-x", deb, root], check=True)
     smtpd = os.path.join(root, "usr", "sbin", "smtpd")
     # its libraries install normally (libevent, libssl, libdb, libpam...): only when missing
     missing = subprocess.run(["ldd", smtpd], capture_output=True, text=True).stdout

@@ -44,6 +44,8 @@ CASES = [
      "harness.apt_install('hello')", REFUSED),
     ("ensure_postfix, in a mount namespace", ["-m"], {},
      "harness.ensure_postfix()", REFUSED),
+    ("apt_download (an MTA to unpack), in a network namespace", ["-n"], {},
+     "harness.apt_download('/nonexistent', 'hello')", REFUSED),
     # libspf2-opendmarc-e2e's pattern: nothing ensured before unshare -mn
     ("a Postfix started in the namespaces, not installed before", ["-mn"], {},
      "harness.Postfix(None, None, 0, '')", NOT_BEFORE),
@@ -69,7 +71,8 @@ def run_child(flags, env_add, code):
 
 
 TESTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-INSTALLERS = {"apt_install", "ensure_packages", "ensure_postfix", "install_exim_libraries"}
+INSTALLERS = {"apt_install", "apt_download", "ensure_packages", "ensure_postfix",
+              "install_exim_libraries"}
 APT_PROGRAMS = {"apt-get", "apt", "aptitude", "dpkg"}
 
 
