@@ -205,6 +205,8 @@ class OpenDMARC:
     """A private opendmarc; LIBDIR, when given, is its LD_LIBRARY_PATH."""
 
     def __init__(self, cleanup, tmp, name, authserv_id, libdir=None):
+        if harness.in_private_namespace():  # installed by main(), before unshare
+            harness.require_ensured("opendmarc")
         self.name = name
         self.port = harness.free_port()
         conf = tmp.write(name + ".conf", OPENDMARC_CONF.format(
