@@ -34,6 +34,7 @@
 #include "listen.h"
 #include "metrics_http.h"
 #include "options.h"
+#include "reload.h"
 #include "spfkit_util.h"
 #include "milter.h"
 
@@ -361,29 +362,21 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(base, NULL);
 }
 
-/*
- * SIGHUP: read the configuration file again, as spfkit-policyd does; its
- * problems go to the log, and one that does not load leaves the running
- * configuration serving. Checks in flight end under the one they began with.
- */
+static int apply_config(void *arg, struct spfkit__mta_config *cfg)
+{
+	(void)arg;
+	adapt_config(cfg);
+	return spfkit__milter_reload(cfg);
+}
+
+/* SIGHUP: the configuration file again, as spfkit-policyd does (mta/reload.h). */
 static void on_hup(evutil_socket_t sig, short what, void *arg)
 {
 	const struct options *o = arg;
-	struct spfkit__mta_config *cfg = NULL;
-	int rc;
 
 	(void)sig;
 	(void)what;
-	rc = spfkit__mta_config_read(o->config, o->config_given, NULL, 1, NULL, &cfg);
-	if (rc == 0) {
-		adapt_config(cfg);
-		rc = spfkit__milter_reload(cfg);
-	}
-	if (rc != 0)
-		spfkit__mta_log_printf(LOG_ERR, "reload of %s failed (%s); keeping the running "
-				       "configuration", o->config, spfkit_strerror(rc));
-	else
-		spfkit__mta_log_printf(LOG_NOTICE, "configuration %s reloaded", o->config);
+	spfkit__mta_reread(o->config, o->config_given, apply_config, NULL);
 }
 
 /* /metrics: the loop's counts, served from a thread of its own (after the fork). */

@@ -22,6 +22,7 @@
 #include "log.h"    /* mta/: the daemons' log channel */
 #include "macros.h"
 #include "proto.h"
+#include "reload.h"
 
 /*
  * The whole check of one MAIL FROM (whitelists, HELO, MAIL FROM) ends
@@ -93,10 +94,8 @@ struct spfkit__milter_server_opts {
 struct spfkit__milter_server;
 
 /* What the sessions read: the configuration and the check's loop. */
-struct spfkit__milter_gen;
-
 struct spfkit__milter_state {
-	struct spfkit__milter_gen *gen; /* the configuration new checks take (reload.c) */
+	struct spfkit__mta_gen *gen;    /* the configuration new checks take (reload.c) */
 	struct spfkit__mta_config *cfg; /* gen's */
 	const char *authserv_id; /* cfg->authserv_id */
 	struct spfkit__mta_loop loop;
@@ -126,12 +125,11 @@ void spfkit__milter_server_free(struct spfkit__milter_server *s);
 /*
  * reload.c: configurations and SIGHUP. _start makes (cfg, ctx) the first
  * generation (ctx taken, cfg stays the caller's); a check holds the
- * current one from its start to its end; _reload makes cfg (taken, freed
- * even on failure) the current one for the checks that start from now on.
+ * current one (spfkit__mta_gen_hold) from its start to its end; _reload
+ * makes cfg (taken, freed even on failure) the current one for the
+ * checks that start from now on.
  */
 int spfkit__milter_gen_start(struct spfkit__mta_config *cfg, struct spfkit_ctx *ctx);
-struct spfkit__milter_gen *spfkit__milter_gen_hold(void);
-void spfkit__milter_gen_put(struct spfkit__milter_gen *g);
 int spfkit__milter_reload(struct spfkit__mta_config *cfg);
 
 /* ---- a connection ----------------------------------------------------------- */

@@ -682,7 +682,7 @@ void spfkit__milter_server_free(struct spfkit__milter_server *s)
 		spfkit__milter_server_stop(s);
 	spfkit__mta_acceptor_free(s->acceptor);
 	spfkit_event_detach(s->dnsloop);
-	spfkit__milter_gen_put(spfkit__milter_g.gen); /* every check has ended: the last hold */
+	spfkit__mta_gen_put(spfkit__milter_g.gen); /* every check has ended: the last hold */
 	spfkit__milter_g.gen = NULL;
 	spfkit__milter_g.cfg = NULL;
 	spfkit__milter_g.ctx = NULL;

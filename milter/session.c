@@ -24,7 +24,7 @@ struct spfkit__milter_state spfkit__milter_g;
 struct spfkit__milter_check {
 	struct spfkit__mta_job chk; /* chk.arg is the check */
 	struct spfkit__milter_conn *conn;
-	struct spfkit__milter_gen *gen; /* chk.cfg and chk.ctx's, held till the check ends */
+	struct spfkit__mta_gen *gen; /* chk.cfg and chk.ctx's, held till the check ends */
 	char text[];                /* sender NUL helo NUL client NUL */
 };
 
@@ -252,7 +252,7 @@ static void check_free(struct spfkit__milter_check *k)
 {
 	spfkit__metrics_gauge(spfkit__milter_g.loop.metrics, SPFKIT__METRICS_IN_FLIGHT, -1);
 	spfkit__mta_job_cleanup(&k->chk);
-	spfkit__milter_gen_put(k->gen);
+	spfkit__mta_gen_put(k->gen);
 	spfkit__free(NULL, k);
 }
 
@@ -313,7 +313,7 @@ static struct spfkit__milter_check *check_new(struct spfkit__milter_conn *c, con
 	memset(k, 0, sizeof(*k));
 	k->conn = c;
 	k->chk.loop = &spfkit__milter_g.loop;
-	k->gen = spfkit__milter_gen_hold();
+	k->gen = spfkit__mta_gen_hold(spfkit__milter_g.gen);
 	k->chk.cfg = spfkit__milter_g.cfg;
 	k->chk.ctx = spfkit__milter_g.ctx;
 	k->chk.ip = s->ip;

@@ -129,7 +129,7 @@ void spfkit__smtpd_on_mail_from(struct spfkit__smtpd *f, const struct spfkit__sm
 	e->chk.loop = &f->loop;
 	spfkit__metrics_count(f->loop.metrics, SPFKIT__METRICS_REQUESTS);
 	spfkit__metrics_gauge(f->loop.metrics, SPFKIT__METRICS_IN_FLIGHT, 1);
-	e->gen = spfkit__smtpd_gen_hold(f);
+	e->gen = spfkit__mta_gen_hold(f->gen);
 	e->chk.cfg = f->cfg;
 	e->chk.ctx = f->ctx;
 	e->chk.ip = s->ip;

@@ -392,6 +392,6 @@ void spfkit__smtpd_free(struct spfkit__smtpd *f)
 	bufferevent_free(f->out);
 	event_free(f->stop);
 	spfkit_event_detach(f->dnsloop);
-	spfkit__smtpd_gen_put(f->gen); /* every check has ended: the last hold; ctx and cfg go */
+	spfkit__mta_gen_put(f->gen); /* every check has ended: the last hold; ctx and cfg go */
 	spfkit__free(NULL, f);
 }

@@ -24,6 +24,7 @@
 #include "filter.h"
 #include "metrics.h"
 #include "proto.h"
+#include "reload.h"
 
 /* An escaped, cut copy of untrusted bytes for a log line (mta/escape.c). */
 #define ESC(s, n) spfkit__mta_escape((s), (n), 100, (char[512]){0}, 512)
@@ -34,7 +35,7 @@ struct session;
 /* One MAIL FROM's check in flight. */
 struct eval {
 	struct spfkit__mta_job chk; /* chk.arg is the eval */
-	struct spfkit__smtpd_gen *gen; /* chk.cfg and chk.ctx's, held till the check ends */
+	struct spfkit__mta_gen *gen; /* chk.cfg and chk.ctx's, held till the check ends */
 	struct session *s;
 	struct spfkit__smtpd_version version; /* of the request: the reply's field order */
 	char token[SPFKIT_SMTPD_ID_MAX + 1];
@@ -80,12 +81,10 @@ struct session {
 
 #define BUCKETS 4096u
 
-struct spfkit__smtpd_gen;
-
 struct spfkit__smtpd {
 	struct event_base *base;
 	struct spfkit__smtpd_opts opts;
-	struct spfkit__smtpd_gen *gen;  /* the configuration new checks take (reload.c) */
+	struct spfkit__mta_gen *gen;    /* the configuration new checks take (reload.c) */
 	struct spfkit__mta_config *cfg; /* gen's */
 	struct spfkit_ctx *ctx;         /* gen's */
 	int dns_cached;                 /* a cache layer answers: contexts keep the record memo */
@@ -103,11 +102,12 @@ struct spfkit__smtpd {
 	struct event *stop;   /* after EOF: a last chance for the output to drain */
 };
 
-/* reload.c: configurations; a check holds the one it began with (see filter.h's reload) */
+/*
+ * reload.c: configurations; a check holds the one it began with
+ * (spfkit__mta_gen_hold; see filter.h's reload). cfg and ctx taken.
+ */
 int spfkit__smtpd_gen_start(struct spfkit__smtpd *f, struct spfkit__mta_config *cfg,
 			    struct spfkit_ctx *ctx);
-struct spfkit__smtpd_gen *spfkit__smtpd_gen_hold(struct spfkit__smtpd *f);
-void spfkit__smtpd_gen_put(struct spfkit__smtpd_gen *g);
 
 /* output.c: protocol lines to smtpd (a reply text's CR and LF become spaces) */
 void spfkit__smtpd_out_line(struct spfkit__smtpd *f, const char *prefix, const char *rest,

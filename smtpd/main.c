@@ -23,6 +23,7 @@
 #include "filter.h"
 #include "metrics_http.h"
 #include "options.h"
+#include "reload.h"
 
 struct options {
 	const char *config;
@@ -133,27 +134,19 @@ struct hup {
 	struct spfkit__smtpd *f;
 };
 
-/*
- * SIGHUP: read the configuration file again, as spfkit-policyd does; its
- * problems go to the log, and one that does not load leaves the running
- * configuration serving. Checks in flight end under the one they began with.
- */
+static int apply_config(void *arg, struct spfkit__mta_config *cfg)
+{
+	return spfkit__smtpd_reload(arg, cfg);
+}
+
+/* SIGHUP: the configuration file again, as spfkit-policyd does (mta/reload.h). */
 static void on_hup(evutil_socket_t sig, short what, void *arg)
 {
 	const struct hup *h = arg;
-	struct spfkit__mta_config *cfg = NULL;
-	int rc;
 
 	(void)sig;
 	(void)what;
-	rc = spfkit__mta_config_read(h->o->config, h->o->config_given, NULL, 1, NULL, &cfg);
-	if (rc == 0)
-		rc = spfkit__smtpd_reload(h->f, cfg);
-	if (rc != 0)
-		spfkit__mta_log_printf(LOG_ERR, "reload of %s failed (%s); keeping the running "
-				       "configuration", h->o->config, spfkit_strerror(rc));
-	else
-		spfkit__mta_log_printf(LOG_NOTICE, "configuration %s reloaded", h->o->config);
+	spfkit__mta_reread(h->o->config, h->o->config_given, apply_config, h->f);
 }
 
 static int run(struct options *o, struct spfkit__mta_config *cfg, struct spfkit__mta_dns *d)

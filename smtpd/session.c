@@ -37,7 +37,7 @@ void spfkit__smtpd_eval_free(struct eval *e)
 	if (e->chk.loop != NULL)
 		spfkit__metrics_gauge(e->chk.loop->metrics, SPFKIT__METRICS_IN_FLIGHT, -1);
 	spfkit__mta_job_cleanup(&e->chk);
-	spfkit__smtpd_gen_put(e->gen);
+	spfkit__mta_gen_put(e->gen);
 	spfkit__arena_free(&e->arena);
 	if (e->s != NULL)
 		e->s->ev = NULL;
