@@ -80,16 +80,11 @@ static int add_record(struct flat_output *out, const char *name, const struct sp
 	size_t wire;
 
 	struct flat_record *p;
-	size_t cap;
 
-	if (out->n == out->cap) {
-		cap = out->cap ? out->cap * 2 : 8;
-		p = spfkit__realloc(NULL, out->recs, cap * sizeof(*p));
-		if (p == NULL)
-			return SPFKIT_ENOMEM;
-		out->recs = p;
-		out->cap = cap;
-	}
+	p = spfkit__array_grow(out->recs, &out->cap, out->n, sizeof(*p), 8);
+	if (p == NULL)
+		return SPFKIT_ENOMEM;
+	out->recs = p;
 	p = &out->recs[out->n];
 	memset(p, 0, sizeof(*p));
 	p->name = spfkit__strndup(NULL, name, strlen(name));

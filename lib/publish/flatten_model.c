@@ -141,18 +141,13 @@ static struct flat_frame *top(struct flat_model *m)
 static struct flat_seg *new_seg(struct flat_model *m)
 {
 	struct flat_seg *p;
-	size_t cap;
 
-	if (m->nsegs == m->capsegs) {
-		cap = m->capsegs ? m->capsegs * 2 : 8;
-		p = spfkit__realloc(NULL, m->segs, cap * sizeof(*p));
-		if (p == NULL) {
-			fail(m, SPFKIT_ENOMEM);
-			return NULL;
-		}
-		m->segs = p;
-		m->capsegs = cap;
+	p = spfkit__array_grow(m->segs, &m->capsegs, m->nsegs, sizeof(*p), 8);
+	if (p == NULL) {
+		fail(m, SPFKIT_ENOMEM);
+		return NULL;
 	}
+	m->segs = p;
 	p = &m->segs[m->nsegs++];
 	memset(p, 0, sizeof(*p));
 	return p;
@@ -510,22 +505,17 @@ static void on_record(struct flat_model *m, const struct lint_walk_event *ev)
 static void note_read(struct flat_model *m, const char *name, size_t len)
 {
 	const char **p;
-	size_t cap;
 
 	if (len > 0 && name[len - 1] == '.')
 		len--;
 	if (len == 0 || spfkit__flat_model_reads(m, name, len))
 		return;
-	if (m->nreads == m->capreads) {
-		cap = m->capreads ? m->capreads * 2 : 16;
-		p = spfkit__realloc(NULL, m->reads, cap * sizeof(*p));
-		if (p == NULL) {
-			fail(m, SPFKIT_ENOMEM);
-			return;
-		}
-		m->reads = p;
-		m->capreads = cap;
+	p = spfkit__array_grow(m->reads, &m->capreads, m->nreads, sizeof(*p), 16);
+	if (p == NULL) {
+		fail(m, SPFKIT_ENOMEM);
+		return;
 	}
+	m->reads = p;
 	m->reads[m->nreads] = spfkit__lint_strndup(m->r, name, len);
 	if (m->reads[m->nreads] == NULL)
 		fail(m, SPFKIT_ENOMEM);

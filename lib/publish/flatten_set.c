@@ -54,18 +54,11 @@ static struct u128 dec(struct u128 v)
 static int push(struct tree_ranges *s, int v6, struct u128 first, struct u128 last)
 {
 	struct tree_range *p;
-	size_t c;
 
-	if (s->n == s->cap) {
-		c = s->cap ? s->cap * 2 : 8;
-		if (c > SIZE_MAX / sizeof(*p))
-			return SPFKIT_ENOMEM;
-		p = spfkit__realloc(NULL, s->items, c * sizeof(*p));
-		if (p == NULL)
-			return SPFKIT_ENOMEM;
-		s->items = p;
-		s->cap = c;
-	}
+	p = spfkit__array_grow(s->items, &s->cap, s->n, sizeof(*p), 8);
+	if (p == NULL)
+		return SPFKIT_ENOMEM;
+	s->items = p;
 	p = &s->items[s->n++];
 	p->v6 = v6;
 	p->first_hi = first.hi;
@@ -219,18 +212,11 @@ static void to_bytes(int v6, struct u128 v, unsigned char *addr)
 static int add_cidr(struct flat_cidrs *c, int v6, struct u128 first, unsigned prefix)
 {
 	struct flat_cidr *p;
-	size_t cap;
 
-	if (c->n == c->cap) {
-		cap = c->cap ? c->cap * 2 : 16;
-		if (cap > SIZE_MAX / sizeof(*p))
-			return SPFKIT_ENOMEM;
-		p = spfkit__realloc(NULL, c->items, cap * sizeof(*p));
-		if (p == NULL)
-			return SPFKIT_ENOMEM;
-		c->items = p;
-		c->cap = cap;
-	}
+	p = spfkit__array_grow(c->items, &c->cap, c->n, sizeof(*p), 16);
+	if (p == NULL)
+		return SPFKIT_ENOMEM;
+	c->items = p;
 	p = &c->items[c->n++];
 	p->v6 = v6;
 	p->prefix = prefix;

@@ -143,7 +143,7 @@ static int ov_submit(void *impl, const char *name, size_t len, uint16_t type, sp
 	struct overlay *o = impl;
 	const struct ov_name *hit = type == SPFKIT_RR_TXT ? ov_find(o, name, len) : NULL;
 	const struct lint_answer *a;
-	struct ov_item it;
+	struct ov_item it, *items;
 	int rc;
 
 	memset(&it, 0, sizeof(it));
@@ -166,15 +166,10 @@ static int ov_submit(void *impl, const char *name, size_t len, uint16_t type, sp
 		if (rc != 0)
 			return rc;
 	}
-	if (o->n == o->cap) {
-		size_t cap = o->cap ? o->cap * 2 : 16;
-		struct ov_item *p = spfkit__realloc(NULL, o->items, cap * sizeof(*p));
-
-		if (p == NULL)
-			return SPFKIT_ENOMEM;
-		o->items = p;
-		o->cap = cap;
-	}
+	items = spfkit__array_grow(o->items, &o->cap, o->n, sizeof(*items), 16);
+	if (items == NULL)
+		return SPFKIT_ENOMEM;
+	o->items = items;
 	it.handle = ++o->next;
 	it.cb = cb;
 	it.arg = arg;
@@ -293,18 +288,11 @@ struct addrs {
 
 static int addrs_push(struct addrs *a, const struct spfkit_ip *ip)
 {
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 256;
-		struct spfkit_ip *p;
+	struct spfkit_ip *p = spfkit__array_grow(a->items, &a->cap, a->n, sizeof(*p), 256);
 
-		if (cap > SIZE_MAX / sizeof(*p))
-			return SPFKIT_ENOMEM;
-		p = spfkit__realloc(NULL, a->items, cap * sizeof(*p));
-		if (p == NULL)
-			return SPFKIT_ENOMEM;
-		a->items = p;
-		a->cap = cap;
-	}
+	if (p == NULL)
+		return SPFKIT_ENOMEM;
+	a->items = p;
 	a->items[a->n++] = *ip;
 	return 0;
 }

@@ -133,18 +133,13 @@ static struct lint_answer *find(struct lint_dns *d, const char *name, size_t len
 static struct lint_cached *new_entry(struct lint_dns *d)
 {
 	struct lint_cached **p, *e;
-	size_t cap;
 
 	if (d->n >= LINT_MAX_QUESTIONS)
 		return NULL;
-	if (d->n == d->cap) {
-		cap = d->cap ? d->cap * 2 : 64;
-		p = spfkit__realloc(NULL, d->cache, cap * sizeof(*p));
-		if (p == NULL)
-			return NULL;
-		d->cache = p;
-		d->cap = cap;
-	}
+	p = spfkit__array_grow(d->cache, &d->cap, d->n, sizeof(*p), 64);
+	if (p == NULL)
+		return NULL;
+	d->cache = p;
 	e = spfkit__arena_alloc(&d->report->arena, sizeof(*e));
 	if (e == NULL)
 		return NULL;

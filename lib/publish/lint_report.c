@@ -40,23 +40,18 @@ char *spfkit__lint_strndup(struct lint_report *r, const char *s, size_t len)
 static struct lint_finding *new_finding(struct lint_report *r)
 {
 	struct lint_finding *p;
-	size_t cap;
 
-	if (r->n == r->cap) {
-		if (r->cap >= LINT_MAX_FINDINGS) {
-			if (r->err == 0)
-				r->err = SPFKIT_E2BIG;
-			return NULL;
-		}
-		cap = r->cap ? r->cap * 2 : 32;
-		p = spfkit__realloc(NULL, r->items, cap * sizeof(*p));
-		if (p == NULL) {
-			r->err = SPFKIT_ENOMEM;
-			return NULL;
-		}
-		r->items = p;
-		r->cap = cap;
+	if (r->n == r->cap && r->cap >= LINT_MAX_FINDINGS) {
+		if (r->err == 0)
+			r->err = SPFKIT_E2BIG;
+		return NULL;
 	}
+	p = spfkit__array_grow(r->items, &r->cap, r->n, sizeof(*p), 32);
+	if (p == NULL) {
+		r->err = SPFKIT_ENOMEM;
+		return NULL;
+	}
+	r->items = p;
 	return &r->items[r->n++];
 }
 

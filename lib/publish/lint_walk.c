@@ -64,24 +64,6 @@ struct walk {
 	void *observe_arg;
 };
 
-/* ---- small helpers ----------------------------------------------------- */
-
-static int grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	void *q;
-	size_t c;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 32;
-	q = spfkit__realloc(NULL, *p, c * size);
-	if (q == NULL)
-		return SPFKIT_ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 /* ---- telling the observer (spfkit tree) ------------------------------- */
 
 static void emit(struct walk *w, struct lint_walk_event *ev)
@@ -314,10 +296,12 @@ static void note_short_mx(struct walk *w, const struct node *n, const struct spf
 {
 	struct short_mx *s;
 
-	if (grow((void **)&w->short_mx, &w->capshort_mx, w->nshort_mx, sizeof(*w->short_mx)) != 0) {
+	s = spfkit__array_grow(w->short_mx, &w->capshort_mx, w->nshort_mx, sizeof(*s), 32);
+	if (s == NULL) {
 		w->err = SPFKIT_ENOMEM;
 		return;
 	}
+	w->short_mx = s;
 	s = &w->short_mx[w->nshort_mx];
 	s->domain = n->domain;
 	s->term = spfkit__lint_strndup(w->r, n->rec->text + t->offset, t->len);
@@ -449,6 +433,7 @@ static int on_path(const struct walk *w, const char *name, size_t len)
 static void duplicate_include(struct walk *w, const struct node *n, const struct spfkit_term *t,
 			      const char *name, size_t len)
 {
+	const char **included;
 	size_t i;
 
 	for (i = 0; i < w->nincluded; i++)
@@ -460,10 +445,13 @@ static void duplicate_include(struct walk *w, const struct node *n, const struct
 					 (int)(len < 200 ? len : 200), name);
 			return;
 		}
-	if (grow((void **)&w->included, &w->capincluded, w->nincluded, sizeof(*w->included)) != 0) {
+	included = spfkit__array_grow(w->included, &w->capincluded, w->nincluded,
+				      sizeof(*included), 32);
+	if (included == NULL) {
 		w->err = SPFKIT_ENOMEM;
 		return;
 	}
+	w->included = included;
 	w->included[w->nincluded] = spfkit__lint_strndup(w->r, name, len);
 	if (w->included[w->nincluded] != NULL)
 		w->nincluded++;

@@ -5,6 +5,7 @@
  * include/spfkit/), as spfkit-event was before it had a second user;
  * cli/ reaches it through this header only (tests/build).
  *
+ *   array.c           the growing arrays: one doubling rule
  *   lint_catalogue.c  every check: stable id, severity, RFC 7208 section, fix
  *   lint_report.c     findings kept in one arena
  *   lint_dns.c        questions through the public resolver, one at a time, cached
@@ -140,6 +141,13 @@ struct lint_report {
 	size_t record_len;
 	struct lint_counts counts;
 };
+
+/*
+ * Room for item n of an array of size-byte items with *cap slots: items
+ * itself when there is room, else the array grown (doubled; first slots
+ * when empty) with *cap updated; NULL when that fails (items untouched).
+ */
+void *spfkit__array_grow(void *items, size_t *cap, size_t n, size_t size, size_t first);
 
 void spfkit__lint_report_init(struct lint_report *r);
 void spfkit__lint_report_free(struct lint_report *r);

@@ -13,19 +13,11 @@
 
 static int grow(struct tree_ranges *r)
 {
-	struct tree_range *p;
-	size_t c;
+	struct tree_range *p = spfkit__array_grow(r->items, &r->cap, r->n, sizeof(*p), 8);
 
-	if (r->n < r->cap)
-		return 0;
-	c = r->cap ? r->cap * 2 : 8;
-	if (c > SIZE_MAX / sizeof(*p))
-		return SPFKIT_ENOMEM;
-	p = spfkit__realloc(NULL, r->items, c * sizeof(*p));
 	if (p == NULL)
 		return SPFKIT_ENOMEM;
 	r->items = p;
-	r->cap = c;
 	return 0;
 }
 
