@@ -78,24 +78,15 @@ static void emit(struct walk *w, struct lint_walk_event *ev)
 
 static void emit_simple(struct walk *w, enum lint_walk_kind kind)
 {
-	struct lint_walk_event ev;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = kind;
-	emit(w, &ev);
+	emit(w, &(struct lint_walk_event){ .kind = kind });
 }
 
 /* A record looked for at name; via: the term that leads there (NULL: the top). */
 static void emit_enter(struct walk *w, const char *name, size_t len, enum lint_how how,
 		       const char *via_text, const struct spfkit_term *via)
 {
-	struct lint_walk_event ev;
+	struct lint_walk_event ev = { .kind = LW_ENTER, .name = name, .len = len, .how = how };
 
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = LW_ENTER;
-	ev.name = name;
-	ev.len = len;
-	ev.how = how;
 	if (via != NULL) {
 		ev.via = via_text + via->offset;
 		ev.via_len = via->len;
@@ -106,14 +97,8 @@ static void emit_enter(struct walk *w, const char *name, size_t len, enum lint_h
 
 static void emit_problem(struct walk *w, int error, int loop, const char *what)
 {
-	struct lint_walk_event ev;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = LW_PROBLEM;
-	ev.what = what;
-	ev.error = error;
-	ev.loop = loop;
-	emit(w, &ev);
+	emit(w, &(struct lint_walk_event){
+			.kind = LW_PROBLEM, .what = what, .error = error, .loop = loop });
 }
 
 /* A branch that ends before any record is read: a loop, a bad or dynamic name. */
@@ -131,14 +116,7 @@ static void emit_leaf(struct walk *w, const char *name, size_t len, enum lint_ho
 static void emit_addresses(struct walk *w, const struct spfkit_term *t,
 			   const struct lint_answer *a4, const struct lint_answer *a6)
 {
-	struct lint_walk_event ev;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = LW_ADDRESSES;
-	ev.term = t;
-	ev.a4 = a4;
-	ev.a6 = a6;
-	emit(w, &ev);
+	emit(w, &(struct lint_walk_event){ .kind = LW_ADDRESSES, .term = t, .a4 = a4, .a6 = a6 });
 }
 
 /* ---- counting ----------------------------------------------------------- */
@@ -146,16 +124,10 @@ static void emit_addresses(struct walk *w, const struct spfkit_term *t,
 static void note_void(struct walk *w, int fam, const char *what, const char *name, size_t len)
 {
 	struct spfkit__buf *b = &w->void_names[fam];
-	struct lint_walk_event ev;
 
 	w->voids[fam]++;
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = LW_VOID;
-	ev.family = fam;
-	ev.what = what;
-	ev.name = name;
-	ev.len = len;
-	emit(w, &ev);
+	emit(w, &(struct lint_walk_event){
+			.kind = LW_VOID, .family = fam, .what = what, .name = name, .len = len });
 	if (b->len > 0)
 		spfkit__buf_puts(b, ", ");
 	spfkit__buf_printf(b, "%s %.*s", what, (int)(len < 100 ? len : 100), name);
@@ -490,13 +462,7 @@ static int mechanism(struct walk *w, const struct node *n, const struct spfkit_t
 	const char *name;
 	size_t len;
 
-	struct lint_walk_event ev;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = LW_TERM;
-	ev.rec = n->rec;
-	ev.term = t;
-	emit(w, &ev);
+	emit(w, &(struct lint_walk_event){ .kind = LW_TERM, .rec = n->rec, .term = t });
 	if (t->mech == SPFKIT_MECH_ALL)
 		return 1;
 	if (t->mech == SPFKIT_MECH_IP4 || t->mech == SPFKIT_MECH_IP6)
@@ -670,16 +636,12 @@ static void no_record(struct walk *w, const struct node *parent, const struct sp
 static void emit_record(struct walk *w, const struct node *n, const char *text, size_t len,
 			const struct spfkit_record *rec)
 {
-	struct lint_walk_event ev;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = LW_RECORD;
-	ev.rec = rec;
-	ev.text = text;
-	ev.text_len = len;
-	ev.ttl = n->ttl;
-	ev.has_ttl = n->has_ttl;
-	emit(w, &ev);
+	emit(w, &(struct lint_walk_event){ .kind = LW_RECORD,
+					   .rec = rec,
+					   .text = text,
+					   .text_len = len,
+					   .ttl = n->ttl,
+					   .has_ttl = n->has_ttl });
 }
 
 static void syntax_problem(struct walk *w, const struct spfkit_parse_error *pe, int rc)
