@@ -52,7 +52,6 @@ struct walk {
 	const char *path[WALK_MAX_DEPTH + 1];
 	size_t depth;
 	unsigned voids[2];   /* [0] IPv4 client, [1] IPv6 client */
-	unsigned mx_voids[2]; /* what pyspf adds: MX hosts without an address of the family */
 	struct short_mx *short_mx;
 	size_t nshort_mx, capshort_mx;
 	struct spfkit__buf void_names[2];
@@ -283,8 +282,12 @@ static void note_short_mx(struct walk *w, const struct node *n, const struct spf
 	s->hosts[1] = hosts[1];
 	if (s->term != NULL)
 		w->nshort_mx++;
-	w->mx_voids[0] += hosts[0];
-	w->mx_voids[1] += hosts[1];
+}
+
+/* An MX record's exchange that names no host: empty, or "." (null MX, RFC 7505). */
+static int mx_no_host(const struct spfkit_dns_rr *rr)
+{
+	return rr->len == 0 || (rr->len == 1 && rr->data[0] == '.');
 }
 
 /* The hosts of one MX answer: asked as the evaluator asks them, never charged. */
@@ -300,7 +303,7 @@ static void mx_hosts(struct walk *w, const struct node *n, const struct spfkit_t
 		const char *h = (const char *)mx->rrs[i].data;
 		size_t hl = mx->rrs[i].len;
 
-		if (hl == 0 || (hl == 1 && h[0] == '.'))
+		if (mx_no_host(&mx->rrs[i]))
 			continue;
 		looked++;
 		want(&p, h, hl, SPFKIT_RR_A);
@@ -311,7 +314,7 @@ static void mx_hosts(struct walk *w, const struct node *n, const struct spfkit_t
 		const char *h = (const char *)mx->rrs[i].data;
 		size_t hl = mx->rrs[i].len;
 
-		if (hl == 0 || (hl == 1 && h[0] == '.'))
+		if (mx_no_host(&mx->rrs[i]))
 			continue;
 		looked++;
 		if (ask(w, h, hl, SPFKIT_RR_A, &a4) != 0 || ask(w, h, hl, SPFKIT_RR_AAAA, &a6) != 0)
@@ -346,7 +349,7 @@ static void term_mx(struct walk *w, const struct node *n, const struct spfkit_te
 	if (tempfail(w, n->domain, name, len, SPFKIT_RR_MX, mx))
 		return;
 	for (i = 0; i < mx->count; i++)
-		hosts += mx->rrs[i].len > 0 && !(mx->rrs[i].len == 1 && mx->rrs[i].data[0] == '.');
+		hosts += !mx_no_host(&mx->rrs[i]);
 	if (mx->count > 0 && hosts == 0) {
 		spfkit__lint_add(w->r, L_NULL_MX, n->domain, n->rec->text + t->offset, t->len,
 				 (long)t->offset, NULL,
@@ -538,7 +541,6 @@ static void exp_target(struct walk *w, const struct node *n)
 				 (int)(len < 200 ? len : 200), name, a->count);
 }
 
-/* The terms of a parsed record; 1 when the record passes every client. */
 /* The questions of the terms up to the first all, and of the redirect
  * when there is none: those walk_terms() is about to ask. */
 static void prefetch_terms(struct walk *w, const struct node *n)
@@ -576,6 +578,7 @@ static void prefetch_terms(struct walk *w, const struct node *n)
 	spfkit__lint_dns_prefetch(w->dns, p.q, p.n);
 }
 
+/* The terms of a parsed record; 1 when the record passes every client. */
 static int walk_terms(struct walk *w, const struct node *n)
 {
 	const struct spfkit_record *rec = n->rec;
@@ -874,7 +877,8 @@ static void pyspf_voids(struct walk *w)
 	int fam;
 
 	for (fam = 0; fam < 2; fam++) {
-		total = w->voids[fam] + w->mx_voids[fam];
+		for (i = 0, total = w->voids[fam]; i < w->nshort_mx; i++)
+			total += w->short_mx[i].hosts[fam];
 		if (w->voids[fam] > SPFKIT_LIMIT_VOID_LOOKUPS || total <= SPFKIT_LIMIT_VOID_LOOKUPS)
 			continue;
 		for (i = 0; i < w->nshort_mx; i++) {
