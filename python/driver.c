@@ -419,14 +419,10 @@ static int driver_init(PyObject *obj, PyObject *args, PyObject *kwargs)
 	d->settings = (struct spfkit_py_resolver *)resolver;
 	Py_INCREF(watch);
 	d->watch = watch;
-	if (d->settings->backend == SPFKIT_PY_ZONE) {
-		d->pumped = 1;
-		rc = spfkit_zone_resolver(d->settings->zone, &d->dns);
-	} else {
-		rc = spfkit_cares_new(&d->settings->copt, NULL, &d->dns, err, sizeof(err));
-		if (rc == 0 && watch != Py_None)
-			rc = spfkit_cares_set_watch(d->dns, on_watch, d);
-	}
+	d->pumped = d->settings->backend == SPFKIT_PY_ZONE;
+	rc = spfkit_py_resolver_make(d->settings, &d->dns, err, sizeof(err));
+	if (rc == 0 && !d->pumped && watch != Py_None)
+		rc = spfkit_cares_set_watch(d->dns, on_watch, d);
 	if (rc != 0) {
 		spfkit_py_raise(rc, "resolver", err);
 		return -1;

@@ -11,8 +11,8 @@
 
 #define ZONE_ERR_MAX 512
 
-static int make_backend(struct spfkit_py_resolver *self, struct spfkit_resolver **out,
-			char *errbuf, size_t errlen)
+int spfkit_py_resolver_make(struct spfkit_py_resolver *self, struct spfkit_resolver **out,
+			    char *errbuf, size_t errlen)
 {
 	if (self->backend == SPFKIT_PY_ZONE) {
 		int rc = spfkit_zone_resolver(self->zone, out);
@@ -37,7 +37,7 @@ int spfkit_py_resolver_take(struct spfkit_py_resolver *self, struct spfkit_resol
 	}
 	self->made++;
 	pthread_mutex_unlock(&self->lock);
-	rc = make_backend(self, out, errbuf, errlen);
+	rc = spfkit_py_resolver_make(self, out, errbuf, errlen);
 	if (rc != 0)
 		*out = NULL;
 	return rc;

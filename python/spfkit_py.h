@@ -53,6 +53,10 @@ struct spfkit_py_resolver {
 
 extern PyTypeObject spfkit_py_resolver_type;
 
+/* A new backend of self's kind (zone or c-ares), not from the pool: 0, or
+ * an spfkit error with errbuf saying why. Callable without the GIL. */
+int spfkit_py_resolver_make(struct spfkit_py_resolver *self, struct spfkit_resolver **out,
+			    char *errbuf, size_t errlen);
 /* A backend for one check: one from the pool, or a new one. 0, or an
  * spfkit error with errbuf saying why. Callable without the GIL. */
 int spfkit_py_resolver_take(struct spfkit_py_resolver *self, struct spfkit_resolver **out,
