@@ -337,46 +337,6 @@ static void walk_free(struct walk_run *w)
 
 /* ---- the new records -------------------------------------------------------- */
 
-/* Other TXT records at a name: what RFC 7208 §3.4 and the DNS answer hold beside the new one. */
-static void other_txt(void *arg, const char *name, size_t len, struct flat_others *out)
-{
-	struct lint_dns *dns = arg;
-	const struct lint_answer *a;
-	size_t i;
-
-	if (spfkit__lint_dns_ask(dns, name, len, SPFKIT_RR_TXT, &a) != 0)
-		return;
-	for (i = 0; i < a->count; i++)
-		if (!spfkit_record_is_spf((const char *)a->rrs[i].data, a->rrs[i].len)) {
-			out->octets += spfkit__lint_txt_wire(a->rrs[i].len);
-			out->rrs++;
-		}
-}
-
-/* The DNS terms of the flattened tree, by lint's own walk over the new records. */
-static int lookups_after(struct walk_run *w, const char *domain, struct flat_output *out)
-{
-	struct spfkit_resolver *res = NULL;
-	struct lint_report r;
-	struct lint_dns dns;
-	struct lint_input in;
-	int rc;
-
-	rc = spfkit__flat_overlay_new(&w->dns, out, domain, &res);
-	if (rc != 0)
-		return rc;
-	spfkit__lint_report_init(&r);
-	spfkit__lint_dns_init(&dns, res, &r);
-	memset(&in, 0, sizeof(in));
-	in.domain = domain;
-	rc = spfkit__lint_run(&dns, &in);
-	out->lookups_after = r.counts.dns_terms;
-	spfkit__lint_dns_free(&dns);
-	spfkit__lint_report_free(&r);
-	spfkit_resolver_free(res);
-	return rc;
-}
-
 static void put_time(char *buf, size_t size, time_t now)
 {
 	struct tm tm;
@@ -481,14 +441,13 @@ static int flatten(struct flat_opts *o, struct walk_run *w, struct result *res)
 	memset(&eo, 0, sizeof(eo));
 	eo.domain = w->r.domain;
 	eo.chain = o->chain;
-	eo.other_txt = other_txt;
-	eo.other_arg = &w->dns;
+	eo.dns = &w->dns;
 	rc = spfkit__flat_emit(&w->m, &eo, &res->out, err, sizeof(err));
 	if (rc != 0) {
 		say(o, "refused", "cannot flatten %.200s: %s", o->domain, err);
 		return FLAT_EXIT_ERROR;
 	}
-	rc = lookups_after(w, w->r.domain, &res->out);
+	rc = spfkit__flat_lookups_after(&w->dns, w->r.domain, &res->out);
 	if (rc == 0 && res->out.lookups_after > SPFKIT_LIMIT_DNS_TERMS) {
 		say(o, "refused", "cannot flatten %.200s: the flattened records still need %u "
 		    "DNS-querying terms (limit %u): too many blocks or terms kept as written",
@@ -533,153 +492,7 @@ static int flatten(struct flat_opts *o, struct walk_run *w, struct result *res)
 
 /* ---- --check-live ------------------------------------------------------------ */
 
-struct diff {
-	struct spfkit__buf text;
-	struct spfkit__buf json_added, json_removed; /* array members, for --json */
-	size_t added, removed, other;
-};
-
-static const char *q_name(int q)
-{
-	static const char *const names[FQ_COUNT] = { "pass", "fail", "softfail", "neutral" };
-
-	return names[q];
-}
-
-static int seg_empty(const struct flat_seg *s)
-{
-	int q;
-
-	if (s->opaque)
-		return 0;
-	for (q = 0; q < FQ_COUNT; q++)
-		if (s->q[q].n > 0)
-			return 0;
-	return 1;
-}
-
-/* The next segment that says something, from *i on; NULL at the end. */
-static const struct flat_seg *next_seg(const struct flat_model *m, size_t *i)
-{
-	while (*i < m->nsegs && seg_empty(&m->segs[*i]))
-		(*i)++;
-	return *i < m->nsegs ? &m->segs[(*i)++] : NULL;
-}
-
-static int diff_set(struct diff *d, char sign, int q, const struct tree_ranges *a,
-		    const struct tree_ranges *b)
-{
-	struct tree_ranges only = { NULL, 0, 0 };
-	struct flat_cidrs c = { NULL, 0, 0 };
-	char term[64];
-	size_t i;
-	int rc = spfkit__flat_set_minus(&only, a, b);
-
-	if (rc == 0)
-		rc = spfkit__flat_set_cidrs(&only, &c);
-	for (i = 0; rc == 0 && i < c.n; i++) {
-		struct spfkit__buf *j = sign == '+' ? &d->json_added : &d->json_removed;
-
-		spfkit__flat_cidr_term(&c.items[i], term, sizeof(term));
-		spfkit__buf_printf(&d->text, "  %c %s (%s)\n", sign, term, q_name(q));
-		spfkit__buf_printf(j, "%s{\"term\":\"%s\",\"result\":\"%s\"}", j->len ? "," : "",
-				   term, q_name(q));
-		if (sign == '+')
-			d->added++;
-		else
-			d->removed++;
-	}
-	spfkit__flat_cidrs_free(&c);
-	spfkit__tree_ranges_free(&only);
-	return rc;
-}
-
-static void diff_text(struct diff *d, const char *what, const char *now, const char *published)
-{
-	d->other++;
-	spfkit__buf_printf(&d->text, "  %s: source %s, published %s\n", what,
-			   now != NULL ? now : "(none)", published != NULL ? published : "(none)");
-}
-
-static int same_text(const char *a, const char *b)
-{
-	if (a == NULL || b == NULL)
-		return a == b;
-	return spfkit__memcaseeq(a, strlen(a), b, strlen(b));
-}
-
-/*
- * The set the flattened root writes as its final all (flatten_emit.c's
- * choice: the last run's set with the most blocks), or -1.
- */
-static int all_set(const struct flat_model *m)
-{
-	struct flat_cidrs c = { NULL, 0, 0 };
-	size_t best = 0;
-	int q, pick = -1;
-
-	if (!m->complete || m->nsegs == 0 || m->segs[m->nsegs - 1].opaque)
-		return -1;
-	for (q = 0; q < FQ_COUNT; q++) {
-		c.n = 0;
-		if (spfkit__flat_set_cidrs(&m->segs[m->nsegs - 1].q[q], &c) != 0)
-			break;
-		if (pick < 0 || c.n > best) {
-			pick = q;
-			best = c.n;
-		}
-	}
-	spfkit__flat_cidrs_free(&c);
-	return pick;
-}
-
-/*
- * src: what the source means now; pub: what DOMAIN publishes. The set
- * each writes as "all" is compared by its qualifier only: it is the
- * rest, and changes whenever the blocks before it change.
- */
-static int compare(const struct flat_model *src, const struct flat_model *pub, struct diff *d)
-{
-	size_t i = 0, j = 0;
-	const struct flat_seg *a, *b;
-	int q, rc = 0, all_a = all_set(src), all_b = all_set(pub);
-	static const char *const all_text[FQ_COUNT] = { "+all", "-all", "~all", "?all" };
-
-	if (all_a != all_b)
-		diff_text(d, "final all", all_a >= 0 ? all_text[all_a] : NULL,
-			  all_b >= 0 ? all_text[all_b] : NULL);
-
-	for (;;) {
-		a = next_seg(src, &i);
-		b = next_seg(pub, &j);
-		if (a == NULL && b == NULL)
-			break;
-		if (a == NULL || b == NULL || a->opaque != b->opaque) {
-			diff_text(d, "terms kept as written, or their order", a && a->opaque ? a->text : NULL,
-				  b && b->opaque ? b->text : NULL);
-			break;
-		}
-		if (a->opaque) {
-			if (!same_text(a->text, b->text))
-				diff_text(d, "term kept as written", a->text, b->text);
-			continue;
-		}
-		for (q = 0; q < FQ_COUNT && rc == 0; q++) {
-			if (q == all_a && all_a == all_b && i == src->nsegs && j == pub->nsegs)
-				continue; /* both final "all" sets: the rest of what is compared */
-			rc = diff_set(d, '+', q, &a->q[q], &b->q[q]);
-			if (rc == 0)
-				rc = diff_set(d, '-', q, &b->q[q], &a->q[q]);
-		}
-	}
-	if (!same_text(src->redirect, pub->redirect))
-		diff_text(d, "redirect", src->redirect, pub->redirect);
-	if (!same_text(src->exp, pub->exp))
-		diff_text(d, "exp", src->exp, pub->exp);
-	return rc;
-}
-
-static void print_live_json(struct flat_opts *o, const struct diff *d)
+static void print_live_json(struct flat_opts *o, const struct flat_live *d)
 {
 	struct spfkit__buf j;
 
@@ -702,18 +515,14 @@ static int check_live(struct flat_opts *o, struct spfkit_resolver *res)
 {
 	struct walk_run *src = spfkit__zalloc(NULL, sizeof(*src));
 	struct walk_run *pub = spfkit__zalloc(NULL, sizeof(*pub));
-	struct diff d;
+	struct flat_live d;
 	int status = FLAT_EXIT_ERROR;
 
-	memset(&d, 0, sizeof(d));
-	spfkit__buf_init(&d.text, NULL, 1u << 24);
-	spfkit__buf_init(&d.json_added, NULL, 1u << 24);
-	spfkit__buf_init(&d.json_removed, NULL, 1u << 24);
+	spfkit__flat_live_init(&d);
 	if (src == NULL || pub == NULL)
 		say(o, "error", "out of memory");
 	else if (walk(o, res, 1, src) == 0 && walk(o, res, 0, pub) == 0) {
-		if (compare(&src->m, &pub->m, &d) != 0 || d.text.err != 0 || d.json_added.err != 0 ||
-		    d.json_removed.err != 0) {
+		if (spfkit__flat_live_compare(&src->m, &pub->m, &d) != 0) {
 			say(o, "error", "out of memory");
 		} else if (o->json) {
 			print_live_json(o, &d);
@@ -736,9 +545,7 @@ static int check_live(struct flat_opts *o, struct spfkit_resolver *res)
 		walk_free(pub);
 	spfkit__free(NULL, src);
 	spfkit__free(NULL, pub);
-	spfkit__buf_free(&d.text);
-	spfkit__buf_free(&d.json_added);
-	spfkit__buf_free(&d.json_removed);
+	spfkit__flat_live_free(&d);
 	return fflush(stdout) == 0 ? status : FLAT_EXIT_ERROR;
 }
 

@@ -7,7 +7,7 @@
  *    term is cut (receivers join them without a separator);
  *  - §3.4: the DNS name and the text of all the TXT records at that
  *    name, together, under 450 octets (other TXT records at the name
- *    are counted, as the caller's other_txt says), and the whole DNS
+ *    are counted, as the walk's answers give them), and the whole DNS
  *    answer at the name within 512 octets, sized as lint's
  *    answer-over-512 sizes it: header, question and every TXT record
  *    there (beside a few other records, 450 octets of text make more).
@@ -133,11 +133,21 @@ struct emit {
 	size_t errlen;
 };
 
+/* The TXT records at name that are not SPF records, from the walk's cache (o->dns). */
 static void others_at(const struct emit *e, const char *name, struct flat_others *o)
 {
+	const struct lint_answer *a;
+	size_t i;
+
 	memset(o, 0, sizeof(*o));
-	if (e->o->other_txt != NULL)
-		e->o->other_txt(e->o->other_arg, name, strlen(name), o);
+	if (e->o->dns == NULL ||
+	    spfkit__lint_dns_ask(e->o->dns, name, strlen(name), SPFKIT_RR_TXT, &a) != 0)
+		return;
+	for (i = 0; i < a->count; i++)
+		if (!spfkit_record_is_spf((const char *)a->rrs[i].data, a->rrs[i].len)) {
+			o->octets += spfkit__lint_txt_wire(a->rrs[i].len);
+			o->rrs++;
+		}
 }
 
 static int fits(const char *name, const struct flat_others *o, const struct spfkit__buf *b)
@@ -330,19 +340,25 @@ static int root_with_includes(struct emit *e, struct spfkit__buf *root)
 }
 
 /* The last run's largest set becomes the terminal all, when the runs decide every address. */
-static void choose_all(struct emit *e)
+int spfkit__flat_final_all(const struct flat_model *m, int *pick)
 {
-	size_t last = e->m->nsegs - 1, best = 0;
-	int q;
+	struct flat_cidrs c = { NULL, 0, 0 };
+	size_t best = 0;
+	int q, rc = 0;
 
-	e->all_q = -1;
-	if (!e->m->complete || e->m->nsegs == 0 || e->m->segs[last].opaque)
-		return;
-	for (q = 0; q < FQ_COUNT; q++)
-		if (e->all_q < 0 || e->sets[last][q].n > best) {
-			e->all_q = q;
-			best = e->sets[last][q].n;
+	*pick = -1;
+	if (!m->complete || m->nsegs == 0 || m->segs[m->nsegs - 1].opaque)
+		return 0;
+	for (q = 0; q < FQ_COUNT && rc == 0; q++) {
+		c.n = 0;
+		rc = spfkit__flat_set_cidrs(&m->segs[m->nsegs - 1].q[q], &c);
+		if (rc == 0 && (*pick < 0 || c.n > best)) {
+			*pick = q;
+			best = c.n;
 		}
+	}
+	spfkit__flat_cidrs_free(&c);
+	return rc;
 }
 
 static int make_sets(struct emit *e)
@@ -414,8 +430,9 @@ int spfkit__flat_emit(const struct flat_model *m, const struct flat_emit_opts *o
 	err[0] = '\0';
 	spfkit__buf_init(&root, NULL, 65536);
 	rc = make_sets(&e);
+	if (rc == 0)
+		rc = spfkit__flat_final_all(m, &e.all_q);
 	if (rc == 0) {
-		choose_all(&e);
 		count_blocks(&e);
 		others_at(&e, o->domain, &other);
 		root_inline(&e, &root);

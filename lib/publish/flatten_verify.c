@@ -534,3 +534,26 @@ int spfkit__flat_verify_run(struct flat_verify *v)
 	spfkit_ctx_free(w.rfc);
 	return rc;
 }
+
+int spfkit__flat_lookups_after(struct lint_dns *dns, const char *domain, struct flat_output *out)
+{
+	struct spfkit_resolver *res = NULL;
+	struct lint_report r;
+	struct lint_dns after;
+	struct lint_input in;
+	int rc;
+
+	rc = spfkit__flat_overlay_new(dns, out, domain, &res);
+	if (rc != 0)
+		return rc;
+	spfkit__lint_report_init(&r);
+	spfkit__lint_dns_init(&after, res, &r);
+	memset(&in, 0, sizeof(in));
+	in.domain = domain;
+	rc = spfkit__lint_run(&after, &in);
+	out->lookups_after = r.counts.dns_terms;
+	spfkit__lint_dns_free(&after);
+	spfkit__lint_report_free(&r);
+	spfkit_resolver_free(res);
+	return rc;
+}

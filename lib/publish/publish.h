@@ -21,6 +21,7 @@
  *                     per qualifier, the addresses decided
  *   flatten_emit.c    the flattened records: packing into _spfN names under
  *                     the size limits, the BIND zone fragment
+ *   flatten_live.c    --check-live: the source now against what is published
  *   flatten_verify.c  a resolver answering the new records first, and the
  *                     evaluation of original and flattened, address by address
  *
@@ -546,17 +547,33 @@ struct flat_others {
 struct flat_emit_opts {
 	const char *domain;
 	int chain;
-	/* the other TXT records at a name (not SPF ones) */
-	void (*other_txt)(void *arg, const char *name, size_t len, struct flat_others *out);
-	void *other_arg;
+	struct lint_dns *dns; /* asked for the other TXT records at a name; NULL: none */
 };
 
 /* Build the records; 0, SPFKIT_ENOMEM, or SPFKIT_E2BIG with a line in err. */
 int spfkit__flat_emit(const struct flat_model *m, const struct flat_emit_opts *o,
 		      struct flat_output *out, char *err, size_t errlen);
 void spfkit__flat_output_free(struct flat_output *out);
+/* *q: the qualifier of the last run's set the root writes as its final
+ * all (the set with the most blocks), or -1 when none is; 0 or ENOMEM. */
+int spfkit__flat_final_all(const struct flat_model *m, int *q);
 /* One record as zone text: NAME. TTL IN TXT "..." "..." (escaped). */
 void spfkit__flat_zone_line(struct spfkit__buf *b, const struct flat_record *rec, uint32_t ttl);
+
+/* ---- flatten_live.c ------------------------------------------------------ */
+
+/* --check-live: what the source means now (src) against what is published (pub). */
+struct flat_live {
+	struct spfkit__buf text; /* a line each: "  + BLOCK (result)", "  WHAT: source X, published Y" */
+	struct spfkit__buf json_added, json_removed; /* the blocks as JSON array members */
+	size_t added, removed, other;                /* other: all, kept terms, redirect, exp */
+};
+
+void spfkit__flat_live_init(struct flat_live *d);
+void spfkit__flat_live_free(struct flat_live *d);
+/* Fills d; 0, or SPFKIT_ENOMEM. */
+int spfkit__flat_live_compare(const struct flat_model *src, const struct flat_model *pub,
+			      struct flat_live *d);
 
 /* ---- flatten_verify.c --------------------------------------------------- */
 
@@ -586,5 +603,8 @@ int spfkit__flat_verify_run(struct flat_verify *v);
 /* The resolver of the flattened world (answers of dns, the new records first). */
 int spfkit__flat_overlay_new(struct lint_dns *dns, const struct flat_output *out,
 			     const char *domain, struct spfkit_resolver **res);
+/* out->lookups_after: the DNS terms of domain's tree with the new records
+ * published, by lint's walk over that overlay; 0 or a spfkit_err. */
+int spfkit__flat_lookups_after(struct lint_dns *dns, const char *domain, struct flat_output *out);
 
 #endif
