@@ -117,24 +117,31 @@ struct reader {
 static void report(struct reader *r, int is_error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static void report(struct reader *r, int is_error, const char *fmt, ...)
+void spfkit__mta_vdiag(spfkit__mta_diag_fn *diag, void *arg, const char *file, unsigned line,
+		       int is_error, const char *fmt, va_list ap)
 {
 	struct spfkit__mta_diag d;
 	char text[512];
+
+	if (diag == NULL)
+		return;
+	vsnprintf(text, sizeof(text), fmt, ap);
+	d.file = file;
+	d.line = line;
+	d.is_error = is_error;
+	d.text = text;
+	diag(arg, &d);
+}
+
+static void report(struct reader *r, int is_error, const char *fmt, ...)
+{
 	va_list ap;
 
 	if (is_error)
 		r->errors++;
-	if (r->diag == NULL)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	spfkit__mta_vdiag(r->diag, r->arg, r->label, r->line, is_error, fmt, ap);
 	va_end(ap);
-	d.file = r->label;
-	d.line = r->line;
-	d.is_error = is_error;
-	d.text = text;
-	r->diag(r->arg, &d);
 }
 
 /* A printable copy of (admin-written) text for a message, cut at 60 bytes. */

@@ -17,6 +17,7 @@
 #ifndef SPFKIT_MTA_CONFIG_H
 #define SPFKIT_MTA_CONFIG_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include <spfkit/common.h>
@@ -129,6 +130,11 @@ struct spfkit__mta_diag {
 };
 
 typedef void spfkit__mta_diag_fn(void *arg, const struct spfkit__mta_diag *diag);
+
+/* One diagnostic, its text made from fmt and ap, to diag (NULL: none). */
+void spfkit__mta_vdiag(spfkit__mta_diag_fn *diag, void *arg, const char *file, unsigned line,
+		       int is_error, const char *fmt, va_list ap)
+	__attribute__((format(printf, 6, 0)));
 
 /*
  * Parse configuration text (len bytes) named `label` in diagnostics,

@@ -1,6 +1,5 @@
 /* Per-recipient settings, policyd-spf.peruser(5) (see peruser.h). */
 #include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "peruser.h"
@@ -46,21 +45,12 @@ static void say(struct loader *l, int is_error, const char *fmt, ...)
 
 static void say(struct loader *l, int is_error, const char *fmt, ...)
 {
-	struct spfkit__mta_diag d;
-	char text[512];
 	va_list ap;
 
 	l->errors += is_error;
-	if (l->diag == NULL)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	spfkit__mta_vdiag(l->diag, l->arg, l->path, l->line, is_error, fmt, ap);
 	va_end(ap);
-	d.file = l->path;
-	d.line = l->line;
-	d.is_error = is_error;
-	d.text = text;
-	l->diag(l->arg, &d);
 }
 
 /*
