@@ -101,9 +101,17 @@ static inline size_t spfkit__text_stored(const struct spfkit__text *t)
 
 static inline void spfkit__text_put(struct spfkit__text *t, const void *p, size_t n)
 {
-	size_t at = spfkit__text_stored(t);
-	size_t room = t->size > 0 ? t->size - 1 - at : 0;
+	size_t at, room;
 
+	/* the usual case, on every header and reply: all of it fits */
+	if (t->len < t->size && n < t->size - t->len) {
+		memcpy(t->buf + t->len, p, n);
+		t->len += n;
+		t->buf[t->len] = '\0';
+		return;
+	}
+	at = spfkit__text_stored(t);
+	room = t->size > 0 ? t->size - 1 - at : 0;
 	if (room > 0 && n > 0) {
 		memcpy(t->buf + at, p, n < room ? n : room);
 		t->buf[at + (n < room ? n : room)] = '\0';
