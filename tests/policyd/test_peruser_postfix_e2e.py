@@ -193,29 +193,8 @@ def main():
     except Exception as e:
         results.append((False, "setup: %s" % e))
     finally:
-        for pf in instances:
-            pf.stop()
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-        cleanup.run()
-        failed = [r for r in results if not r[0]]
-        if failed:
-            for pf in instances:
-                print("---- %s/maillog (tail)\n%s" % (pf.dir, pf.log()[-3000:]))
-            if os.path.exists(log_path):
-                print("---- policyd log (tail)\n" + open(log_path).read()[-3000:])
-        shutil.rmtree(root, ignore_errors=True)
-    for ok, text in results:
-        print("%s %s" % ("ok  " if ok else "FAIL", text))
-    passed = sum(1 for r in results if r[0])
-    print("%d passed, %d failed" % (passed, len(results) - passed))
-    return 0 if results and passed == len(results) else 1
+        e2e.finish(results, instances, procs, cleanup, root, logs=(log_path,))
+    return e2e.summary(results)
 
 
 if __name__ == "__main__":

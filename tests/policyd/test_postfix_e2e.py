@@ -35,8 +35,9 @@ import time
 
 # The real-MTA tests' shared pieces (tests/mta/harness.py).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
+import harness  # noqa: E402
 from harness import (POSTFIX_MASTER_CF, Cleanup, Sink, ensure_postfix, expect,  # noqa: E402
-                     free_port, pid_alive)
+                     free_port, stop_process)
 
 POLICYD, DNSD = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 BUILT_POLICYD = POLICYD
@@ -104,7 +105,9 @@ smtpd_policy_service_timeout = 60
 """
 
 
-class Postfix:
+class Postfix(harness.Postfix):
+    """harness.Postfix (its log and stop) with our main.cf and the spawned service."""
+
     def __init__(self, root, policy, dns_port, sink_port, conf):
         self.dir = os.path.join(root, "postfix-" + policy.split(":")[0])
         os.makedirs(os.path.join(self.dir, "queue"))
@@ -127,30 +130,6 @@ class Postfix:
             except OSError:
                 time.sleep(0.2)
         raise AssertionError("postfix did not listen on 127.0.0.1:%d" % self.smtp)
-
-    def log(self):
-        try:
-            with open(os.path.join(self.dir, "maillog")) as f:
-                return f.read()
-        except OSError:
-            return ""
-
-    def stop(self):
-        """postfix stop, and wait for the master to be gone: its pid file
-        stays behind, so the file says nothing (harness.Postfix.stop)."""
-        pid_file = os.path.join(self.dir, "queue", "pid", "master.pid")
-        try:
-            with open(pid_file) as f:
-                pid = int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            return
-        subprocess.run(["postfix", "-c", self.dir, "stop"], capture_output=True)
-        deadline = time.time() + 15
-        while time.time() < deadline and pid_alive(pid):
-            time.sleep(0.05)
-        if pid_alive(pid):
-            subprocess.run(["postfix", "-c", self.dir, "abort"], capture_output=True)
-        os.unlink(pid_file)
 
 
 def session(port, client_ip, helo, sender, rcpt="bob@receiver.test", body=True):
@@ -298,22 +277,29 @@ def main():
     except Exception as e:
         results.append((False, "setup: %s" % e))
     finally:
+        finish(results, instances, procs, cleanup, root)
+    return summary(results)
+
+
+def finish(results, instances, procs, cleanup, root, logs=()):
+    """Stop the Postfixes and processes main() started; on a failure, the
+    tails of their logs and of LOGS (paths); then root goes."""
+    for pf in instances:
+        pf.stop()
+    for p in procs:
+        stop_process(p)
+    cleanup.run()
+    if any(not ok for ok, _ in results):
         for pf in instances:
-            pf.stop()
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-        cleanup.run()
-        failed = [r for r in results if not r[0]]
-        if failed:
-            for pf in instances:
-                print("---- %s/maillog (tail)\n%s" % (pf.dir, pf.log()[-3000:]))
-        shutil.rmtree(root, ignore_errors=True)
+            print("---- %s/maillog (tail)\n%s" % (pf.dir, pf.log()[-3000:]))
+        for path in logs:
+            if os.path.exists(path):
+                print("---- %s (tail)\n%s" % (path, open(path).read()[-3000:]))
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def summary(results):
+    """A line a case, the count; the exit status (0: all passed)."""
     for ok, text in results:
         print("%s %s" % ("ok  " if ok else "FAIL", text))
     passed = sum(1 for r in results if r[0])
