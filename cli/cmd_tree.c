@@ -279,6 +279,8 @@ static int walk(const struct tree_opts *o, struct spfkit_resolver *resolver, str
 	spfkit__lint_dns_init(&dns, resolver, r);
 	spfkit__lint_dns_set_time_limit(&dns, o->limit_s);
 	rc = spfkit__lint_run(&dns, &in);
+	if (rc == 0)
+		rc = spfkit__tree_add_records(t, &dns);
 	incomplete = lint_dns_incomplete(CMD, &dns);
 	spfkit__lint_dns_free(&dns);
 	if (rc == 0)

@@ -71,9 +71,10 @@ static void dot_counts(FILE *f, const struct tree_node *n)
 	char a[48], b[48], c[48], d[48];
 
 	fprintf(f, "lookups %u here, %u with the subtree\\n", n->terms_here, n->terms_tree);
-	fprintf(f, "void lookups %u/%u here, %u/%u with the subtree (IPv4/IPv6)\\n",
+	/* each count named: "0/3" reads as "0 of 3" */
+	fprintf(f, "void lookups IPv4 %u, IPv6 %u here; IPv4 %u, IPv6 %u with the subtree\\n",
 		n->voids_here[0], n->voids_here[1], n->voids_tree[0], n->voids_tree[1]);
-	fprintf(f, "addresses %s + %s here, %s + %s with the subtree (IPv4 + IPv6)%s\\n",
+	fprintf(f, "addresses IPv4 %s, IPv6 %s here; IPv4 %s, IPv6 %s with the subtree%s\\n",
 		spfkit__tree_count_str(&n->v4_here, a, sizeof(a)),
 		spfkit__tree_count_text(&n->v6_here, b, sizeof(b)),
 		spfkit__tree_count_str(&n->v4_tree, c, sizeof(c)),
@@ -91,6 +92,10 @@ static void dot_node(FILE *f, const struct tree_node *n)
 	fputs("\\n", f);
 	if (n->record != NULL) {
 		dot_record(f, n->record, n->record_len);
+		for (i = 0; i < n->nmore; i++) {
+			fprintf(f, "record %zu of %zu:\\n", i + 2, n->nmore + 1);
+			dot_record(f, n->more[i].text, n->more[i].len);
+		}
 		if (n->parsed)
 			dot_counts(f, n);
 	}

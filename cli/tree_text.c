@@ -63,6 +63,13 @@ static void print_details(FILE *f, const struct tree_node *n, unsigned depth)
 	fputs("record: ", f);
 	cli_put_safe(f, n->record, n->record_len);
 	putc('\n', f);
+	for (i = 0; i < n->nmore; i++) {
+		/* the owner has to see every record to merge them into one */
+		indent(f, depth + 1);
+		fprintf(f, "record %zu of %zu: ", i + 2, n->nmore + 1);
+		cli_put_safe(f, n->more[i].text, n->more[i].len);
+		putc('\n', f);
+	}
 	if (n->has_ttl) {
 		indent(f, depth + 1);
 		fprintf(f, "ttl: %lu s\n", (unsigned long)n->ttl);
@@ -210,6 +217,16 @@ static void json_node(struct spfkit__buf *b, const struct tree_node *n)
 		cli_json_str(b, n->record, n->record_len);
 	else
 		spfkit__buf_puts(b, "null");
+	if (n->nmore > 0) {
+		cli_json_key(b, &first, "other_records");
+		spfkit__buf_putc(b, '[');
+		for (i = 0; i < n->nmore; i++) {
+			if (i > 0)
+				spfkit__buf_putc(b, ',');
+			cli_json_str(b, n->more[i].text, n->more[i].len);
+		}
+		spfkit__buf_putc(b, ']');
+	}
 	cli_json_key(b, &first, "ttl");
 	if (n->has_ttl)
 		spfkit__buf_printf(b, "%lu", (unsigned long)n->ttl);

@@ -362,7 +362,10 @@ void spfkit__tree_ranges_free(struct tree_ranges *r);
 const char *spfkit__tree_count_str(const struct tree_count *c, char *buf, size_t size);
 /* n when c is exactly 2^n, else -1. */
 int spfkit__tree_count_log2(const struct tree_count *c);
-/* For people: "2^80" for a power of two from 2^16 up, else the decimal text. */
+/* For people, never a 26-digit number: "2^80" for a power of two from
+ * 2^16 up, the decimal text below 2^20, a sum of at most three powers of
+ * two ("2^80 + 2^64", "2^80 + 1"), else the size to a tenth of a power of
+ * two ("~2^96.6"). buf: at least 48 bytes. */
 const char *spfkit__tree_count_text(const struct tree_count *c, char *buf, size_t size);
 
 /* ---- tree_build.c --------------------------------------------------------- */
@@ -373,6 +376,12 @@ struct tree_void {
 	struct tree_void *next;
 };
 
+/* One record's text (in the report's arena). */
+struct tree_text {
+	const char *text;
+	size_t len;
+};
+
 struct tree_node {
 	unsigned id; /* dot node name n<id> */
 	const char *domain;
@@ -381,6 +390,10 @@ struct tree_node {
 	int via_qualifier;
 	const char *record; /* NULL: none read */
 	size_t record_len;
+	/* a name with several SPF records (receivers return permerror): the
+	 * second and further, in the answer's order; the owner merges them all */
+	struct tree_text *more;
+	size_t nmore;
 	uint32_t ttl;
 	int has_ttl;
 	int parsed;          /* the record parsed: the counts below mean something */
@@ -415,6 +428,31 @@ void spfkit__tree_free(struct tree *t);
 void spfkit__tree_observe(void *arg, const struct lint_walk_event *ev);
 /* 0 no error, 2 the tree has errors (documented in --help and docs/tree.md). */
 int spfkit__tree_exit_status(const struct tree *t);
+/*
+ * After the walk: each node whose name publishes several SPF records gets
+ * the second and further in its `more`, from the walk's answers in d (no
+ * new question). 0 or SPFKIT_ENOMEM.
+ */
+int spfkit__tree_add_records(struct tree *t, struct lint_dns *d);
+
+/* Where a node stands against the limits of RFC 7208 §4.6.4, counted in
+ * the walk's order (the order of evaluation for a client matching nothing). */
+enum tree_limit {
+	TREE_UNDER = 0, /* the count stays within the limit up to this node's end */
+	TREE_CROSSES,   /* within it at the node's start, over it at its end: the
+			 * path to the term that goes over */
+	TREE_BEYOND,    /* over it before the node starts: receivers never get here */
+};
+
+struct tree_marks {
+	enum tree_limit lookups; /* DNS-querying terms, limit 10 */
+	enum tree_limit voids;   /* void lookups, limit 2, the worse family */
+	unsigned terms_before, terms_after; /* the walk's count at the node's start and end */
+	unsigned voids_after[2];            /* per family, at the node's end */
+	int void_heavy; /* the subtree alone has as many voids as the limit allows */
+};
+
+void spfkit__tree_marks(const struct tree_node *n, struct tree_marks *m);
 
 /* The four results a record's terms can give (RFC 7208 §4.6.2, §2.6). */
 enum flat_q { FQ_PASS = 0, FQ_FAIL, FQ_SOFTFAIL, FQ_NEUTRAL, FQ_COUNT };

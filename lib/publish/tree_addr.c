@@ -214,13 +214,92 @@ int spfkit__tree_count_log2(const struct tree_count *c)
 	return n;
 }
 
+/* Below this, a count that is not a power of two is short enough in decimal. */
+#define COUNT_DECIMAL_MAX ((uint64_t)1 << 20)
+
+/*
+ * floor(log2 c) and log2 c rounded to tenths, without libm: c = m * 2^p
+ * with m in [1, 2) (53 bits of it), and round(10 log2 m) is the number
+ * of k in 0..9 with m^20 >= 2^(2k+1); m^20 < 2^20 stays exact enough.
+ */
+static unsigned count_log2_tenths(const struct tree_count *c)
+{
+	uint64_t v = c->hi != 0 ? c->hi : c->lo;
+	unsigned p = c->hi != 0 ? 64 : 0, top = 0, k, tenths = 0;
+	double m, m4, m20;
+	int i;
+
+	while (top < 63 && (v >> (top + 1)) != 0)
+		top++;
+	p += top;
+	/* the 53 bits below the top one, from hi and lo */
+	m = 1.0;
+	for (i = 1; i <= 52 && (unsigned)i <= p; i++) {
+		unsigned bit = p - (unsigned)i;
+		uint64_t word = bit >= 64 ? c->hi : c->lo;
+
+		if ((word >> (bit % 64)) & 1)
+			m += 1.0 / (double)((uint64_t)1 << i);
+	}
+	m4 = m * m;
+	m4 = m4 * m4;
+	m20 = m4 * m4;    /* m^8 */
+	m20 = m20 * m20;  /* m^16 */
+	m20 = m20 * m4;
+	for (k = 0; k < 10; k++)
+		tenths += m20 >= (double)((uint64_t)1 << (2 * k + 1));
+	return p * 10 + tenths;
+}
+
+/* c as "2^a + 2^b + r" when at most COUNT_SUM_MAX bits from 2^16 up are
+ * set (r < 2^16, left out when 0); 0 when more are. */
+#define COUNT_SUM_MAX 3
+static int count_as_sum(const struct tree_count *c, char *buf, size_t size)
+{
+	unsigned bits[COUNT_SUM_MAX], n = 0, b;
+	size_t used = 0;
+	int w;
+
+	for (b = 127; b >= 16; b--) {
+		uint64_t word = b >= 64 ? c->hi : c->lo;
+
+		if (!((word >> (b % 64)) & 1))
+			continue;
+		if (n == COUNT_SUM_MAX)
+			return 0;
+		bits[n++] = b;
+	}
+	buf[0] = '\0';
+	for (b = 0; b < n; b++) {
+		w = snprintf(buf + used, size - used, "%s2^%u", b ? " + " : "", bits[b]);
+		if (w < 0 || (size_t)w >= size - used)
+			return 0;
+		used += (size_t)w;
+	}
+	if ((c->lo & 0xffff) != 0) {
+		w = snprintf(buf + used, size - used, " + %u", (unsigned)(c->lo & 0xffff));
+		if (w < 0 || (size_t)w >= size - used)
+			return 0;
+	}
+	return 1;
+}
+
 const char *spfkit__tree_count_text(const struct tree_count *c, char *buf, size_t size)
 {
 	int l = spfkit__tree_count_log2(c);
+	unsigned t;
 
 	if (l >= 16) {
 		snprintf(buf, size, "2^%d", l);
 		return buf;
 	}
-	return spfkit__tree_count_str(c, buf, size);
+	if (c->hi == 0 && c->lo < COUNT_DECIMAL_MAX)
+		return spfkit__tree_count_str(c, buf, size);
+	/* a 26-digit number reads as nothing: powers of two do (a /48 and a
+	 * /64 are "2^80 + 2^64"), and past three of them, the size to a tenth */
+	if (count_as_sum(c, buf, size))
+		return buf;
+	t = count_log2_tenths(c);
+	snprintf(buf, size, "~2^%u.%u", t / 10, t % 10);
+	return buf;
 }

@@ -255,3 +255,76 @@ int spfkit__tree_exit_status(const struct tree *t)
 		return 2;
 	return 0;
 }
+
+/* ---- after the walk ------------------------------------------------------- */
+
+static int add_more(struct tree *t, struct lint_dns *d, struct tree_node *n)
+{
+	const struct lint_answer *a;
+	size_t i, k = 0, spf = 0;
+
+	/* several records stop the walk before parsing: only such nodes can have them */
+	if (n->record == NULL || n->parsed || !n->has_ttl || n->domain[0] == '\0')
+		return 0;
+	if (spfkit__lint_dns_ask(d, n->domain, strlen(n->domain), SPFKIT_RR_TXT, &a) != 0)
+		return 0; /* not in the walk's answers: nothing to add */
+	for (i = 0; i < a->count; i++)
+		spf += spfkit_record_is_spf((const char *)a->rrs[i].data, a->rrs[i].len) != 0;
+	if (spf < 2)
+		return 0;
+	n->more = spfkit__arena_alloc(&t->r->arena, (spf - 1) * sizeof(*n->more));
+	if (n->more == NULL)
+		return SPFKIT_ENOMEM;
+	for (i = 0, spf = 0; i < a->count; i++) {
+		const char *s = (const char *)a->rrs[i].data;
+
+		if (!spfkit_record_is_spf(s, a->rrs[i].len) || spf++ == 0)
+			continue; /* the first is n->record, as the walk read it */
+		n->more[k].text = spfkit__lint_strndup(t->r, s, a->rrs[i].len);
+		n->more[k].len = a->rrs[i].len;
+		if (n->more[k].text == NULL)
+			return SPFKIT_ENOMEM;
+		k++;
+	}
+	n->nmore = k;
+	return 0;
+}
+
+static int add_records_below(struct tree *t, struct lint_dns *d, struct tree_node *n)
+{
+	struct tree_node *c;
+	int rc = add_more(t, d, n);
+
+	for (c = n->child; c != NULL && rc == 0; c = c->next)
+		rc = add_records_below(t, d, c);
+	return rc;
+}
+
+int spfkit__tree_add_records(struct tree *t, struct lint_dns *d)
+{
+	return t->root != NULL ? add_records_below(t, d, t->root) : 0;
+}
+
+static enum tree_limit against(unsigned before, unsigned after, unsigned limit)
+{
+	if (before > limit)
+		return TREE_BEYOND;
+	return after > limit ? TREE_CROSSES : TREE_UNDER;
+}
+
+void spfkit__tree_marks(const struct tree_node *n, struct tree_marks *m)
+{
+	enum tree_limit v[2];
+	int fam;
+
+	memset(m, 0, sizeof(*m));
+	m->terms_before = n->enter_terms;
+	m->terms_after = n->enter_terms + n->terms_tree;
+	m->lookups = against(m->terms_before, m->terms_after, SPFKIT_LIMIT_DNS_TERMS);
+	for (fam = 0; fam < 2; fam++) {
+		m->voids_after[fam] = n->enter_voids[fam] + n->voids_tree[fam];
+		v[fam] = against(n->enter_voids[fam], m->voids_after[fam], SPFKIT_LIMIT_VOID_LOOKUPS);
+		m->void_heavy |= n->voids_tree[fam] >= SPFKIT_LIMIT_VOID_LOOKUPS;
+	}
+	m->voids = v[0] > v[1] ? v[0] : v[1];
+}
