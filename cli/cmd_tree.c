@@ -4,8 +4,9 @@
  * the worst case, its void lookups, the addresses it authorises, its
  * TTL and its terms made by macros. The tree is lint's walk, watched
  * (tree.h): the same resolver, parser and counting rules as lint.
- * Output as text, --json, --dot, or --svg through Graphviz's dot; with
- * --output the file appears whole or not at all (temp file, rename).
+ * Output as text, --json, --dot (Graphviz), or --svg (spfkit's own
+ * drawing, tree_svg.c); with --output the file appears whole or not at
+ * all (temp file, rename).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,6 @@
 
 #define CMD "tree"
 #define TREE_EXIT_USAGE 64       /* as lint: bad arguments, unreadable zone file */
-#define TREE_EXIT_UNAVAILABLE 69 /* --svg without Graphviz's dot (sysexits EX_UNAVAILABLE) */
 #define TREE_EXIT_INTERNAL 70    /* out of memory, the resolver failed, cannot write */
 #define TREE_PATH_MAX 4096u
 
@@ -25,7 +25,6 @@ struct tree_opts {
 	const char *arg_domain;
 	int json, dot, svg, help;
 	unsigned limit_s; /* --time-limit, parsed */
-	char dot_path[TREE_PATH_MAX];
 };
 
 void cli_tree_usage(FILE *f)
@@ -58,8 +57,11 @@ void cli_tree_usage(FILE *f)
 	      "Output (text by default):\n"
 	      "  --json                the tree as one JSON object\n"
 	      "  --dot                 a Graphviz digraph\n"
-	      "  --svg                 an SVG picture, drawn by Graphviz's dot (found in\n"
-	      "                        PATH; on Debian: apt-get install graphviz)\n"
+	      "  --svg                 an SVG picture, drawn by spfkit (no Graphviz): a\n"
+	      "                        box per record, growing downward, 1200 px wide;\n"
+	      "                        red: the path where the count of lookups or void\n"
+	      "                        lookups goes over its limit; grey: records never\n"
+	      "                        reached; orange: a branch with 2 void lookups\n"
 	      "  --output FILE         write FILE instead of stdout; it is written to a\n"
 	      "                        temporary file first and renamed, so FILE is whole\n"
 	      "                        or untouched\n"
@@ -70,10 +72,9 @@ void cli_tree_usage(FILE *f)
 	      "  duplicated, an include or redirect loop, a DNS failure, or more than 10\n"
 	      "  DNS terms or 2 void lookups (receivers return permerror, temperror or\n"
 	      "  none; spfkit lint says more); 64 bad arguments or an unreadable zone\n"
-	      "  file; 69 --svg and no dot program; 70 no tree (out of memory, the DNS\n"
-	      "  resolver failed, the output could not be written); 75 incomplete: the\n"
-	      "  time limit was reached (the tree is written, its unanswered branches\n"
-	      "  marked as DNS failures).\n",
+	      "  file; 70 no tree (out of memory, the DNS resolver failed, the output\n"
+	      "  could not be written); 75 incomplete: the time limit was reached (the\n"
+	      "  tree is written, its unanswered branches marked as DNS failures).\n",
 	      f);
 }
 
@@ -164,72 +165,16 @@ static int finish_file(FILE *f, const char *tmp, const char *final, int ok)
 	return -1;
 }
 
-/* Copy a file to stdout (the SVG dot wrote). 0 or -1. */
-static int copy_to_stdout(const char *path)
-{
-	char buf[8192];
-	FILE *f = fopen(path, "rb");
-	size_t n;
-	int rc = 0;
-
-	if (f == NULL)
-		return -1;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		if (fwrite(buf, 1, n, stdout) != n)
-			rc = -1;
-	if (ferror(f))
-		rc = -1;
-	fclose(f);
-	return fflush(stdout) == 0 ? rc : -1;
-}
-
 static int print_as(const struct tree_opts *o, FILE *f, const struct tree *t)
 {
 	if (o->json)
 		return tree_print_json(f, t);
-	if (o->dot || o->svg)
+	if (o->dot)
 		return tree_print_dot(f, t);
+	if (o->svg)
+		return tree_print_svg(f, t, NULL, 1);
 	tree_print_text(f, t);
 	return ferror(f) ? SPFKIT_EIO : 0;
-}
-
-/* --svg: dot source to a temporary file, `dot -Tsvg` to another, then into place. */
-static int write_svg(const struct tree_opts *o, const struct tree *t)
-{
-	const char *tmpdir = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
-	char src[TREE_PATH_MAX], base[TREE_PATH_MAX], out[TREE_PATH_MAX], err[TREE_PATH_MAX + 100];
-	FILE *f, *g;
-	int rc = -1;
-
-	snprintf(base, sizeof(base), "%.*s/spfkit-tree", (int)(sizeof(base) - 32), tmpdir);
-	f = temp_file(base, src, sizeof(src));
-	if (f == NULL) {
-		cli_error(CMD, "cannot create a temporary file in %.200s", tmpdir);
-		return TREE_EXIT_INTERNAL;
-	}
-	if (print_as(o, f, t) != 0 || fclose(f) != 0) {
-		unlink(src);
-		cli_error(CMD, "cannot write a temporary file in %.200s", tmpdir);
-		return TREE_EXIT_INTERNAL;
-	}
-	g = temp_file(o->output != NULL ? o->output : base, out, sizeof(out));
-	if (g != NULL) {
-		fclose(g); /* dot writes it by name */
-		rc = tree_run_dot(o->dot_path, src, out, err, sizeof(err));
-		if (rc != 0)
-			cli_error(CMD, "%s", err);
-		else if (o->output != NULL)
-			rc = rename(out, o->output);
-		else
-			rc = copy_to_stdout(out);
-		if (rc != 0 || o->output == NULL)
-			unlink(out);
-	} else {
-		cli_error(CMD, "cannot create a temporary file for %.200s",
-			  o->output != NULL ? o->output : "the SVG");
-	}
-	unlink(src);
-	return rc == 0 ? spfkit__tree_exit_status(t) : TREE_EXIT_INTERNAL;
 }
 
 static int write_output(const struct tree_opts *o, const struct tree *t)
@@ -238,8 +183,6 @@ static int write_output(const struct tree_opts *o, const struct tree *t)
 	FILE *f;
 	int rc;
 
-	if (o->svg)
-		return write_svg(o, t);
 	if (o->output == NULL) {
 		rc = print_as(o, stdout, t);
 		if (rc != 0 || fflush(stdout) != 0) {
@@ -333,11 +276,6 @@ int cli_tree_main(int argc, char **argv)
 	} else if (check_combination(o) != 0 ||
 		   lint_time_limit_option(CMD, o->time_limit, &o->limit_s) != 0) {
 		status = TREE_EXIT_USAGE;
-	} else if (o->svg && tree_find_dot(o->dot_path, sizeof(o->dot_path)) != 0) {
-		/* before any DNS: the picture cannot be drawn anyway */
-		cli_error(CMD, "--svg needs Graphviz's dot program, which is not in PATH; on "
-			       "Debian: apt-get install graphviz (or use --dot)");
-		status = TREE_EXIT_UNAVAILABLE;
 	} else {
 		status = run(o);
 	}

@@ -3,7 +3,8 @@
  *
  *   cmd_tree.c    options, --help, the run, exit status, --output
  *   tree_text.c   text and JSON output
- *   tree_dot.c    Graphviz dot output, and --svg through `dot -Tsvg`
+ *   tree_dot.c    Graphviz dot output
+ *   tree_svg.c    the SVG picture, spfkit's own layout (--svg, and --html's)
  *
  * The tree itself is lib/publish's (publish.h: tree_build.c, tree_addr.c).
  */
@@ -22,10 +23,19 @@ int tree_print_json(FILE *f, const struct tree *t);
 
 /* A Graphviz digraph; 0 or an spfkit_err. */
 int tree_print_dot(FILE *f, const struct tree *t);
-/* The dot program in PATH, into buf; 0, or -1 when there is none. */
-int tree_find_dot(char *buf, size_t size);
-/* Run `dot -Tsvg -o out in`; 0, or -1 with a line in err. */
-int tree_run_dot(const char *dot, const char *in, const char *out, char *err, size_t errlen);
+
+/* ---- tree_svg.c ----------------------------------------------------------- */
+
+/*
+ * spfkit's own SVG picture of the tree (no Graphviz); with findings, lint's
+ * findings stand beside the boxes of the records they concern. standalone:
+ * with the XML declaration (a file), else for inside HTML. 0 or an spfkit_err.
+ */
+int tree_print_svg(FILE *f, const struct tree *t, const struct lint_report *findings,
+		   int standalone);
+/* Bytes escaped for XML text and attributes; not printable ASCII as \xNN. */
+void tree_svg_bytes(FILE *f, const char *s, size_t len);
+void tree_svg_str(FILE *f, const char *s);
 
 /* ---- cmd_tree.c ----------------------------------------------------------- */
 

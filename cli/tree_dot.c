@@ -1,24 +1,17 @@
 /*
- * `spfkit tree --dot` and `--svg`: the tree as a Graphviz digraph, one
+ * `spfkit tree --dot`: the tree as a Graphviz digraph, one
  * box per record, one edge per include or redirect. Labels hold DNS
  * data, so every byte is escaped for dot's quoted strings: '"' and '\\'
  * escaped, '&' as &amp; (dot reads entities in labels), and control or
  * non-ASCII bytes shown as \xNN, because a record need not be UTF-8 and
- * dot refuses what is not. --svg runs Debian's `dot -Tsvg` found in PATH.
+ * dot refuses what is not. (--svg is spfkit's own drawing: tree_svg.c.)
  */
-#include <errno.h>
-#include <spawn.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "tree.h"
 
 #define DOT_LINE 60u      /* record text is wrapped at spaces near this width */
 #define DOT_RECORD_MAX 600u /* and cut after this many bytes */
-
-extern char **environ;
 
 /* len bytes of s inside a dot "..." string. */
 static void dot_bytes(FILE *f, const char *s, size_t len)
@@ -149,50 +142,4 @@ int tree_print_dot(FILE *f, const struct tree *t)
 		dot_tree(f, t->root);
 	fputs("}\n", f);
 	return ferror(f) ? SPFKIT_EIO : 0;
-}
-
-/* ---- --svg ------------------------------------------------------------------ */
-
-int tree_find_dot(char *buf, size_t size)
-{
-	const char *path = getenv("PATH"), *p, *end;
-	int n;
-
-	if (path == NULL)
-		return -1;
-	for (p = path;; p = end + 1) {
-		end = strchr(p, ':');
-		if (end == NULL)
-			end = p + strlen(p);
-		/* an empty PATH entry means the current directory */
-		n = snprintf(buf, size, "%.*s/dot", end > p ? (int)(end - p) : 1, end > p ? p : ".");
-		if (n > 0 && (size_t)n < size && access(buf, X_OK) == 0)
-			return 0;
-		if (*end == '\0')
-			return -1;
-	}
-}
-
-int tree_run_dot(const char *dot, const char *in, const char *out, char *err, size_t errlen)
-{
-	char *argv[] = { "dot", "-Tsvg", "-o", (char *)out, (char *)in, NULL };
-	pid_t pid;
-	int rc, status;
-
-	rc = posix_spawn(&pid, dot, NULL, NULL, argv, environ);
-	if (rc != 0) {
-		snprintf(err, errlen, "cannot run %s: %s", dot, strerror(rc));
-		return -1;
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			snprintf(err, errlen, "waiting for %s: %s", dot, strerror(errno));
-			return -1;
-		}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		snprintf(err, errlen, "%s -Tsvg failed (exit %d)", dot,
-			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-		return -1;
-	}
-	return 0;
 }

@@ -2,18 +2,24 @@
 """`spfkit tree` beyond the golden tests (issue 10 item 2).
 
     tree_tests.py SPFKIT ZONE dot       every fixture domain's --dot is accepted by dot
-    tree_tests.py SPFKIT ZONE svg       --svg --output writes a whole SVG file; without
-                                        dot in PATH, exit 69 naming apt-get install graphviz
+    tree_tests.py SPFKIT ZONE svg       --svg (spfkit's own drawing, no dot needed) writes a
+                                        whole SVG file; every fixture's picture is at most
+                                        1920 px wide, text >= 12 px inside it; colours where
+                                        a limit breaks and only there; escaping
+    tree_tests.py SPFKIT GEN_CORPUS svg-corpus
+                                        the same on the benchmark corpus's largest tree
     tree_tests.py SPFKIT ZONE output    --output writes what stdout gets, or nothing (exit 70)
     tree_tests.py SPFKIT GEN_CORPUS count [--domains N]
                                         the root's worst-case lookups and voids equal
                                         lint's on the benchmark corpus
 
 Graphviz is a test dependency (the Makefile's TEST_DEPS): a missing dot
-fails the dot and svg tests, it does not skip them.
+fails the dot tests, it does not skip them.
 """
+import html
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -61,12 +67,52 @@ def test_dot(spfkit, zone):
     return 0
 
 
+def svg_problems(svg, name):
+    """What makes SVG text unreadable or too wide: a list of complaints."""
+    bad = []
+    m = re.search(r'<svg [^>]*width="(\d+)" height="(\d+)" viewBox="0 0 (\d+) (\d+)"', svg)
+    if m is None:
+        return ["%s: no <svg width height viewBox>" % name]
+    width = int(m.group(1))
+    if width > 1920 or int(m.group(3)) != width:
+        bad.append("%s: %d px wide (at most 1920)" % (name, width))
+    sizes = [int(x) for x in re.findall(r'font-size="(\d+)"', svg)]
+    if not sizes or min(sizes) < 12:
+        bad.append("%s: font sizes %s (at least 12 px)" % (name, sorted(set(sizes))))
+    # every line of text ends inside the picture: monospace, at most 0.6 em a character
+    for x, size, attrs, text in re.findall(
+            r'<text x="(\d+)" y="\d+" font-size="(\d+)"([^>]*)>([^<]*)</text>', svg):
+        shown = html.unescape(text)
+        right = int(x) if 'text-anchor="end"' in attrs else int(x) + len(shown) * 0.6 * int(size)
+        if right > width:
+            bad.append("%s: text past the right edge: %r" % (name, shown[:80]))
+            break
+    if re.search(r"\d{20,}", svg):
+        bad.append("%s: a number of 20 digits or more" % name)
+    if re.search(r"\b\d+/\d+ ", re.sub(r"(ip[46]:|a:|mx:|a/|mx/)\S+", "", svg)):
+        bad.append("%s: a count written N/M" % name)
+    return bad
+
+
+def svg_of(spfkit, zone, domain):
+    p = subprocess.run([spfkit, "tree", "--zone", zone, "--svg", domain], capture_output=True,
+                       timeout=120)
+    if p.returncode not in (0, 2) or not p.stdout.startswith(b"<?xml"):
+        fail("tree --svg %s: exit %d: %s" % (domain, p.returncode, p.stderr))
+    return p.stdout.decode("utf-8")
+
+
+def node_classes(svg):
+    return re.findall(r'<g class="node (\w+)"', svg)
+
+
 def test_svg(spfkit, zone):
-    find_dot()
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "chain.svg")
+        # spfkit draws it itself: no Graphviz in PATH is needed
+        env = dict(os.environ, PATH=tmp)
         p = subprocess.run([spfkit, "tree", "--zone", zone, "--svg", "--output", out,
-                            "chain.example"], capture_output=True, timeout=60)
+                            "chain.example"], capture_output=True, timeout=60, env=env)
         if p.returncode != 0 or p.stdout:
             fail("tree --svg --output: exit %d, stdout %r: %s" % (p.returncode, p.stdout, p.stderr))
         svg = open(out, "rb").read()
@@ -76,18 +122,64 @@ def test_svg(spfkit, zone):
             fail("tree --svg left files behind: %s" % os.listdir(tmp))
         p = subprocess.run([spfkit, "tree", "--zone", zone, "--svg", "chain.example"],
                            capture_output=True, timeout=60)
-        if p.returncode != 0 or b"<svg" not in p.stdout:
-            fail("tree --svg to stdout: exit %d: %s" % (p.returncode, p.stderr))
-        # no dot in PATH: a clear message, exit 69, and no output file
-        env = dict(os.environ, PATH=tmp)
-        p = subprocess.run([spfkit, "tree", "--zone", zone, "--svg", "--output",
-                            os.path.join(tmp, "none.svg"), "chain.example"],
-                           capture_output=True, timeout=60, env=env)
-        if p.returncode != 69 or b"apt-get install graphviz" not in p.stderr:
-            fail("tree --svg without dot: exit %d: %s" % (p.returncode, p.stderr))
-        if os.path.exists(os.path.join(tmp, "none.svg")):
-            fail("tree --svg without dot created the output file")
-    print("svg: file, stdout and missing-dot cases ok")
+        if p.returncode != 0 or p.stdout != svg:
+            fail("tree --svg to stdout: exit %d, not the bytes of --output: %s"
+                 % (p.returncode, p.stderr))
+    bad = []
+    for d in zone_domains(zone):
+        bad += svg_problems(svg_of(spfkit, zone, d), d)
+    # colour where a limit breaks, none where none does
+    chain = svg_of(spfkit, zone, "chain.example")
+    if set(node_classes(chain)) != {"ok"} or 'class="edge over' in chain:
+        bad.append("chain.example (4 lookups): coloured as over a limit: %s" % node_classes(chain))
+    over = svg_of(spfkit, zone, "over.example")
+    if node_classes(over)[0] != "over" or "beyond" not in node_classes(over) \
+            or 'stroke="#c62828" stroke-width="3"' not in over:
+        bad.append("over.example (15 lookups): the path over the limit is not red: %s"
+                   % node_classes(over))
+    if "15 lookups" not in over or "the lookup count goes from 0 to 15" not in over:
+        bad.append("over.example: its cost (15 lookups) is not shown")
+    voids = svg_of(spfkit, zone, "voids.example")
+    if node_classes(voids) != ["voids", "voids"] or "void-heavy" not in voids:
+        bad.append("voids.example (2 void lookups): not marked void-heavy: %s"
+                   % node_classes(voids))
+    if node_classes(svg_of(spfkit, zone, "voids3.example")) != ["over"]:
+        bad.append("voids3.example (3 void lookups): not over the limit")
+    multi = svg_of(spfkit, zone, "multi.example")
+    if "v=spf1 ip4:198.51.100.7 ~all" not in multi or "record 2 of 2" not in multi:
+        bad.append("multi.example: its second record is not shown")
+    hostile = svg_of(spfkit, zone, "hostile.example")
+    if "\\xe2\\x80\\x9csmart" not in hostile or "&lt;b&gt;" not in hostile:
+        bad.append("hostile.example: bytes not escaped as \\xNN and XML entities")
+    for b in bad:
+        print("FAIL " + b)
+    if bad:
+        sys.exit(1)
+    print("svg: file and stdout equal, no dot needed; widths, fonts, colours and escaping ok")
+    return 0
+
+
+def test_svg_corpus(spfkit, gen):
+    """The benchmark corpus's largest tree (most records) fits 1920 px at >= 12 px text."""
+    with tempfile.TemporaryDirectory() as tmp:
+        zone, _, linted = corpus_linted(spfkit, gen, tmp, [])
+        largest = max(linted, key=lambda r: (r["lookups"]["records"], r["domain"]))
+        d, records = largest["domain"], largest["lookups"]["records"]
+        svg = svg_of(spfkit, zone, d)
+        bad = svg_problems(svg, d)
+        if len(node_classes(svg)) < records:
+            bad.append("%s: %d boxes for %d records" % (d, len(node_classes(svg)), records))
+        if largest["lookups"]["dns_terms"] > 10 and "over" not in node_classes(svg):
+            bad.append("%s: %d lookups and no box coloured over the limit"
+                       % (d, largest["lookups"]["dns_terms"]))
+        for b in bad:
+            print("FAIL " + b)
+        if bad:
+            sys.exit(1)
+        w = re.search(r'<svg [^>]*width="(\d+)"', svg).group(1)
+        print("largest corpus tree %s: %d records, %d lookups: SVG %s px wide, fonts %s px"
+              % (d, records, largest["lookups"]["dns_terms"], w,
+                 sorted(set(int(x) for x in re.findall(r'font-size="(\d+)"', svg)))))
     return 0
 
 
@@ -125,20 +217,27 @@ def domains_of(queries):
     return seen
 
 
+def corpus_linted(spfkit, gen, tmp, args):
+    """The corpus made in TMP (gen_corpus.py ARGS), its query domains and lint's report
+    of each: (zone, domains, reports)."""
+    subprocess.run([sys.executable, gen, "--out", tmp] + args, check=True, capture_output=True)
+    zone = os.path.join(tmp, "bench.zone")
+    domains = domains_of(os.path.join(tmp, "queries.txt"))
+    listing = os.path.join(tmp, "domains")
+    with open(listing, "w") as f:
+        f.write("".join(d + "\n" for d in domains))
+    p = subprocess.run([spfkit, "lint", "--zone", zone, "--json", "--batch", listing],
+                       capture_output=True, text=True, timeout=600)
+    linted = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+    if len(linted) != len(domains):
+        fail("lint --batch: %d reports for %d domains" % (len(linted), len(domains)))
+    return zone, domains, linted
+
+
 def test_count(spfkit, gen, ndomains):
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([sys.executable, gen, "--out", tmp, "--domains", ndomains,
-                        "--queries", "2000"], check=True, capture_output=True)
-        zone = os.path.join(tmp, "bench.zone")
-        domains = domains_of(os.path.join(tmp, "queries.txt"))
-        listing = os.path.join(tmp, "domains")
-        with open(listing, "w") as f:
-            f.write("".join(d + "\n" for d in domains))
-        p = subprocess.run([spfkit, "lint", "--zone", zone, "--json", "--batch", listing],
-                           capture_output=True, text=True, timeout=600)
-        linted = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
-        if len(linted) != len(domains):
-            fail("lint --batch: %d reports for %d domains" % (len(linted), len(domains)))
+        zone, domains, linted = corpus_linted(spfkit, gen, tmp,
+                                              ["--domains", ndomains, "--queries", "2000"])
         bad = 0
         for d, lr in zip(domains, linted):
             p = subprocess.run([spfkit, "tree", "--zone", zone, "--json", d],
@@ -178,6 +277,8 @@ def main():
         return test_svg(spfkit, arg)
     if what == "output":
         return test_output(spfkit, arg)
+    if what == "svg-corpus":
+        return test_svg_corpus(spfkit, arg)
     if what == "count":
         n = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--domains" else "300"
         return test_count(spfkit, arg, n)
