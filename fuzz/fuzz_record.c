@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the SPF record parser (lib/spf/record_parse.c). Any input
+ * Fuzz target: the SPF record parser (lib/spf/record_parse.c, term_*.c). Any input
  * is a record candidate; a parsed record is walked and every parsed
  * string expanded with a fixed environment, so the AST the parser hands
  * the evaluator is exercised too. Everything is freed each run.

@@ -18,8 +18,9 @@
 #include "spfkit_util.h"
 
 /*
- * SSE2 (every x86-64): the scans that use it (record_parse.c, domain.c,
- * ip4_scan.c) each have a plain C path for the machines without it.
+ * SSE2 (every x86-64): the scans that use it (record_parse.c,
+ * term_parse.h, term_domain.c, domain.c, ip4_scan.c) each have a plain C
+ * path for the machines without it.
  */
 #if defined(__SSE2__) && defined(__GNUC__)
 #define SPFKIT__HAVE_SSE2 1

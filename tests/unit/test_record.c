@@ -1,5 +1,5 @@
 /*
- * Unit tests of lib/spf/record_parse.c: the record grammar of RFC 7208
+ * Unit tests of lib/spf/record_parse.c and term_*.c: the record grammar of RFC 7208
  * §4.5, §4.6.1, §5, §6 and §12. The first test holds every SPF record of
  * the RFC 7208 test suite (tests/rfc7208/rfc7208-tests.yml) with the
  * verdict the suite's expected results imply; the others test one rule
