@@ -4,7 +4,8 @@
  * ABI rule for the public structs: no field is ever removed, reordered,
  * renamed or resized within one SONAME.
  * Structs the caller fills and hands in (spfkit_config, spfkit_request,
- * spfkit_cache_options, spfkit_cares_options) may gain fields at their
+ * spfkit_cache_options, spfkit_cares_options, spfkit_lint_options) may
+ * gain fields at their
  * end: each begins with `size_t size`, set by its inline *_init()
  * function (spfkit_config_init() ...) to the sizeof the caller was
  * compiled with, together with zero for every other field (zero is the
@@ -13,11 +14,13 @@
  * not have; a size below the 1.0 struct, or a larger struct with a
  * non-zero byte in fields this library does not know, is SPFKIT_EINVAL.
  * So always call the *_init() function before setting fields.
- * The library-returned spfkit_result and spfkit_record, read through
- * the pointer the library gives, may gain fields at their end.
+ * The library-returned spfkit_result, spfkit_record and publish.h's
+ * spfkit_lint_summary, spfkit_lint_finding and spfkit_tree_node, read
+ * through the pointer the library gives, may gain fields at their end.
  * No other struct may grow: one embedded in another (spfkit_ip,
  * spfkit_limits, spfkit_macro_string), one read as an array
- * (spfkit_term, spfkit_macro_piece, spfkit_dns_rr, spfkit_cares_fd),
+ * (spfkit_term, spfkit_macro_piece, spfkit_dns_rr, spfkit_cares_fd,
+ * spfkit_tree_void),
  * one the caller allocates for the library to fill (spfkit_question,
  * spfkit_cache_stats, spfkit_parse_error, ...), or a table of
  * functions (spfkit_allocator, spfkit_resolver_ops).

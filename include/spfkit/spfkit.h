@@ -14,6 +14,10 @@
  *   spfkit_eval_answer(), until the step says SPFKIT_STEP_DONE; read
  *   spfkit_eval_result(); spfkit_eval_free().
  *
+ *   A publisher's checks (spfkit lint and tree as data): spfkit_lint_run()
+ *   over any resolver, then read the summary, findings and tree
+ *   (publish.h); spfkit_lint_free().
+ *
  * Threads: a context is read-only after setup and may be shared by any
  * number of threads; one evaluation is used by one thread at a time.
  *
@@ -34,5 +38,6 @@
 #include <spfkit/zone.h>
 #include <spfkit/cares.h>
 #include <spfkit/cache.h>
+#include <spfkit/publish.h>
 
 #endif
