@@ -240,6 +240,20 @@ static PyMethodDef context_methods[] = {
 	 "HELO name. record: the checked domain's record given as text instead of looked "
 	 "up. trace: keep every step in Result.trace. now: the time for %{t} (0: the "
 	 "clock). Blocks without the GIL; safe from any number of threads."},
+	{"lint", (PyCFunction)(void (*)(void))spfkit_py_context_lint, METH_VARARGS | METH_KEYWORDS,
+	 "lint(domain=None, *, record=None, time_limit=0) -> dict\n\n"
+	 "`spfkit lint`: check domain's SPF record and every record it includes or redirects "
+	 "to, through this Context's Resolver. record: check this text instead of the "
+	 "domain's (includes are still looked up). time_limit: seconds for the whole walk (0: "
+	 "60). The dict has the keys of `spfkit lint --json` (domain, record, lookups, "
+	 "findings, summary, exit_status), and stopped and unanswered. Blocks without the "
+	 "GIL."},
+	{"tree", (PyCFunction)(void (*)(void))spfkit_py_context_tree, METH_VARARGS | METH_KEYWORDS,
+	 "tree(domain=None, *, record=None, time_limit=0) -> dict\n\n"
+	 "`spfkit tree`: the include/redirect tree of domain's record, with per record its "
+	 "lookups, void lookups and address counts (ints); the keys of `spfkit tree --json` "
+	 "(domain, tree, total, exit_status), and stopped and unanswered. Blocks without "
+	 "the GIL."},
 	{NULL, NULL, 0, NULL},
 };
 

@@ -8,7 +8,8 @@
  *                          servers, given servers, or a zone; a pool of
  *                          backends, one per thread using it at a time
  *   Context (context.c)    an spfkit_ctx and its Resolver; check()
- *                          evaluates with the GIL released
+ *                          evaluates with the GIL released; lint() and
+ *                          tree() (lint.c) walk a domain's records
  *   Result (result.c)      one finished evaluation, read lazily
  *   Driver (driver.c)      evaluations on an event loop's c-ares
  *                          resolver, for spfkit.aio (asyncio)
@@ -74,6 +75,10 @@ struct spfkit_py_context {
 };
 
 extern PyTypeObject spfkit_py_context_type;
+
+/* Context.lint() and Context.tree() (lint.c): <spfkit/publish.h>'s walk. */
+PyObject *spfkit_py_context_lint(PyObject *obj, PyObject *args, PyObject *kwargs);
+PyObject *spfkit_py_context_tree(PyObject *obj, PyObject *args, PyObject *kwargs);
 
 /*
  * The request of check(ip, sender, helo, ...) as the library takes it,

@@ -5,8 +5,11 @@ go to a c-ares resolver whose sockets the running loop watches
 (loop.add_reader / add_writer) and whose retransmissions are loop timers:
 no thread, no blocking call. One c-ares resolver per event loop (it
 belongs to that loop's thread). A zone Resolver answers at once.
+`await ctx.lint(domain)` and `await ctx.tree(domain)` run lint's walk,
+which does its own blocking DNS, in the loop's default executor.
 """
 import asyncio
+import functools
 import os
 import socket
 
@@ -141,6 +144,21 @@ class AsyncContext(Context):
             expiry.cancel()
             if not ended:  # cancelled: end the check, its questions with it
                 driver.expire(token)
+
+    async def lint(self, domain=None, **kwargs):
+        """Context.lint() in the loop's default executor: lint's walk
+        (<spfkit/publish.h>) asks its questions itself and blocks, it is
+        not the sans-I/O evaluator, so it runs in a thread (without the
+        GIL), on a DNS backend of its own from the Resolver's pool."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            None, functools.partial(Context.lint, self, domain, **kwargs))
+
+    async def tree(self, domain=None, **kwargs):
+        """Context.tree() in the loop's default executor, as lint()."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            None, functools.partial(Context.tree, self, domain, **kwargs))
 
     def close(self):
         """Drop the loops' resolvers (checks still open never end)."""

@@ -5,7 +5,8 @@ tree's python/ and these in the environment:
   SPFKIT_DNSD        tests/dnsd's program (loopback DNS server)
   SPFKIT_RFC_SUITE   tests/rfc7208/rfc7208-tests.yml
   SPFKIT_GEN_CORPUS  bench/gen_corpus.py
-  SPFKIT_SOURCE_ROOT the source tree (examples/)
+  SPFKIT_SOURCE_ROOT the source tree (examples/, tests/lint/checks.zone)
+  SPFKIT_CLI         the spfkit command (lint and tree --json, compared)
 """
 import os
 import signal
