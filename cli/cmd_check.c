@@ -641,6 +641,7 @@ static int policy_check(struct policy_run *p)
 
 	p->in.sender = q->sender;
 	p->in.sender_len = q->sender_len;
+	p->in.smtputf8 = spfkit__mta_sender_is_utf8(q->sender, q->sender_len); /* as spfkit-policyd */
 	p->in.helo = q->helo;
 	p->in.helo_len = q->helo_len;
 	p->in.client_ip = p->q->ip_text;

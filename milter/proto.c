@@ -3,6 +3,7 @@
  */
 #include <string.h>
 
+#include "spfkit_util.h"
 #include "proto.h"
 
 uint32_t spfkit__milter_get32(const unsigned char *p)
@@ -67,6 +68,28 @@ size_t spfkit__milter_strings(const unsigned char *d, size_t n, const char **s, 
 		off = (size_t)(nul - d) + 1;
 	}
 	return count;
+}
+
+int spfkit__milter_mail_smtputf8(const unsigned char *d, size_t n)
+{
+	static const char want[] = "SMTPUTF8";
+	const unsigned char *nul;
+	size_t off = 0, len;
+
+	nul = memchr(d, '\0', n);
+	if (nul == NULL)
+		return 0;
+	off = (size_t)(nul - d) + 1; /* past the address */
+	while (off < n) {
+		nul = memchr(d + off, '\0', n - off);
+		if (nul == NULL)
+			return 0; /* bytes after the last NUL are no string */
+		len = (size_t)(nul - (d + off));
+		if (spfkit__memcaseeq(d + off, len, want, sizeof(want) - 1))
+			return 1;
+		off += len + 1;
+	}
+	return 0;
 }
 
 int spfkit__milter_connect_parse(const unsigned char *d, size_t n, struct spfkit__milter_connect *c)

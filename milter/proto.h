@@ -77,6 +77,13 @@ int spfkit__milter_optneg_parse(const unsigned char *d, size_t n, uint32_t *vers
 size_t spfkit__milter_strings(const unsigned char *d, size_t n, const char **s, size_t *len,
 			      size_t max);
 
+/*
+ * MAIL FROM (M): does the packet's ESMTP parameter list, the strings
+ * after the address, hold SMTPUTF8 (RFC 6531 §3.4; any case)? Postfix
+ * and Sendmail pass the client's parameters as it sent them. 1 or 0.
+ */
+int spfkit__milter_mail_smtputf8(const unsigned char *d, size_t n);
+
 /* Connection information (C): hostname NUL, family, then port and address for '4' '6' 'L'. */
 struct spfkit__milter_connect {
 	const char *hostname;

@@ -298,7 +298,7 @@ static char *put_text(char **at, const char *s, size_t n)
 }
 
 static struct spfkit__milter_check *check_new(struct spfkit__milter_conn *c, const char *sender,
-					       size_t sender_len)
+					       size_t sender_len, int smtputf8)
 {
 	struct spfkit__milter_session *s = spfkit__milter_session_of(c);
 	const char *helo = s->helo;
@@ -327,6 +327,7 @@ static struct spfkit__milter_check *check_new(struct spfkit__milter_conn *c, con
 	at = k->text;
 	in->sender = put_text(&at, sender, sender_len);
 	in->sender_len = sender_len;
+	in->smtputf8 = smtputf8;
 	in->helo = put_text(&at, helo, helo_len);
 	in->helo_len = helo_len;
 	in->client_ip = put_text(&at, s->ip_text, ip_len);
@@ -359,7 +360,8 @@ int spfkit__milter_on_mail(struct spfkit__milter_conn *c, const unsigned char *d
 		return 0;
 	}
 	sender = sender_of(d, n, &sender_len);
-	k = check_new(c, sender, sender_len);
+	/* the headers carry UTF-8 only for a message the client declared SMTPUTF8 (RFC 6532) */
+	k = check_new(c, sender, sender_len, spfkit__milter_mail_smtputf8(d, n));
 	if (k == NULL) {
 		local_problem(c, NULL, SPFKIT_ENOMEM);
 		return 0;

@@ -17,16 +17,27 @@
 
 /*
  * Text from the session or from DNS: bytes outside %x20-7E become '?',
- * so no CR or LF reaches a header or a reply; inside a comment, '(' ')'
- * and '\' are escaped (RFC 5322 ccontent). Cut at `cap` with "...".
+ * so no CR or LF reaches a header or a reply; with utf8 (a header of an
+ * SMTPUTF8 message, RFC 6532 §3.2) valid UTF-8 characters stay whole.
+ * Inside a comment, '(' ')' and '\' are escaped (RFC 5322 ccontent). Cut
+ * at `cap` bytes of input with "...", never inside a character.
  */
-static void put_clean(struct spfkit__text *w, const char *s, size_t n, size_t cap, int comment)
+static void put_clean(struct spfkit__text *w, const char *s, size_t n, size_t cap, int comment,
+		      int utf8)
 {
-	size_t i;
+	size_t i, u, end = n < cap ? n : cap;
 
-	for (i = 0; i < n && i < cap; i++) {
+	for (i = 0; i < end; i++) {
 		char c = s[i];
 
+		u = utf8 ? spfkit__utf8_len((const unsigned char *)s + i, n - i) : 0;
+		if (u > end - i)
+			break; /* cut before the character; n > cap, so "..." follows */
+		if (u > 0) {
+			spfkit__text_put(w, s + i, u);
+			i += u - 1;
+			continue;
+		}
 		if ((unsigned char)c < 0x20 || (unsigned char)c > 0x7e)
 			c = '?';
 		if (comment && (c == '(' || c == ')' || c == '\\'))
@@ -96,11 +107,17 @@ static enum spfkit__mta_reject policy_of(const struct spfkit__mta_config *cfg,
 					 const struct spfkit__mta_input *in, enum spfkit_identity id,
 					 int *local)
 {
+	const struct spfkit_result *res = check_of(in, id)->res;
 	const char *dom;
 	size_t len;
 
 	identity_domain(in, id, &dom, &len);
 	*local = len > 0 && spfkit__mta_name_match(&cfg->reject_not_pass_domains, dom, len);
+	/* a U-label domain is listed in A-labels, the form SPF checked (RFC 8616 §4) */
+	if (!*local && res != NULL && res->identity_domain != NULL &&
+	    spfkit__mta_sender_is_utf8(dom, len))
+		*local = spfkit__mta_name_match(&cfg->reject_not_pass_domains, res->identity_domain,
+						strlen(res->identity_domain));
 	if (*local)
 		return SPFKIT_MTA_REJECT_NOT_PASS;
 	return id == SPFKIT_IDENTITY_HELO ? cfg->helo_reject : cfg->mail_from_reject;
@@ -153,6 +170,16 @@ static enum spfkit__mta_kind identity_kind(const struct spfkit__mta_config *cfg,
 	if (k == SPFKIT__MTA_REJECT && cfg->no_mail && !chk->no_mail_record)
 		k = SPFKIT__MTA_PREPEND;
 	return k;
+}
+
+int spfkit__mta_sender_is_utf8(const char *sender, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)sender[i] >= 0x80)
+			return 1;
+	return 0;
 }
 
 static int refuses(enum spfkit__mta_kind k)
@@ -224,13 +251,19 @@ static void make_headers(const struct spfkit__mta_config *cfg, const struct spfk
 	if (cfg->hide_receiver)
 		res.receiver = NULL;
 	if (cfg->header_type & SPFKIT_MTA_HEADER_SPF) {
-		rc = spfkit_format_received_spf(&res, 1, out->headers[n], SPFKIT__MTA_TEXT_MAX);
+		/* RFC 8616 §3: UTF-8 only where the message may carry it (RFC 6532) */
+		rc = in->smtputf8 ? spfkit_format_received_spf_utf8(&res, 1, out->headers[n],
+								    SPFKIT__MTA_TEXT_MAX)
+				  : spfkit_format_received_spf(&res, 1, out->headers[n],
+							       SPFKIT__MTA_TEXT_MAX);
 		if (rc >= 0 && (size_t)rc < SPFKIT__MTA_TEXT_MAX)
 			n++;
 	}
 	if (cfg->header_type & SPFKIT_MTA_HEADER_AR) {
-		rc = spfkit_format_auth_results(&res, cfg->authserv_id, 1, out->headers[n],
-						SPFKIT__MTA_TEXT_MAX);
+		rc = in->smtputf8 ? spfkit_format_auth_results_utf8(&res, cfg->authserv_id, 1,
+								    out->headers[n], SPFKIT__MTA_TEXT_MAX)
+				  : spfkit_format_auth_results(&res, cfg->authserv_id, 1, out->headers[n],
+							       SPFKIT__MTA_TEXT_MAX);
 		if (rc >= 0 && (size_t)rc < SPFKIT__MTA_TEXT_MAX)
 			n++;
 	}
@@ -247,12 +280,13 @@ static const char *const bypass_comment[] = {
 	[SPFKIT__MTA_BYPASS_PTR] = "SPF skipped for PTR whitelisted relay domain",
 };
 
-static void put_or_unknown(struct spfkit__text *w, const char *s, size_t n)
+/* An identity as the session gave it; UTF-8 kept only in an SMTPUTF8 message's header. */
+static void put_or_unknown(struct spfkit__text *w, const char *s, size_t n, int utf8)
 {
 	if (s == NULL || n == 0)
 		spfkit__text_puts(w, "<UNKNOWN>");
 	else
-		put_clean(w, s, n, 120, 1);
+		put_clean(w, s, n, 120, 1, utf8);
 }
 
 /* The trace header policyd-spf prepends when no check ran (X-Comment, or AR "none"). */
@@ -265,20 +299,20 @@ static void bypass_header(const struct spfkit__mta_config *cfg, const struct spf
 	spfkit__text_init(&w, buf, SPFKIT__MTA_TEXT_MAX);
 	if (ar) {
 		spfkit__text_puts(&w, "Authentication-Results: ");
-		put_clean(&w, cfg->authserv_id, strlen(cfg->authserv_id), 255, 0);
+		put_clean(&w, cfg->authserv_id, strlen(cfg->authserv_id), 255, 0, 0);
 		spfkit__text_puts(&w, "; none (");
 	} else {
 		spfkit__text_puts(&w, "X-Comment: ");
 	}
 	spfkit__text_puts(&w, bypass_comment[in->bypass]);
 	spfkit__text_puts(&w, " - client-ip=");
-	put_or_unknown(&w, in->client_ip, in->client_ip ? strlen(in->client_ip) : 0);
+	put_or_unknown(&w, in->client_ip, in->client_ip ? strlen(in->client_ip) : 0, 0);
 	spfkit__text_puts(&w, "; helo=");
-	put_or_unknown(&w, in->helo, in->helo_len);
+	put_or_unknown(&w, in->helo, in->helo_len, in->smtputf8);
 	spfkit__text_puts(&w, "; envelope-from=");
-	put_or_unknown(&w, in->sender, in->sender_len);
+	put_or_unknown(&w, in->sender, in->sender_len, in->smtputf8);
 	spfkit__text_puts(&w, "; receiver=");
-	put_or_unknown(&w, recv, recv ? strlen(recv) : 0);
+	put_or_unknown(&w, recv, recv ? strlen(recv) : 0, 0);
 	if (ar)
 		spfkit__text_puts(&w, ")");
 }
@@ -321,7 +355,7 @@ static void put_spf_reason(struct spfkit__text *w, const struct spfkit_result *r
 		s = result_word(res->code);
 		break;
 	}
-	put_clean(w, s, strlen(s), SPFKIT__MTA_REASON_MAX, 0);
+	put_clean(w, s, strlen(s), SPFKIT__MTA_REASON_MAX, 0, 0);
 }
 
 /* {url}: Reason_URL?s=helo|mfrom;id=<identity>;ip=<client>;r=<receiver>, as policyd-spf. */
@@ -415,7 +449,7 @@ static void make_restriction(const char *name, enum spfkit_identity id,
 	struct spfkit__text w;
 
 	spfkit__text_init(&w, out->action, sizeof(out->action));
-	put_clean(&w, name, strlen(name), 512, 0);
+	put_clean(&w, name, strlen(name), 512, 0, 0);
 	out->kind = SPFKIT__MTA_RESTRICTION;
 	out->identity = id;
 	out->header_count = 0;

@@ -48,6 +48,10 @@ struct spfkit__mta_input {
 	size_t helo_len;
 	const char *client_ip;   /* text form, for trace headers and {url} */
 	const char *receiver;    /* this host, for receiver= and {url}; NULL: unknown */
+	/* The message is SMTPUTF8 (RFC 6531): its header fields may hold UTF-8
+	 * (RFC 6532), so the headers give the sender and HELO as sent, U-labels
+	 * and all (RFC 8616 §3); otherwise they are ASCII, domains in A-labels. */
+	int smtputf8;
 	enum spfkit__mta_bypass bypass;
 	struct spfkit__mta_check helo_check;
 	struct spfkit__mta_check mfrom_check;
@@ -78,6 +82,18 @@ struct spfkit__mta_decision {
 	char headers[SPFKIT__MTA_MAX_HEADERS][SPFKIT__MTA_TEXT_MAX];
 	size_t header_count;
 };
+
+/*
+ * Is the transaction SMTPUTF8, judged by its sender alone? For the front
+ * ends that are not told (Postfix's policy request carries no SMTPUTF8
+ * attribute, up to Postfix 3.12): an address with a byte above 0x7f came
+ * in a MAIL FROM with the SMTPUTF8 parameter (Postfix refuses it otherwise
+ * with strict_smtputf8 = yes; with the default "no" an undeclared 8-bit
+ * address is let through, and its header then holds the UTF-8 the
+ * envelope already did). An ASCII sender says nothing: its headers are
+ * ASCII, which SMTPUTF8 mail may carry too.
+ */
+int spfkit__mta_sender_is_utf8(const char *sender, size_t len);
 
 /* Does an SPF check run at all for this client? (skip_addresses, Whitelist) */
 enum spfkit__mta_bypass spfkit__mta_ip_bypass(const struct spfkit__mta_config *cfg,

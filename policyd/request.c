@@ -308,6 +308,8 @@ static struct job *job_alloc(struct spfkit__policyd *srv, const struct picked *p
 	at = j->text;
 	in->sender = put_value(&at, p, A_SENDER);
 	in->sender_len = p->len[A_SENDER];
+	/* Postfix does not say whether the mail is SMTPUTF8: the sender tells (decision.h) */
+	in->smtputf8 = spfkit__mta_sender_is_utf8(in->sender, in->sender_len);
 	in->helo = put_value(&at, p, A_HELO);
 	in->helo_len = p->len[A_HELO];
 	in->client_ip = put_value(&at, p, A_CLIENT);

@@ -137,6 +137,14 @@ void spfkit__smtpd_on_mail_from(struct spfkit__smtpd *f, const struct spfkit__sm
 	e->chk.arg = e;
 	e->chk.in.sender = spfkit__arena_strndup(&e->arena, addr.p, addr.len);
 	e->chk.in.sender_len = addr.len;
+	/*
+	 * Never SMTPUTF8 here: smtpd (OpenSMTPD up to 7.8) offers no SMTPUTF8,
+	 * refuses the MAIL FROM parameter and any non-ASCII address, and its
+	 * filter protocol has no word for it. Our headers stay ASCII (RFC 8616
+	 * §3); a U-label sender that reaches us anyway is checked and written
+	 * in A-labels (lib/spf/idna.c).
+	 */
+	e->chk.in.smtputf8 = 0;
 	e->chk.in.helo = spfkit__arena_strndup(&e->arena, s->helo, s->helo_len);
 	e->chk.in.helo_len = s->helo_len;
 	e->chk.in.client_ip = s->ip_text;

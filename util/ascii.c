@@ -1,4 +1,4 @@
-/* Locale-free ASCII helpers. */
+/* Locale-free ASCII helpers, and the one UTF-8 test of the header writers. */
 #include <string.h>
 
 #include "spfkit_util.h"
@@ -19,4 +19,26 @@ int spfkit__memcaseeq(const void *a, size_t alen, const void *b, size_t blen)
 		if (spfkit__lower(x[i]) != spfkit__lower(y[i]))
 			return 0;
 	return 1;
+}
+
+size_t spfkit__utf8_len(const unsigned char *s, size_t avail)
+{
+	unsigned cp;
+	size_t n, i;
+
+	if (avail < 2 || s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	if (n > avail)
+		return 0;
+	cp = s[0] & (0x7fu >> n);
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3fu);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp < 0xa0)
+		return 0;
+	return n;
 }

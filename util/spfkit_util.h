@@ -215,4 +215,13 @@ static inline int spfkit__is_vchar(int c) { return c >= 0x21 && c <= 0x7e; }
 
 /* Equal ignoring ASCII case, lengths given. */
 int spfkit__memcaseeq(const void *a, size_t alen, const void *b, size_t blen);
+
+/*
+ * The length of the UTF-8 character (RFC 3629 §4) that starts s, 2 to 4,
+ * or 0 when s[0..avail) does not start one: an ASCII byte, a stray
+ * continuation byte, an overlong form, a surrogate, past U+10FFFF, cut
+ * short, or a C1 control (U+0080..U+009F, no text). A NUL-terminated s
+ * may pass avail 4: its NUL ends any sequence.
+ */
+size_t spfkit__utf8_len(const unsigned char *s, size_t avail);
 #endif

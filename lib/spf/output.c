@@ -97,36 +97,10 @@ static int needs_escape(unsigned char c, enum style st)
 	return st != STYLE_PLAIN && c >= 0x20 && c < 0x7f && !in_set(&plain_in[st], c);
 }
 
-/*
- * The length of the UTF-8 character (RFC 3629 §4) that starts s, 2 to 4,
- * or 0 when s does not start one: an ASCII byte, a stray continuation
- * byte, an overlong form, a surrogate, past U+10FFFF, cut short (by the
- * NUL), or a C1 control (U+0080..U+009F, no text).
- */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned cp;
-	size_t n, i;
-
-	if (s[0] < 0xc2 || s[0] > 0xf4)
-		return 0;
-	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
-	cp = s[0] & (0x7fu >> n);
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3fu);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp < 0xa0)
-		return 0;
-	return n;
-}
-
 /* Bytes of a UTF-8 character at s that a UTF-8 output takes as text (RFC 6532 §3.2). */
 static size_t utf8_text(const char *s, int utf8)
 {
-	return utf8 ? utf8_len((const unsigned char *)s) : 0;
+	return utf8 ? spfkit__utf8_len((const unsigned char *)s, 4) : 0; /* s ends in a NUL */
 }
 
 /*
@@ -350,7 +324,7 @@ static int is_utf8_text(const char *s)
 	size_t u;
 
 	while (*s != '\0') {
-		u = utf8_len((const unsigned char *)s);
+		u = spfkit__utf8_len((const unsigned char *)s, 4);
 		if (u == 0 && ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f))
 			return 0;
 		s += u > 0 ? u : 1;

@@ -121,10 +121,11 @@ class Milter:
             self.macros(HELO, macros)
         return self.step(HELO, z(name), P_NOHELO)
 
-    def mail(self, sender, macros=None):
+    def mail(self, sender, macros=None, args=()):
+        """MAIL FROM: the address, then the ESMTP parameters (as Postfix and Sendmail send them)."""
         if macros:
             self.macros(MAIL, macros)
-        return self.step(MAIL, z(sender), P_NOMAIL)
+        return self.step(MAIL, z(sender) + b"".join(z(a) for a in args), P_NOMAIL)
 
     def rcpt(self, rcpt):
         return self.step(RCPT, z(rcpt), P_NORCPT)

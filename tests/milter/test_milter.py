@@ -38,6 +38,7 @@ why.exp.example.  TXT "%{i} is not one of %{d}'s hosts, 100%% sure"
 perm.example.     TXT "v=spf1 include:norecord.example -all"
 temp.example.     TXT "v=spf1 include:tempfail.example -all"
 late.example.     TXT "v=spf1 ip4:192.0.2.0/24 -all"
+xn--mnchen-3ya.example. TXT "v=spf1 ip4:192.0.2.0/24 -all"
 """
 
 ID = "mx.receiver.test"
@@ -533,6 +534,49 @@ def t_both_headers_v4mapped(d):
     m.quit()
 
 
+# ---- internationalized mail (RFC 8616, issue 30) ---------------------------------
+
+def t_utf8_sender_smtputf8(d):
+    """MAIL FROM:<user@münchen.example> SMTPUTF8: checked as xn--mnchen-3ya.example;
+    the message may carry UTF-8 header fields (RFC 6532), so ours give the U-labels."""
+    m = d.client()
+    expect(m.connect("192.0.2.10"), ("continue", b""))
+    expect(m.helo("mx.example.com"), ("continue", b""))
+    expect(m.mail("<user@münchen.example>", args=("BODY=8BITMIME", "smtputf8")),
+           ("continue", b""))
+    edits = finish(m)
+    expect(edits[0], ar(ID + "; spf=pass smtp.mailfrom=münchen.example"))
+    op, idx, name, value = edits[1]
+    expect((op, idx, name), ("i", 0, "Received-SPF"))
+    assert value.startswith("pass (mx.receiver.test: domain of user@münchen.example ") and \
+        'envelope-from="user@münchen.example"' in value, value
+    m.quit()
+
+
+def t_utf8_sender_undeclared(d):
+    """The same 8-bit address without SMTPUTF8 (Postfix lets it through unless
+    strict_smtputf8): the message is no SMTPUTF8 one, our fields are ASCII."""
+    m, r = session(d, "192.0.2.10", "mx.example.com", "<user@münchen.example>")
+    expect(r, ("continue", b""))
+    edits = finish(m)
+    expect(edits[0], ar(ID + "; spf=pass smtp.mailfrom=xn--mnchen-3ya.example"))
+    assert all(e[3].isascii() for e in edits), edits
+    assert 'envelope-from="user@xn--mnchen-3ya.example"' in edits[1][3], edits
+    m.quit()
+
+
+def t_utf8_sender_fail(d):
+    """A host the U-label domain does not list: 550 5.7.23, the reply in ASCII."""
+    m = d.client()
+    expect(m.connect("203.0.113.9"), ("continue", b""))
+    expect(m.helo("h.unknown.test"), ("continue", b""))
+    text = reply_text(m.mail("<user@münchen.example>", args=("SMTPUTF8",)))
+    assert text.startswith("550 5.7.23 "), text
+    assert "due to: xn--mnchen-3ya.example does not designate 203.0.113.9 " in text, text
+    assert "s=mfrom;id=user@m%%C3%%BCnchen.example;" in text, text  # '%' doubled for smfi_setreply
+    m.quit()
+
+
 def t_verified_and_macro_list(d):
     """Skip_Verified ({verify} = OK) and MacroList entries: not checked."""
     for macros in ({"{verify}": "OK"}, {"{daemon_name}": "ORIGINATING"},
@@ -673,7 +717,8 @@ GROUPS = [
                   t_abort_then_more_messages, t_every_step_sent, t_hostile_values,
                   t_hostile_headers, t_too_many_forged, t_broken_protocol,
                   t_concurrent_sessions]),
-    (CONF_BOTH, None, [t_both_headers_v4mapped, t_verified_and_macro_list]),
+    (CONF_BOTH, None, [t_both_headers_v4mapped, t_verified_and_macro_list,
+                       t_utf8_sender_smtputf8, t_utf8_sender_undeclared, t_utf8_sender_fail]),
     (CONF + "Metrics_Listen = 127.0.0.1:0\n", None, [t_metrics]),
     (CONF + "Mail_From_reject = False\n", "dnsd", [t_reload]),
     (CONF + "Lookup_Time = 3\n", "dnsd", [t_slow_dns_stalls_no_one, t_disconnect_mid_evaluation,

@@ -48,6 +48,21 @@ static void strings_bounded(void **state)
 	assert_int_equal(spfkit__milter_strings((const unsigned char *)"", 0, s, len, 4), 0);
 }
 
+/* RFC 6531 §3.4: the SMTPUTF8 parameter among MAIL FROM's strings after the address. */
+static void mail_smtputf8(void **state)
+{
+	(void)state;
+	assert_int_equal(spfkit__milter_mail_smtputf8(BYTES("<u@x>\0SMTPUTF8\0")), 1);
+	assert_int_equal(spfkit__milter_mail_smtputf8(BYTES("<u@x>\0SIZE=10\0smtputf8\0")), 1);
+	assert_int_equal(spfkit__milter_mail_smtputf8(BYTES("<u@x>\0BODY=8BITMIME\0")), 0);
+	assert_int_equal(spfkit__milter_mail_smtputf8(BYTES("<u@x>\0")), 0);
+	/* the address is no parameter, nor is a prefix, nor bytes after the last NUL */
+	assert_int_equal(spfkit__milter_mail_smtputf8(BYTES("SMTPUTF8\0")), 0);
+	assert_int_equal(spfkit__milter_mail_smtputf8(BYTES("<u@x>\0SMTPUTF8X\0SMTPUTF\0")), 0);
+	assert_int_equal(spfkit__milter_mail_smtputf8(BYTES("<u@x>\0SMTPUTF8")), 0);
+	assert_int_equal(spfkit__milter_mail_smtputf8((const unsigned char *)"", 0), 0);
+}
+
 static void connect_forms(void **state)
 {
 	struct spfkit__milter_connect c;
@@ -132,6 +147,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(frame_lengths),
 		cmocka_unit_test(strings_bounded),
+		cmocka_unit_test(mail_smtputf8),
 		cmocka_unit_test(connect_forms),
 		cmocka_unit_test(optneg),
 		cmocka_unit_test(macros_odd_and_garbage),

@@ -37,6 +37,7 @@ relay.example.    A   198.51.100.20
 10.100.51.198.in-addr.arpa. PTR mx2.fwd.example.
 11.100.51.198.in-addr.arpa. PTR mx1.fwdexample.org.
 mx1.fwd.example.  A   198.51.100.9
+xn--mnchen-3ya.example. TXT "v=spf1 ip4:192.0.2.0/24 -all"
 """
 
 
@@ -202,6 +203,43 @@ def test_pass_gets_received_spf(d):
     expect(r, "action=prepend Received-SPF: pass")
     expect(r, "identity=mailfrom")
     assert r.count("\n") == 2, r
+
+
+# RFC 8616 (issue 30). Postfix's request has no SMTPUTF8 attribute (Postfix 3.12's
+# smtpd_check.c sends none): a UTF-8 sender is what an SMTPUTF8 MAIL FROM gives.
+
+def test_utf8_sender_checked_as_a_labels_header_in_utf8(d):
+    with d.connect() as s:
+        r = ask(s, request(sender="user@münchen.example"))
+    expect(r, "action=prepend Received-SPF: pass (mx.receiver.test: domain of "
+              "user@münchen.example designates 192.0.2.10 as permitted sender) ")
+    expect(r, 'envelope-from="user@münchen.example"; helo=mx.example.com;')
+    assert "xn--" not in r and "?" not in r, r
+
+
+def test_utf8_sender_fail_rejected(d):
+    with d.connect() as s:
+        r = ask(s, request(sender="user@münchen.example", helo="h.unknown.example",
+                           ip="198.51.100.7"))
+    expect(r, "action=550 5.7.23 ")
+    # {url} percent-encodes the address as sent
+    expect(r, "s=mfrom;id=user@m%C3%BCnchen.example;ip=198.51.100.7")
+
+
+def test_utf8_sender_in_ar_form(d):
+    reload(d, "Header_Type = AR\nAuthserv_Id = mx.receiver.test\n")
+    with d.connect() as s:
+        r = ask(s, request(sender="user@münchen.example"))
+    assert r == ("action=prepend Authentication-Results: mx.receiver.test; spf=pass "
+                 "smtp.mailfrom=münchen.example\n\n"), r
+
+
+def test_ascii_sender_with_u_label_helo_gets_a_labels(d):
+    with d.connect() as s:
+        r = ask(s, request(helo="mx.münchen.example"))
+    expect(r, "action=prepend Received-SPF: pass ")
+    expect(r, "helo=mx.xn--mnchen-3ya.example;")
+    assert r.isascii(), r
 
 
 def test_unix_socket_answers(d):

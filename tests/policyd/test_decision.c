@@ -709,6 +709,147 @@ static void every_option_value_result_and_identity(void **state)
 			}
 }
 
+/* ---- internationalized mail (RFC 8616, issue 30) ------------------------ */
+
+#define MUNCHEN "m\xc3\xbcnchen.example" /* münchen.example */
+#define MUNCHEN_A "xn--mnchen-3ya.example"
+
+/* A MAIL FROM result for user@münchen.example, as the library makes it. */
+static void utf8_session(struct session *s, enum spfkit_result_code code)
+{
+	session(s, -1, code, 0);
+	s->in.sender = "user@" MUNCHEN;
+	s->in.sender_len = strlen(s->in.sender);
+	s->mres.sender = s->in.sender;
+	s->mres.sender_ascii = "user@" MUNCHEN_A;
+	s->mres.helo_ascii = s->mres.helo;
+	s->mres.identity_domain = MUNCHEN_A;
+	s->mres.explanation = NULL;
+}
+
+static void smtputf8_message_gets_utf8_headers(void **state)
+{
+	struct spfkit__mta_config *cfg = conf("Header_Type = SPF,AR\nAuthserv_Id = mx.test\n");
+	struct session s;
+	struct spfkit__mta_decision d;
+
+	(void)state;
+	utf8_session(&s, SPFKIT_RESULT_PASS);
+	s.in.smtputf8 = 1;
+	spfkit__mta_decide(cfg, &s.in, &d);
+	assert_int_equal(d.header_count, 2);
+	expect_contains(d.headers[0], "Received-SPF: pass (mx.receiver.test: domain of user@" MUNCHEN
+				      " designates");
+	expect_contains(d.headers[0], "envelope-from=\"user@" MUNCHEN "\"");
+	expect_lacks(d.headers[0], "xn--");
+	assert_string_equal(d.headers[1], "Authentication-Results: mx.test; spf=pass "
+					  "smtp.mailfrom=" MUNCHEN);
+	spfkit__mta_config_free(cfg);
+}
+
+static void ascii_message_gets_a_labels(void **state)
+{
+	struct spfkit__mta_config *cfg = conf("Header_Type = SPF,AR\nAuthserv_Id = mx.test\n");
+	struct session s;
+	struct spfkit__mta_decision d;
+	size_t i;
+
+	(void)state;
+	utf8_session(&s, SPFKIT_RESULT_PASS);
+	s.in.smtputf8 = 0;
+	spfkit__mta_decide(cfg, &s.in, &d);
+	assert_int_equal(d.header_count, 2);
+	expect_contains(d.headers[0], "envelope-from=\"user@" MUNCHEN_A "\"");
+	assert_string_equal(d.headers[1], "Authentication-Results: mx.test; spf=pass "
+					  "smtp.mailfrom=" MUNCHEN_A);
+	for (i = 0; i < 2; i++)
+		for (const char *p = d.headers[i]; *p != '\0'; p++)
+			if ((unsigned char)*p >= 0x80)
+				fail_msg("a non-ASCII byte in \"%s\"", d.headers[i]);
+	spfkit__mta_config_free(cfg);
+}
+
+/* The bypass header has no library result: the sender as sent, UTF-8 only where allowed. */
+static void bypass_header_keeps_utf8_only_for_smtputf8(void **state)
+{
+	struct spfkit__mta_config *cfg = conf("");
+	struct session s;
+	struct spfkit__mta_decision d;
+
+	(void)state;
+	utf8_session(&s, SPFKIT_RESULT_PASS);
+	s.in.mfrom_check.checked = 0;
+	s.in.bypass = SPFKIT__MTA_BYPASS_LOCAL;
+	s.in.smtputf8 = 1;
+	spfkit__mta_decide(cfg, &s.in, &d);
+	expect_contains(d.action, "envelope-from=user@" MUNCHEN ";");
+	s.in.smtputf8 = 0;
+	spfkit__mta_decide(cfg, &s.in, &d);
+	expect_contains(d.action, "envelope-from=user@m??nchen.example;");
+	/* broken UTF-8 and a C1 control are never passed on, SMTPUTF8 or not */
+	s.in.smtputf8 = 1;
+	s.in.sender = "u@\xc3\x28x\xc2\x85y.example";
+	s.in.sender_len = strlen(s.in.sender);
+	spfkit__mta_decide(cfg, &s.in, &d);
+	expect_contains(d.action, "envelope-from=u@?\\(x??y.example;");
+	spfkit__mta_config_free(cfg);
+}
+
+/* A cut at the cap never splits a character. */
+static void bypass_header_cut_keeps_characters_whole(void **state)
+{
+	struct spfkit__mta_config *cfg = conf("");
+	struct session s;
+	struct spfkit__mta_decision d;
+	char sender[300];
+	const char *at;
+
+	(void)state;
+	session(&s, -1, -1, 0);
+	memset(sender, 'a', 119);
+	memcpy(sender + 119, "\xc3\xbc@x.example", 12); /* ü across the 120-byte cap */
+	sender[131] = '\0';
+	s.in.sender = sender;
+	s.in.sender_len = strlen(sender);
+	s.in.bypass = SPFKIT__MTA_BYPASS_LOCAL;
+	s.in.smtputf8 = 1;
+	spfkit__mta_decide(cfg, &s.in, &d);
+	at = strstr(d.action, "envelope-from=");
+	assert_non_null(at);
+	assert_int_equal(strspn(at + 14, "a"), 119);
+	assert_memory_equal(at + 14 + 119, "...;", 4);
+	spfkit__mta_config_free(cfg);
+}
+
+/* Reject_Not_Pass_Domains lists names as SPF checks them: A-labels (RFC 8616 §4). */
+static void reject_not_pass_domains_matches_a_labels(void **state)
+{
+	struct spfkit__mta_config *cfg = conf("Reject_Not_Pass_Domains = " MUNCHEN_A "\n");
+	struct session s;
+	struct spfkit__mta_decision d;
+
+	(void)state;
+	utf8_session(&s, SPFKIT_RESULT_SOFTFAIL);
+	spfkit__mta_decide(cfg, &s.in, &d);
+	assert_int_equal(d.kind, SPFKIT__MTA_REJECT);
+	spfkit__mta_config_free(cfg);
+	cfg = conf("Reject_Not_Pass_Domains = example.net\n");
+	spfkit__mta_decide(cfg, &s.in, &d);
+	assert_int_equal(d.kind, SPFKIT__MTA_PREPEND);
+	spfkit__mta_config_free(cfg);
+}
+
+static void sender_is_utf8(void **state)
+{
+	(void)state;
+	assert_true(spfkit__mta_sender_is_utf8("user@" MUNCHEN, strlen("user@" MUNCHEN)));
+	assert_true(spfkit__mta_sender_is_utf8("\xfc@x", 3)); /* 8-bit, even when no UTF-8 */
+	assert_false(spfkit__mta_sender_is_utf8("user@" MUNCHEN_A, strlen("user@" MUNCHEN_A)));
+	assert_false(spfkit__mta_sender_is_utf8("", 0));
+	/* only the given bytes count */
+	assert_false(spfkit__mta_sender_is_utf8("a@b\xc3\xbc", 3));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -750,6 +891,12 @@ int main(void)
 		cmocka_unit_test(whitelist_bypass_in_ar_form_escapes_helo),
 		cmocka_unit_test(nothing_checked_is_dunno),
 		cmocka_unit_test(every_option_value_result_and_identity),
+		cmocka_unit_test(smtputf8_message_gets_utf8_headers),
+		cmocka_unit_test(ascii_message_gets_a_labels),
+		cmocka_unit_test(bypass_header_keeps_utf8_only_for_smtputf8),
+		cmocka_unit_test(bypass_header_cut_keeps_characters_whole),
+		cmocka_unit_test(reject_not_pass_domains_matches_a_labels),
+		cmocka_unit_test(sender_is_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

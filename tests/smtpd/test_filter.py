@@ -31,6 +31,7 @@ fail.test.     TXT "v=spf1 ip4:198.51.100.0/24 -all"
 slow.test.     TXT "v=spf1 ip4:192.0.2.0/24 -all"
 mx.pass.test.  A   192.0.2.10
 badhelo.test.  TXT "v=spf1 ip4:198.51.100.0/24 -all"
+xn--mnchen-3ya.test. TXT "v=spf1 ip4:192.0.2.0/24 -all"
 """
 
 CONF = """\
@@ -645,6 +646,39 @@ def case_long_sender_checked():
         f.kill()
 
 
+def case_u_label_sender_ascii_headers():
+    """RFC 8616 (issue 30): a U-label sender is checked as its A-labels. smtpd
+    never runs an SMTPUTF8 transaction (OpenSMTPD offers no SMTPUTF8 and
+    refuses non-ASCII addresses; the filter protocol has no word for it), so
+    our fields stay ASCII with the domain in A-labels; a fail is refused."""
+    f = Filter()
+    try:
+        f.handshake("0.7")
+        s = "0000000000000b01"
+        connect(f, "0.7", s)
+        f.send(filt("0.7", s, "0000000000000001", "mail-from", "<b@münchen.test>"))
+        f.expect(result("0.7", s, "0000000000000001", "proceed"))
+        tok = "0000000000000002"
+        for line in ["Subject: hi", "", "body", "."]:
+            f.send(filt("0.7", s, tok, "data-line", line))
+        want = pass_headers("0.7", s, tok, identity_sender="b@xn--mnchen-3ya.test")
+        f.expect(*[dataline("0.7", s, tok, w) for w in want])
+        f.expect(*[dataline("0.7", s, tok, w) for w in ["Subject: hi", "", "body", "."]])
+        f.send(report("0.7", s, "tx-commit", "0a0b0c0e", "120"))
+        s2 = "0000000000000b02"
+        connect(f, "0.7", s2, ip="198.51.100.7", helo="h.unknown.test")
+        f.send(filt("0.7", s2, "0000000000000003", "mail-from", "<b@münchen.test>"))
+        got = f.take()
+        want = result("0.7", s2, "0000000000000003", "reject|550 5.7.23 Message rejected due "
+                      "to: xn--mnchen-3ya.test does not designate 198.51.100.7 as permitted "
+                      "sender. Please see https://www.open-spf.org/Why?s=mfrom;"
+                      "id=b@m%C3%BCnchen.test;ip=198.51.100.7;r=mx.receiver.test")
+        assert got == want, "got %r, want %r" % (got, want)
+        f.close()
+    finally:
+        f.kill()
+
+
 class SlowDns:
     """tests/dnsd with answers for slow.test held back 1.5 s."""
 
@@ -898,7 +932,7 @@ CASES = [case_metrics, case_reload, case_handshake_68, case_fail_and_pass_68, ca
          case_internal_and_local_skipped, case_null_sender_helo, case_temperror_451,
          case_protocol_04_order, case_newer_version, case_hostile_lines,
          case_slow_dns_and_disconnect, case_eof_mid_check, case_smtpd_not_reading,
-         case_options, case_long_sender_checked]
+         case_options, case_long_sender_checked, case_u_label_sender_ascii_headers]
 
 
 def main():
