@@ -29,7 +29,7 @@ for src in fuzz/fuzz_*.c; do
 	# shellcheck disable=SC2086
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -I"$out/include" -Iutil -Ilib/core \
-		-Ilib/spf -Ilib/resolver -Ilib/dns -Ipolicyd -Imta "$src" $lib $extra -lcares -lpthread -o "$out/fuzz_$name"
+		-Ilib/spf -Ilib/resolver -Ilib/dns -Ipolicyd -Imta "$src" $lib $extra -lcares -lidn2 -lpthread -o "$out/fuzz_$name"
 	mkdir -p "$out/$name"
 	cp -r "fuzz/corpus/$name/." "$out/$name/" 2>/dev/null || true
 	echo "== $name: fuzzing for ${seconds}s"

@@ -85,6 +85,11 @@ int spfkit__idna_to_alabels(struct spfkit__arena *ar, const char *name, size_t l
 		*why = "longer than 253 octets in A-labels";
 		return SPFKIT_ESYNTAX;
 	}
+	/* libidn2 reads a C string: a NUL would end the name there, the rest unseen */
+	if (memchr(name, '\0', len) != NULL) {
+		*why = "not a name: it holds a NUL byte";
+		return SPFKIT_ESYNTAX;
+	}
 	memcpy(in, name, len); /* libidn2 wants a C string; the caller's has a length */
 	in[len] = '\0';
 	rc = idn2_to_ascii_8z(in, &a, IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);

@@ -23,7 +23,7 @@ int spfkit__is_ascii(const char *p, size_t len);
  * 0 (ASCII), 1 (converted), SPFKIT_ENOMEM, or SPFKIT_ESYNTAX with *why
  * a static text naming what is wrong: not UTF-8, a character IDNA2008
  * disallows, a label or name too long (name over 1024 bytes is refused
- * before any conversion).
+ * before any conversion), a NUL byte among the others.
  */
 int spfkit__idna_to_alabels(struct spfkit__arena *ar, const char *name, size_t len,
 			    const char **out, size_t *out_len, const char **why);

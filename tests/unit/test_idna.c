@@ -106,6 +106,28 @@ static void conversion_overlong(void **state)
 	spfkit__arena_free(&ar);
 }
 
+/* A NUL among non-ASCII bytes: refused, never the part before it converted
+ * (found by fuzz/fuzz_idna.c: "f\0\t\x9f.de" became "f"). */
+static void conversion_nul(void **state)
+{
+	static const char bad[][24] = {"f\0\t\x9f.de", "m\xc3\xbcnchen.example\0.evil",
+				       "\0\xc3\xbc.example"};
+	static const size_t len[] = {7, 22, 11};
+	struct spfkit__arena ar;
+	const char *out, *why;
+	size_t i, n;
+
+	(void)state;
+	spfkit__arena_init(&ar, NULL, 4096, 0);
+	for (i = 0; i < 3; i++) {
+		why = NULL;
+		assert_int_equal(spfkit__idna_to_alabels(&ar, bad[i], len[i], &out, &n, &why),
+				 SPFKIT_ESYNTAX);
+		assert_non_null(strstr(why, "NUL"));
+	}
+	spfkit__arena_free(&ar);
+}
+
 static void ascii_scan(void **state)
 {
 	(void)state;
@@ -450,6 +472,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(conversion_table),
 		cmocka_unit_test(conversion_overlong),
+		cmocka_unit_test(conversion_nul),
 		cmocka_unit_test(ascii_scan),
 		cmocka_unit_test_setup_teardown(ulabel_sender_pass_and_fail, setup, teardown),
 		cmocka_unit_test_setup_teardown(ulabel_subdomain_and_ascii_untouched, setup, teardown),
