@@ -166,6 +166,23 @@ static PyObject *strings_list(const char *const *s, size_t n)
 	return list;
 }
 
+static PyObject *records_list(const struct spfkit_tree_record *r, size_t n)
+{
+	PyObject *list = PyList_New((Py_ssize_t)n);
+	size_t i;
+
+	for (i = 0; list != NULL && i < n; i++) {
+		PyObject *v = text_or_none(r[i].text, r[i].len);
+
+		if (v == NULL) {
+			Py_CLEAR(list);
+			break;
+		}
+		PyList_SET_ITEM(list, (Py_ssize_t)i, v);
+	}
+	return list;
+}
+
 static const char *how_name(enum spfkit_tree_how how)
 {
 	return how == SPFKIT_TREE_INCLUDE ? "include" : how == SPFKIT_TREE_REDIRECT ? "redirect" : "top";
@@ -182,6 +199,8 @@ static PyObject *node_dict(const struct spfkit_tree_node *n)
 	ok = ok && put(d, "how", PyUnicode_FromString(how_name(n->how))) == 0;
 	ok = ok && put(d, "via", str_or_none(n->via)) == 0;
 	ok = ok && put(d, "record", text_or_none(n->record, n->record_len)) == 0;
+	if (ok && n->nother_records > 0) /* as the JSON: only where a name has several */
+		ok = put(d, "other_records", records_list(n->other_records, n->nother_records)) == 0;
 	ok = ok && put(d, "ttl", n->has_ttl ? PyLong_FromUnsignedLong(n->ttl) : Py_NewRef(Py_None)) == 0;
 	ok = ok && put(d, "lookups", Py_BuildValue("{s:I,s:I}", "here", n->lookups_here, "subtree",
 						 n->lookups_subtree)) == 0;

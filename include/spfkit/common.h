@@ -20,7 +20,7 @@
  * No other struct may grow: one embedded in another (spfkit_ip,
  * spfkit_limits, spfkit_macro_string), one read as an array
  * (spfkit_term, spfkit_macro_piece, spfkit_dns_rr, spfkit_cares_fd,
- * spfkit_tree_void),
+ * spfkit_tree_void, spfkit_tree_record),
  * one the caller allocates for the library to fill (spfkit_question,
  * spfkit_cache_stats, spfkit_parse_error, ...), or a table of
  * functions (spfkit_allocator, spfkit_resolver_ops).

@@ -36,8 +36,8 @@
  * ABI (spfkit/common.h): spfkit_lint_options is caller-filled, begins
  * with size and may grow; spfkit_lint_summary, spfkit_lint_finding and
  * spfkit_tree_node are library-returned, read through the pointers the
- * library gives, and may grow; spfkit_tree_void is read as an array and
- * never grows.
+ * library gives, and may grow; spfkit_tree_void and spfkit_tree_record
+ * are read as arrays and never grow.
  */
 #ifndef SPFKIT_PUBLISH_API_H
 #define SPFKIT_PUBLISH_API_H
@@ -169,6 +169,12 @@ struct spfkit_tree_void {
 	int ipv4, ipv6;   /* counted for IPv4 clients, for IPv6 clients */
 };
 
+/* One record's text, as the answer gave it (array member: never grows). */
+struct spfkit_tree_record {
+	const char *text;
+	size_t len;
+};
+
 /*
  * One record of the tree. Address counts are decimal text, as an IPv6
  * count needs up to 129 bits ("340282366920938463463374607431768211456"
@@ -202,6 +208,10 @@ struct spfkit_tree_node {
 	int repeated;            /* reached before elsewhere in the tree */
 	const struct spfkit_tree_node *child; /* the first child; NULL: none */
 	const struct spfkit_tree_node *next;  /* the next sibling; NULL: the last */
+	/* a name that publishes several SPF records (receivers return
+	 * permerror): the second and further, in the answer's order */
+	const struct spfkit_tree_record *other_records;
+	size_t nother_records;
 };
 
 /* The root of the tree; NULL when the run was made without opt->tree. */

@@ -145,6 +145,22 @@ static int copy_voids(struct spfkit_lint *l, const struct tree_node *n, struct s
 	return 0;
 }
 
+static int copy_more(struct spfkit_lint *l, const struct tree_node *n, struct spfkit_tree_node *p)
+{
+	struct spfkit_tree_record *out = arena_array(l, n->nmore, sizeof(*out));
+	size_t i;
+
+	if (out == NULL && n->nmore > 0)
+		return SPFKIT_ENOMEM;
+	for (i = 0; i < n->nmore; i++) {
+		out[i].text = n->more[i].text;
+		out[i].len = n->more[i].len;
+	}
+	p->other_records = out;
+	p->nother_records = n->nmore;
+	return 0;
+}
+
 static int copy_node_fields(struct spfkit_lint *l, const struct tree_node *n,
 			    struct spfkit_tree_node *p)
 {
@@ -176,6 +192,8 @@ static int copy_node_fields(struct spfkit_lint *l, const struct tree_node *n,
 	p->repeated = n->repeated;
 	if (p->ipv4_here == NULL || p->ipv6_here == NULL || p->ipv4_subtree == NULL ||
 	    p->ipv6_subtree == NULL)
+		return SPFKIT_ENOMEM;
+	if (copy_more(l, n, p) != 0)
 		return SPFKIT_ENOMEM;
 	return copy_voids(l, n, p);
 }
@@ -250,6 +268,8 @@ static int walk(struct spfkit_lint *l, struct spfkit_resolver *dns,
 	spfkit__lint_dns_set_time_limit(&d, o->time_limit_s != 0 ? o->time_limit_s
 								  : LINT_TIME_LIMIT_S);
 	rc = spfkit__lint_run(&d, &in);
+	if (rc == 0 && o->tree)
+		rc = spfkit__tree_add_records(&l->t, &d);
 	late = d.late;
 	spfkit__lint_dns_free(&d);
 	stopped = rc == SPFKIT_E2BIG; /* what was found is kept, as the CLI prints it */

@@ -246,6 +246,9 @@ int main(void)
 	F(spfkit_tree_void, name);
 	F(spfkit_tree_void, ipv4);
 	F(spfkit_tree_void, ipv6);
+	S(spfkit_tree_record);
+	F(spfkit_tree_record, text);
+	F(spfkit_tree_record, len);
 	S(spfkit_tree_node);
 	F(spfkit_tree_node, domain);
 	F(spfkit_tree_node, how);
@@ -277,5 +280,7 @@ int main(void)
 	F(spfkit_tree_node, repeated);
 	F(spfkit_tree_node, child);
 	F(spfkit_tree_node, next);
+	F(spfkit_tree_node, other_records);
+	F(spfkit_tree_node, nother_records);
 	return ferror(stdout) || fflush(stdout) != 0;
 }

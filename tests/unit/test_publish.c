@@ -26,7 +26,9 @@ static const char ZONE[] =
 	"a:gone.example.org -all\"\n"
 	"a IN TXT \"v=spf1 include:b.example.org ~all\"\n"
 	"b IN TXT \"v=spf1 ip6:2001:db8::/64 ip4:198.51.100.1 -all\"\n"
-	"plus IN TXT \"v=spf1 +all\"\n";
+	"plus IN TXT \"v=spf1 +all\"\n"
+	"two IN TXT \"v=spf1 -all\"\n"
+	"two IN TXT \"v=spf1 ip4:192.0.2.1 -all\"\n";
 
 static const struct spfkit_lint_finding *find(const struct spfkit_lint *l, const char *id)
 {
@@ -194,6 +196,20 @@ static void test_zone_tree(void **state)
 	assert_null(spfkit_lint_tree(l));
 	assert_int_equal(spfkit_lint_summary(l)->dns_terms, 4);
 	assert_non_null(find(l, "target-no-address"));
+	spfkit_lint_free(l);
+
+	/* a name with two records: the tree has the second too (the owner merges them) */
+	spfkit_lint_options_init(&o);
+	o.domain = "two.example.org";
+	o.domain_len = strlen(o.domain);
+	o.tree = 1;
+	assert_int_equal(spfkit_lint_run(r, &o, &l), 0);
+	assert_non_null(find(l, "multiple-records"));
+	root = spfkit_lint_tree(l);
+	assert_int_equal(root->nother_records, 1);
+	assert_int_equal(root->other_records[0].len, strlen(root->other_records[0].text));
+	assert_true(root->other_records[0].len > 0);
+	assert_int_equal(spfkit_lint_summary(l)->tree_status, 2);
 	spfkit_lint_free(l);
 
 	spfkit_resolver_free(r);
