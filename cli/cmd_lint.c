@@ -72,7 +72,9 @@ void cli_lint_usage(FILE *f)
 	      "\n"
 	      "Exit status:\n"
 	      "  0 no errors or warnings (notices may be shown), 1 warnings only,\n"
-	      "  2 at least one error; 64 bad arguments or an unreadable zone file;\n"
+	      "  2 at least one error; warnings in provider records (at names outside\n"
+	      "  DOMAIN, marked as such) do not count, errors do; 64 bad arguments or\n"
+	      "  an unreadable zone file;\n"
 	      "  70 no verdict (out of memory, or the DNS resolver could not start or\n"
 	      "  could not send a question); 75 incomplete: the time limit was reached.\n",
 	      f);
@@ -205,6 +207,7 @@ static int set_input(const struct lint_opts *o, struct lint_input *in, struct st
 		     struct lint_report *r)
 {
 	memset(in, 0, sizeof(*in));
+	in->flatten_check = 1;
 	in->domain = o->record != NULL ? o->domain : o->arg_domain;
 	if (o->record == NULL)
 		return 0;
@@ -294,6 +297,7 @@ static int run_batch(const struct lint_opts *o, struct spfkit_resolver *resolver
 			putc('\n', stdout);
 		first = 0;
 		memset(&in, 0, sizeof(in));
+		in.flatten_check = 1;
 		in.domain = line;
 		spfkit__lint_report_init(&r);
 		status = worse(status, lint_one(o, resolver, &in, &r));

@@ -141,6 +141,18 @@ const struct lint_check spfkit__lint_checks[L_COUNT] = {
 	[L_DNS_FAILURE] = { "dns-failure", LINT_ERROR, "4.4",
 			    "check the domain's name servers, then lint again",
 			    "a DNS question failed: receivers get temperror" },
+	[L_COVERED_BY_INCLUDE] = { "covered-by-include", LINT_NOTICE, "5.2",
+				   "remove the term: the include already authorizes it",
+				   "an ip4/ip6 range or a/mx host the record lists that an "
+				   "include authorizes too" },
+	[L_MODIFIER_BEFORE_MECHANISM] = { "modifier-before-mechanism", LINT_WARNING, "6",
+					  "move redirect= and exp= to the end of the record",
+					  "redirect= or exp= before a mechanism: it still "
+					  "applies only after them" },
+	[L_PARKED_DOMAIN] = { "parked-domain", LINT_WARNING, "10.1.2",
+			      "publish \"v=spf1 -all\": the domain sends no mail",
+			      "no MX and no address: a domain that sends no mail, whose "
+			      "record is not v=spf1 -all" },
 };
 
 const char *spfkit__lint_severity_name(enum lint_severity s)

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "domain.h"
 #include "publish.h"
 
 #define LINT_ARENA_MAX (64u << 20) /* a hostile tree cannot take more */
@@ -24,8 +25,11 @@ void spfkit__lint_report_free(struct lint_report *r)
 {
 	spfkit__arena_free(&r->arena);
 	spfkit__free(NULL, r->items);
+	spfkit__free(NULL, r->costs);
 	r->items = NULL;
+	r->costs = NULL;
 	r->n = r->cap = 0;
+	r->ncosts = r->capcosts = 0;
 }
 
 char *spfkit__lint_strndup(struct lint_report *r, const char *s, size_t len)
@@ -79,6 +83,11 @@ static void add_v(struct lint_report *r, enum lint_severity sev, enum lint_id id
 	f->message =
 		spfkit__lint_strndup(r, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 	f->fix = fix != NULL ? spfkit__lint_strndup(r, fix, strlen(fix)) : NULL;
+	/* issue 31: what sits in a record at another name than the domain
+	 * (or under it) is the provider's, not the owner's to change */
+	f->provider = f->domain != NULL &&
+		      !spfkit__domain_within(f->domain, strlen(f->domain), r->domain,
+					     strlen(r->domain));
 	if (f->message == NULL)
 		r->n--; /* out of memory, noted in r->err */
 }
@@ -114,11 +123,30 @@ size_t spfkit__lint_count(const struct lint_report *r, enum lint_severity s)
 	return n;
 }
 
+size_t spfkit__lint_count_provider(const struct lint_report *r, enum lint_severity s)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->n; i++)
+		n += r->items[i].severity == s && r->items[i].provider;
+	return n;
+}
+
+void spfkit__lint_remove(struct lint_report *r, size_t i)
+{
+	if (i >= r->n)
+		return;
+	memmove(&r->items[i], &r->items[i + 1], (r->n - i - 1) * sizeof(r->items[0]));
+	r->n--;
+}
+
 int spfkit__lint_exit_status(const struct lint_report *r)
 {
 	if (spfkit__lint_count(r, LINT_ERROR) > 0)
 		return 2;
-	return spfkit__lint_count(r, LINT_WARNING) > 0 ? 1 : 0;
+	return spfkit__lint_count(r, LINT_WARNING) > spfkit__lint_count_provider(r, LINT_WARNING)
+		       ? 1
+		       : 0;
 }
 
 const char *spfkit__lint_finding_fix(const struct lint_finding *f)

@@ -251,10 +251,63 @@ static int legacy_name(const struct spfkit_term *t)
 	return 0;
 }
 
+/* A typo finding (lint_text.c) on this term already says what it is: one finding a defect. */
+static int typo_at(const struct lint_report *r, const char *domain, const struct spfkit_term *t)
+{
+	size_t i;
+
+	for (i = r->n; i > 0; i--) {
+		const struct lint_finding *f = &r->items[i - 1];
+
+		if (f->id == L_TYPO && f->offset == (long)t->offset &&
+		    (f->domain == NULL ? domain == NULL || domain[0] == '\0'
+				       : domain != NULL && strcmp(f->domain, domain) == 0))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * §6: "The modifiers defined in this document ("redirect" and "exp")
+ * SHOULD appear at the end of the record, after all mechanisms". A
+ * redirect= written first still waits for every mechanism (§6.1); with
+ * an all it is ignored, which redirect-with-all says.
+ */
+static void modifier_order(struct lint_report *r, const char *domain,
+			   const struct spfkit_record *rec)
+{
+	size_t i, j, all = spfkit__lint_first_all(rec);
+
+	for (i = 0; i < rec->count; i++) {
+		const struct spfkit_term *t = &rec->terms[i];
+
+		if (!t->is_modifier || (t->mod != SPFKIT_MOD_REDIRECT && t->mod != SPFKIT_MOD_EXP))
+			continue;
+		if (t->mod == SPFKIT_MOD_REDIRECT && all < rec->count)
+			continue;
+		for (j = i + 1; j < rec->count && rec->terms[j].is_modifier; j++)
+			;
+		if (j == rec->count)
+			continue;
+		spfkit__lint_add(r, L_MODIFIER_BEFORE_MECHANISM, domain, TERM_ARGS(rec, t), NULL,
+				 t->mod == SPFKIT_MOD_REDIRECT
+					 ? "redirect= comes before \"%.*s\" (offset %zu), yet it "
+					   "applies only after every mechanism, when none matched "
+					   "(section 6.1); RFC 7208 section 6: it SHOULD come after "
+					   "all mechanisms"
+					 : "exp= comes before \"%.*s\" (offset %zu); RFC 7208 "
+					   "section 6: it SHOULD come after all mechanisms",
+				 (int)(rec->terms[j].len < 60 ? rec->terms[j].len : 60),
+				 rec->text + rec->terms[j].offset, rec->terms[j].offset);
+	}
+}
+
 static void modifier_checks(struct lint_report *r, const char *domain,
 			    const struct spfkit_record *rec, int included)
 {
 	size_t i, j;
+
+	modifier_order(r, domain, rec);
 
 	for (i = 0; i < rec->count; i++) {
 		const struct spfkit_term *t = &rec->terms[i];
@@ -270,7 +323,7 @@ static void modifier_checks(struct lint_report *r, const char *domain,
 						 (int)t->name_len, t->name, rec->terms[j].offset);
 				break;
 			}
-		if (!legacy_name(t))
+		if (!legacy_name(t) && !typo_at(r, domain, t))
 			spfkit__lint_add(
 				r, L_UNKNOWN_MODIFIER, domain, TERM_ARGS(rec, t), NULL,
 				"\"%.*s=\" is not an RFC 7208 modifier: receivers ignore it",

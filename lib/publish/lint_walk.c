@@ -31,6 +31,8 @@
 #define TTL_LOW 300u
 #define TTL_HIGH 604800u
 #define MX_SHOWN 10u /* §4.6.4: "no more than 10" MX names looked up */
+#define LINT_HINTS_MAX 400u /* the typo messages folded into a syntax finding */
+#define RECORD_QUOTED 150u  /* bytes of each record quoted in a multiple-records message */
 
 /*
  * An mx term whose hosts lack addresses of a family: pyspf and Mail::SPF
@@ -61,6 +63,11 @@ struct walk {
 	int err;               /* spfkit_err: the walk could not go on */
 	lint_walk_fn *observe; /* spfkit tree, or NULL */
 	void *observe_arg;
+	const struct lint_input *in;
+	unsigned opaque;       /* terms flatten keeps as written: ptr, exists, macro targets */
+	struct lint_cover cover;
+	struct lint_cover_set *top_term; /* the top record's pass a/mx term being walked */
+	unsigned not_pass;     /* > 0: inside an include whose pass is not the top's pass */
 };
 
 /* ---- telling the observer (spfkit tree) ------------------------------- */
@@ -238,6 +245,35 @@ static void dynamic_note(struct walk *w, const struct node *n, const struct spfk
 		t->mech == SPFKIT_MECH_INCLUDE || t->is_modifier ? "" : " and one void lookup");
 }
 
+/* ---- covered-by-include (lint_cover.c) ----------------------------------- */
+
+/* Where a pass term's addresses go: the top record's own term being
+ * walked, or the top include whose tree is being walked; NULL: neither. */
+static struct lint_cover_set *cover_into(struct walk *w, const struct spfkit_term *t)
+{
+	if (t->qualifier != '+')
+		return NULL;
+	if (w->depth == 1)
+		return w->top_term;
+	if (w->cover.cur >= 0 && w->not_pass == 0)
+		return &w->cover.incs[w->cover.cur];
+	return NULL;
+}
+
+/* The A and AAAA answers of an a term or an MX host, with the term's CIDR lengths (§5.3). */
+static void cover_addresses(struct walk *w, const struct spfkit_term *t,
+			    const struct lint_answer *a4, const struct lint_answer *a6)
+{
+	struct lint_cover_set *s = cover_into(w, t);
+
+	if (s == NULL)
+		return;
+	if (a4->status == SPFKIT_DNS_TEMPFAIL || a6->status == SPFKIT_DNS_TEMPFAIL)
+		s->unknown = 1;
+	spfkit__lint_cover_add_answer(&w->cover, s, a4, 0, t->cidr4);
+	spfkit__lint_cover_add_answer(&w->cover, s, a6, 1, t->cidr6);
+}
+
 /* "a": A for IPv4 clients, AAAA for IPv6 ones (§5.3). */
 static void term_a(struct walk *w, const struct node *n, const struct spfkit_term *t,
 		   const char *name, size_t len)
@@ -249,6 +285,7 @@ static void term_a(struct walk *w, const struct node *n, const struct spfkit_ter
 	charge(w, 0, name, len, SPFKIT_RR_A, a4);
 	charge(w, 1, name, len, SPFKIT_RR_AAAA, a6);
 	emit_addresses(w, t, a4, a6);
+	cover_addresses(w, t, a4, a6);
 	if (tempfail(w, n->domain, name, len, SPFKIT_RR_A, a4) ||
 	    tempfail(w, n->domain, name, len, SPFKIT_RR_AAAA, a6))
 		return;
@@ -320,6 +357,7 @@ static void mx_hosts(struct walk *w, const struct node *n, const struct spfkit_t
 		if (ask(w, h, hl, SPFKIT_RR_A, &a4) != 0 || ask(w, h, hl, SPFKIT_RR_AAAA, &a6) != 0)
 			return;
 		emit_addresses(w, t, a4, a6);
+		cover_addresses(w, t, a4, a6);
 		if (tempfail(w, n->domain, h, hl, SPFKIT_RR_A, a4) ||
 		    tempfail(w, n->domain, h, hl, SPFKIT_RR_AAAA, a6))
 			continue;
@@ -456,6 +494,14 @@ static int follow(struct walk *w, const struct node *n, const struct spfkit_term
 	}
 	if (w->depth >= WALK_MAX_DEPTH)
 		return 0; /* more than 10 terms on this branch already */
+	if (how == LINT_HOW_INCLUDE && t->qualifier != '+') {
+		int always;
+
+		w->not_pass++; /* its pass is the top's fail (or softfail...): not authorized */
+		always = walk_domain(w, name, len, how, n, t);
+		w->not_pass--;
+		return always;
+	}
 	return walk_domain(w, name, len, how, n, t);
 }
 
@@ -468,14 +514,19 @@ static int mechanism(struct walk *w, const struct node *n, const struct spfkit_t
 	emit(w, &(struct lint_walk_event){ .kind = LW_TERM, .rec = n->rec, .term = t });
 	if (t->mech == SPFKIT_MECH_ALL)
 		return 1;
-	if (t->mech == SPFKIT_MECH_IP4 || t->mech == SPFKIT_MECH_IP6)
+	if (t->mech == SPFKIT_MECH_IP4 || t->mech == SPFKIT_MECH_IP6) {
+		spfkit__lint_cover_add(&w->cover, cover_into(w, t), t->mech == SPFKIT_MECH_IP6, t->ip,
+				       t->mech == SPFKIT_MECH_IP6 ? t->cidr6 : t->cidr4);
 		return 0;
+	}
 	w->r->counts.dns_terms++;
 	if (t->mech == SPFKIT_MECH_PTR) {
+		w->opaque++;
 		term_ptr(w);
 		return 0;
 	}
 	if (!static_target(n, t, &name, &len)) {
+		w->opaque++;
 		if (n->dlen > 0 || t->has_domain)
 			dynamic_note(w, n, t);
 		else
@@ -515,7 +566,10 @@ static int mechanism(struct walk *w, const struct node *n, const struct spfkit_t
 	switch (t->mech) {
 	case SPFKIT_MECH_A: term_a(w, n, t, name, len); return 0;
 	case SPFKIT_MECH_MX: term_mx(w, n, t, name, len); return 0;
-	case SPFKIT_MECH_EXISTS: term_exists(w, n, name, len); return 0;
+	case SPFKIT_MECH_EXISTS:
+		w->opaque++;
+		term_exists(w, n, name, len);
+		return 0;
 	default: break;
 	}
 	/* include: a target that passes every client makes it match every client (§5.2) */
@@ -578,6 +632,59 @@ static void prefetch_terms(struct walk *w, const struct node *n)
 	spfkit__lint_dns_prefetch(w->dns, p.q, p.n);
 }
 
+/* A term of the top record that costs DNS terms: what it and its tree cost (issue 31). */
+static void note_cost(struct walk *w, const struct node *n, const struct spfkit_term *t,
+		      unsigned before, unsigned opaque_before)
+{
+	struct lint_report *r = w->r;
+	struct lint_cost *c;
+	unsigned cost = r->counts.dns_terms - before;
+
+	if (cost == 0)
+		return;
+	c = spfkit__array_grow(r->costs, &r->capcosts, r->ncosts, sizeof(*c), 16);
+	if (c == NULL) {
+		w->err = SPFKIT_ENOMEM;
+		return;
+	}
+	r->costs = c;
+	c = &r->costs[r->ncosts];
+	c->term = spfkit__lint_strndup(r, n->rec->text + t->offset, t->len);
+	c->offset = (long)t->offset;
+	c->cost = cost;
+	c->running = r->counts.dns_terms;
+	/* flatten writes the addresses of a, mx and of includes it can follow
+	 * to the end; a tree holding ptr, exists or a macro target is kept */
+	c->kept = w->opaque > opaque_before ? cost : 0;
+	if (c->term != NULL)
+		r->ncosts++;
+}
+
+/* A mechanism of the record; at the top, with its cost and the addresses it authorizes. */
+static int top_mechanism(struct walk *w, const struct node *n, const struct spfkit_term *t)
+{
+	unsigned before = w->r->counts.dns_terms, opaque = w->opaque;
+	long k = -1;
+	int always;
+
+	if (w->depth != 1)
+		return mechanism(w, n, t);
+	if (t->qualifier == '+' && t->mech == SPFKIT_MECH_INCLUDE)
+		spfkit__lint_cover_begin_include(&w->cover, w->r, n->rec->text + t->offset, t->len,
+						 (long)t->offset);
+	else if (t->qualifier == '+' &&
+		 (t->mech == SPFKIT_MECH_IP4 || t->mech == SPFKIT_MECH_IP6 ||
+		  t->mech == SPFKIT_MECH_A || t->mech == SPFKIT_MECH_MX))
+		k = spfkit__lint_cover_term(&w->cover, w->r, n->rec->text + t->offset, t->len,
+					    (long)t->offset);
+	w->top_term = k >= 0 ? &w->cover.terms[k] : NULL;
+	always = mechanism(w, n, t);
+	w->top_term = NULL;
+	spfkit__lint_cover_end_include(&w->cover);
+	note_cost(w, n, t, before, opaque);
+	return always;
+}
+
 /* The terms of a parsed record; 1 when the record passes every client. */
 static int walk_terms(struct walk *w, const struct node *n)
 {
@@ -585,6 +692,7 @@ static int walk_terms(struct walk *w, const struct node *n)
 	const struct spfkit_term *t;
 	const char *name;
 	size_t i, len;
+	unsigned before, opaque;
 	int always = 0;
 
 	prefetch_terms(w, n);
@@ -592,7 +700,7 @@ static int walk_terms(struct walk *w, const struct node *n)
 		t = &rec->terms[i];
 		if (t->is_modifier)
 			continue;
-		if (mechanism(w, n, t)) {
+		if (top_mechanism(w, n, t)) {
 			always = t->qualifier == '+';
 			break;
 		}
@@ -600,30 +708,103 @@ static int walk_terms(struct walk *w, const struct node *n)
 	if (i == rec->count && rec->redirect >= 0 && w->err == 0) {
 		/* §6.1: redirect only when no mechanism matched and there is no all */
 		t = &rec->terms[rec->redirect];
+		before = w->r->counts.dns_terms;
+		opaque = w->opaque;
 		w->r->counts.dns_terms++;
 		if (!static_target(n, t, &name, &len)) {
+			w->opaque++;
 			dynamic_note(w, n, t);
 			emit_leaf(w, t->domain.src, t->domain.src_len, LINT_HOW_REDIRECT, rec->text, t,
 				  0, 0, "the target is made by macros: not followed");
 		} else {
 			always = follow(w, n, t, name, len, LINT_HOW_REDIRECT) == 1;
 		}
+		if (w->depth == 1)
+			note_cost(w, n, t, before, opaque);
 	}
 	if (n->how == LINT_HOW_TOP && rec->exp >= 0 && w->err == 0)
 		exp_target(w, n);
+	if (w->depth == 1)
+		spfkit__lint_cover_report(&w->cover, w->r, n->domain);
 	return always;
 }
 
 /* ---- one record ----------------------------------------------------------- */
 
+/* ---- parked-domain --------------------------------------------------------- */
+
+/*
+ * A domain that can receive no mail: no MX, or only a null MX (RFC
+ * 7505), and no A or AAAA for RFC 5321 §5.1's fallback. Such a domain
+ * sends none either, and RFC 7208 §10.1.2 says: "Publishing SPF records
+ * for domains that send no mail is a well-established best practice.
+ * The record for a domain that sends no mail is: ... "v=spf1 -all"".
+ * 1 when so; 0 when not, or not known (a failed question).
+ */
+static int parked(struct walk *w, const char *name, size_t len)
+{
+	const struct lint_answer *mx, *a4, *a6;
+	struct prefetch p;
+	size_t i;
+
+	p.n = 0;
+	want(&p, name, len, SPFKIT_RR_MX);
+	want(&p, name, len, SPFKIT_RR_A);
+	want(&p, name, len, SPFKIT_RR_AAAA);
+	spfkit__lint_dns_prefetch(w->dns, p.q, p.n);
+	if (spfkit__lint_dns_ask(w->dns, name, len, SPFKIT_RR_MX, &mx) != 0 ||
+	    spfkit__lint_dns_ask(w->dns, name, len, SPFKIT_RR_A, &a4) != 0 ||
+	    spfkit__lint_dns_ask(w->dns, name, len, SPFKIT_RR_AAAA, &a6) != 0)
+		return 0;
+	if (mx->status == SPFKIT_DNS_TEMPFAIL || a4->status == SPFKIT_DNS_TEMPFAIL ||
+	    a6->status == SPFKIT_DNS_TEMPFAIL)
+		return 0;
+	for (i = 0; i < mx->count; i++)
+		if (!mx_no_host(&mx->rrs[i]))
+			return 0;
+	return a4->count == 0 && a6->count == 0;
+}
+
+/* The record refuses every sender before anything else: its first mechanism is -all. */
+static int only_fail_all(const struct spfkit_record *rec)
+{
+	size_t i;
+
+	for (i = 0; i < rec->count; i++)
+		if (!rec->terms[i].is_modifier)
+			return rec->terms[i].mech == SPFKIT_MECH_ALL && rec->terms[i].qualifier == '-';
+	return 0;
+}
+
+static void parked_check(struct walk *w, const struct node *n)
+{
+	if (n->dlen == 0 || w->in->counting_only || !parked(w, n->domain, n->dlen))
+		return;
+	spfkit__lint_add(w->r, L_PARKED_DOMAIN, n->domain, NULL, 0, -1, NULL,
+			 "%s has no MX (or a null MX) and no A or AAAA record: it receives no "
+			 "mail and so sends none, yet its record authorizes or leaves open more "
+			 "than \"v=spf1 -all\" (RFC 7208 section 10.1.2)",
+			 n->domain);
+}
+
 static void no_record(struct walk *w, const struct node *parent, const struct spfkit_term *via,
-		      enum lint_how how, const char *domain, const char *why)
+		      enum lint_how how, const char *domain, const char *why, int is_parked)
 {
 	char what[160];
 
 	snprintf(what, sizeof(what), "no SPF record (%s): receivers %s", why,
 		 how == LINT_HOW_TOP ? "get the result none" : "return permerror");
 	emit_problem(w, 1, 0, what);
+	if (how == LINT_HOW_TOP && is_parked) {
+		/* one finding: the parked domain's record is the fix */
+		spfkit__lint_add(w->r, L_NO_RECORD, domain, NULL, 0, -1,
+				 "publish \"v=spf1 -all\" at the domain (RFC 7208 section 10.1.2)",
+				 "%s has %s: receivers get the result none; it has no MX (or a "
+				 "null MX) and no A or AAAA record, so it sends no mail and should "
+				 "say so with \"v=spf1 -all\"",
+				 domain, why);
+		return;
+	}
 	if (how == LINT_HOW_TOP) {
 		spfkit__lint_add(w->r, L_NO_RECORD, domain, NULL, 0, -1, NULL,
 				 "%s has %s: receivers get the result none", domain, why);
@@ -656,10 +837,116 @@ static void syntax_problem(struct walk *w, const struct spfkit_parse_error *pe, 
 	emit_problem(w, 1, 0, what);
 }
 
+/*
+ * The syntax finding of a record that does not parse. A typo finding
+ * (lint_text.c) on the very term the parser refused is the same defect
+ * told better: it goes into this one finding (its message and fix), so
+ * one typo gives one error (issue 31).
+ */
+static void syntax_finding(struct walk *w, const struct node *n, const char *text, size_t len,
+			   const struct spfkit_parse_error *pe, int rc, size_t first)
+{
+	struct lint_report *r = w->r;
+	char hints[LINT_HINTS_MAX];
+	const char *fix = NULL;
+	size_t i = first, toff = pe->term_offset > len ? len : pe->term_offset, hl = 0;
+
+	hints[0] = '\0';
+	while (i < r->n) {
+		const struct lint_finding *f = &r->items[i];
+		int k;
+
+		if (f->id != L_TYPO || f->offset != (long)toff) {
+			i++;
+			continue;
+		}
+		k = snprintf(hints + hl, sizeof(hints) - hl, "; %s", f->message);
+		if (k > 0)
+			hl = hl + (size_t)k < sizeof(hints) ? hl + (size_t)k : sizeof(hints) - 1;
+		if (fix == NULL && f->fix != NULL)
+			fix = f->fix; /* the arena's copy outlives the finding */
+		if (fix == NULL)
+			fix = "write the term the message names";
+		spfkit__lint_remove(r, i);
+	}
+	spfkit__lint_add(r, L_SYNTAX, n->domain, text + toff,
+			 pe->term_len < len - toff ? pe->term_len : len - toff, (long)toff, fix,
+			 "%s at byte %zu (RFC 7208 section %s): receivers return permerror%s",
+			 pe->rule != NULL ? pe->rule : spfkit_strerror(rc), pe->offset,
+			 pe->section != NULL ? pe->section : "4.6", hints);
+}
+
+/*
+ * A top record that does not parse is not evaluated at all: receivers
+ * return permerror before any lookup. What it would cost once fixed:
+ * the record made of the terms that parse on their own, walked by a run
+ * of its own (its questions and findings are not this run's).
+ */
+static void fixed_count(struct walk *w, const struct node *n, const char *text, size_t len)
+{
+	struct spfkit__buf b, probe;
+	struct lint_report fr;
+	struct lint_dns fd;
+	struct lint_input in;
+	struct spfkit_record *one;
+	size_t i = 0, start;
+	int rc;
+
+	spfkit__buf_init(&b, NULL, len + 8);
+	spfkit__buf_init(&probe, NULL, len + 8);
+	spfkit__buf_puts(&b, "v=spf1");
+	while (i < len && text[i] != ' ')
+		i++; /* the version term */
+	while (i < len) {
+		while (i < len && text[i] == ' ')
+			i++;
+		start = i;
+		while (i < len && text[i] != ' ')
+			i++;
+		if (i == start)
+			continue;
+		spfkit__buf_reset(&probe);
+		spfkit__buf_puts(&probe, "v=spf1 ");
+		spfkit__buf_append(&probe, text + start, i - start);
+		one = NULL;
+		if (probe.err == 0 &&
+		    spfkit_record_parse(probe.data, probe.len, NULL, &one, NULL) == 0) {
+			spfkit__buf_putc(&b, ' ');
+			spfkit__buf_append(&b, text + start, i - start);
+		}
+		spfkit_record_free(one);
+	}
+	rc = b.err != 0 ? b.err : probe.err;
+	spfkit__buf_free(&probe);
+	if (rc != 0) {
+		spfkit__buf_free(&b);
+		return;
+	}
+	spfkit__lint_report_init(&fr);
+	spfkit__lint_dns_init(&fd, w->dns->resolver, &fr);
+	fd.deadline_ms = w->dns->deadline_ms;
+	fd.limit_s = w->dns->limit_s;
+	memset(&in, 0, sizeof(in));
+	in.domain = n->dlen > 0 ? n->domain : NULL;
+	in.record = b.data;
+	in.record_len = b.len;
+	in.counting_only = 1;
+	rc = spfkit__lint_run(&fd, &in);
+	if (rc == 0 || rc == SPFKIT_E2BIG) {
+		w->r->counts.dns_terms_fixed = fr.counts.dns_terms;
+		w->r->counts.unevaluated = 1;
+	}
+	w->dns->late += fd.late;
+	spfkit__lint_dns_free(&fd);
+	spfkit__lint_report_free(&fr);
+	spfkit__buf_free(&b);
+}
+
 static int parse_and_walk(struct walk *w, struct node *n, const char *text, size_t len)
 {
 	struct spfkit_parse_error pe;
 	struct spfkit_record *rec = NULL;
+	size_t first = w->r->n;
 	int rc, always;
 
 	spfkit__lint_text_checks(w->r, n->domain, text, len);
@@ -673,15 +960,12 @@ static int parse_and_walk(struct walk *w, struct node *n, const char *text, size
 	if (rc != 0) {
 		syntax_problem(w, &pe, rc);
 		w->fatal = 1;
-		if (pe.term_offset > len)
-			pe.term_offset = len;
-		spfkit__lint_add(w->r, L_SYNTAX, n->domain, text + pe.term_offset,
-				 pe.term_len < len - pe.term_offset ? pe.term_len
-								    : len - pe.term_offset,
-				 (long)pe.term_offset, NULL,
-				 "%s at byte %zu (RFC 7208 section %s): receivers return permerror",
-				 pe.rule != NULL ? pe.rule : spfkit_strerror(rc), pe.offset,
-				 pe.section != NULL ? pe.section : "4.6");
+		syntax_finding(w, n, text, len, &pe, rc, first);
+		if (n->how == LINT_HOW_TOP) {
+			w->r->counts.unevaluated = 1;
+			if (!w->in->counting_only)
+				fixed_count(w, n, text, len);
+		}
 		return 0;
 	}
 	w->r->counts.records++;
@@ -690,6 +974,8 @@ static int parse_and_walk(struct walk *w, struct node *n, const char *text, size
 	w->path[w->depth++] = n->domain;
 	always = walk_terms(w, n);
 	w->depth--;
+	if (n->how == LINT_HOW_TOP && !only_fail_all(rec))
+		parked_check(w, n);
 	spfkit_record_free(rec);
 	return always;
 }
@@ -794,6 +1080,54 @@ static void ttl_check(struct walk *w, const char *domain, const struct lint_answ
 				 (unsigned)a->ttl);
 }
 
+/*
+ * §4.5: more than one record is permerror. The owner must merge them,
+ * so every one is shown: the top domain's in the report (records), an
+ * included domain's in the finding's message.
+ */
+static void multiple_records(struct walk *w, const struct node *n, const struct lint_answer *txt,
+			     size_t count)
+{
+	struct lint_report *r = w->r;
+	const char **texts;
+	size_t *lens, i, k = 0;
+	char quoted[LINT_HINTS_MAX];
+	size_t ql = 0;
+	int q;
+
+	texts = spfkit__arena_alloc(&r->arena, count * sizeof(*texts));
+	lens = spfkit__arena_alloc(&r->arena, count * sizeof(*lens));
+	if (texts == NULL || lens == NULL) {
+		r->err = SPFKIT_ENOMEM;
+		return;
+	}
+	quoted[0] = '\0';
+	for (i = 0; i < txt->count && k < count; i++) {
+		const char *s = (const char *)txt->rrs[i].data;
+		size_t l = txt->rrs[i].len;
+
+		if (!spfkit_record_is_spf(s, l))
+			continue;
+		texts[k] = s;
+		lens[k++] = l;
+		q = snprintf(quoted + ql, sizeof(quoted) - ql, "%s\"%.*s%s\"", ql > 0 ? ", " : ": ",
+			     (int)(l < RECORD_QUOTED ? l : RECORD_QUOTED), s,
+			     l > RECORD_QUOTED ? "..." : "");
+		if (q > 0)
+			ql = ql + (size_t)q < sizeof(quoted) ? ql + (size_t)q : sizeof(quoted) - 1;
+	}
+	if (n->how == LINT_HOW_TOP) {
+		r->records = texts;
+		r->record_lens = lens;
+		r->nrecords = k;
+		r->counts.unevaluated = 2;
+		quoted[0] = '\0'; /* the report shows them */
+	}
+	spfkit__lint_add(r, L_MULTIPLE_RECORDS, n->domain, NULL, 0, -1, NULL,
+			 "%s publishes %zu SPF records: receivers return permerror%s", n->domain,
+			 count, quoted);
+}
+
 static int walk_domain_body(struct walk *w, const char *domain, size_t dlen, enum lint_how how,
 			    const struct node *parent, const struct spfkit_term *via)
 {
@@ -825,21 +1159,24 @@ static int walk_domain_body(struct walk *w, const char *domain, size_t dlen, enu
 	if (count == 0) {
 		no_record(w, parent, via, how, n.domain,
 			  txt->status == SPFKIT_DNS_NXDOMAIN ? "no DNS records at all (NXDOMAIN)"
-							     : "no TXT record starting with v=spf1");
+							     : "no TXT record starting with v=spf1",
+			  how == LINT_HOW_TOP && txt->status != SPFKIT_DNS_NXDOMAIN &&
+				  !w->in->counting_only && parked(w, n.domain, n.dlen));
 		return 0;
 	}
 	if (how == LINT_HOW_TOP) {
 		w->r->record = text;
 		w->r->record_len = len;
+		w->r->records = &w->r->record;
+		w->r->record_lens = &w->r->record_len;
+		w->r->nrecords = 1;
 		wildcard_check(w, n.domain, n.dlen);
 	}
 	if (count > 1) {
 		emit_record(w, &n, text, len, NULL);
 		emit_problem(w, 1, 0, "more than one SPF record: receivers return permerror");
 		w->fatal = 1;
-		spfkit__lint_add(w->r, L_MULTIPLE_RECORDS, n.domain, NULL, 0, -1, NULL,
-				 "%s publishes %zu SPF records: receivers return permerror",
-				 n.domain, count);
+		multiple_records(w, &n, txt, count);
 		return 0;
 	}
 	ttl_check(w, n.domain, txt);
@@ -894,7 +1231,53 @@ static void pyspf_voids(struct walk *w)
 				"%u), so IPv%d senders get permerror there",
 				s->hosts[fam], s->hosts[fam] == 1 ? "" : "s", fam ? "AAAA" : "A", total,
 				SPFKIT_LIMIT_VOID_LOOKUPS, fam ? 6 : 4);
+			/* in a provider's record maybe, but it is the domain's mail
+			 * that fails: it counts in the exit status (issue 31) */
+			if (w->r->n > 0 && w->r->items[w->r->n - 1].id == L_TARGET_NO_ADDRESS)
+				w->r->items[w->r->n - 1].provider = 0;
 		}
+	}
+}
+
+/*
+ * Which terms of the top record cost what (issue 31): the costliest
+ * first, each with its tree's share, and the term during which the
+ * count passes the limit. Into b, for the finding's message.
+ */
+static void cost_text(const struct lint_report *r, char *b, size_t size)
+{
+	size_t i, j, used = 0, shown = 0, order[8];
+	int k;
+
+	b[0] = '\0';
+	for (i = 0; i < r->ncosts; i++)
+		if (r->costs[i].running > SPFKIT_LIMIT_DNS_TERMS) {
+			k = snprintf(b, size, "; the 11th is reached in \"%.60s\"", r->costs[i].term);
+			used = k > 0 && (size_t)k < size ? (size_t)k : 0;
+			break;
+		}
+	/* the costliest (up to 8), in evaluation order among equals */
+	for (i = 0; i < r->ncosts && shown < 8; i++) {
+		for (j = shown; j > 0 && r->costs[order[j - 1]].cost < r->costs[i].cost; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+		shown++;
+	}
+	for (i = shown; i < r->ncosts; i++) {
+		if (r->costs[i].cost <= r->costs[order[shown - 1]].cost)
+			continue;
+		for (j = shown - 1; j > 0 && r->costs[order[j - 1]].cost < r->costs[i].cost; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	for (j = 0; j < shown && used < size; j++) {
+		const struct lint_cost *c = &r->costs[order[j]];
+
+		k = snprintf(b + used, size - used, "%s\"%.60s\" %u", j == 0 ? "; cost by term: " : ", ",
+			     c->term, c->cost);
+		if (k < 0)
+			break;
+		used = used + (size_t)k < size ? used + (size_t)k : size - 1;
 	}
 }
 
@@ -902,18 +1285,28 @@ static void limit_findings(struct walk *w)
 {
 	struct lint_report *r = w->r;
 	unsigned terms = r->counts.dns_terms;
+	char costs[LINT_HINTS_MAX], fix[200];
 	int fam;
 
+	/* flatten refuses a source that fails for another reason (w->fatal) */
+	if (terms > SPFKIT_LIMIT_DNS_TERMS && !w->fatal && w->in->flatten_check && w->err == 0)
+		spfkit__lint_flatten_check(w->dns, w->in);
+	snprintf(fix, sizeof(fix),
+		 "run spfkit flatten %s: it writes the includes' addresses as ip4/ip6 terms; "
+		 "its records need %u DNS term%s",
+		 r->domain, r->counts.after_flatten, r->counts.after_flatten == 1 ? "" : "s");
+	cost_text(r, costs, sizeof(costs));
 	if (terms > SPFKIT_LIMIT_DNS_TERMS)
 		spfkit__lint_add(
-			r, L_LOOKUPS_OVER_10, r->domain, NULL, 0, -1, NULL,
+			r, L_LOOKUPS_OVER_10, r->domain, NULL, 0, -1,
+			r->counts.flatten_fixes ? fix : NULL,
 			"%u DNS-querying terms for a client that matches nothing (limit %u): "
-			"receivers return permerror",
-			terms, SPFKIT_LIMIT_DNS_TERMS);
+			"receivers return permerror%s",
+			terms, SPFKIT_LIMIT_DNS_TERMS, costs);
 	else if (terms >= 8)
 		spfkit__lint_add(r, L_CLOSE_TO_LIMIT, r->domain, NULL, 0, -1, NULL,
-				 "%u DNS-querying terms of the %u allowed, on the worst branch",
-				 terms, SPFKIT_LIMIT_DNS_TERMS);
+				 "%u DNS-querying terms of the %u allowed, on the worst branch%s",
+				 terms, SPFKIT_LIMIT_DNS_TERMS, costs);
 	for (fam = 0; fam < 2; fam++)
 		if (w->voids[fam] > SPFKIT_LIMIT_VOID_LOOKUPS)
 			spfkit__lint_add(r, L_VOID_OVER_2, r->domain, NULL, 0, -1, NULL,
@@ -937,6 +1330,7 @@ static void walk_free(struct walk *w)
 		spfkit__buf_free(&w->void_names[fam]);
 	spfkit__free(NULL, w->included);
 	spfkit__free(NULL, w->short_mx);
+	spfkit__lint_cover_free(&w->cover);
 }
 
 /* --record: the text stands for the domain's TXT record. */
@@ -950,6 +1344,9 @@ static void walk_given(struct walk *w, const struct lint_input *in)
 	n.dlen = strlen(n.domain);
 	w->r->record = in->record;
 	w->r->record_len = in->record_len;
+	w->r->records = &w->r->record;
+	w->r->record_lens = &w->r->record_len;
+	w->r->nrecords = 1;
 	if (in->strs != NULL)
 		spfkit__lint_string_checks(w->r, n.domain, in->record, in->strs, in->lens,
 					   in->nstrs);
@@ -984,6 +1381,8 @@ int spfkit__lint_run(struct lint_dns *dns, const struct lint_input *in)
 	memset(&w, 0, sizeof(w));
 	w.dns = dns;
 	w.r = dns->report;
+	w.in = in;
+	spfkit__lint_cover_free(&w.cover); /* empty */
 	for (fam = 0; fam < 2; fam++)
 		spfkit__buf_init(&w.void_names[fam], NULL, 4096);
 	if (in->domain != NULL)
@@ -999,12 +1398,15 @@ int spfkit__lint_run(struct lint_dns *dns, const struct lint_input *in)
 		emit_simple(&w, LW_LEAVE);
 	} else if (!spfkit__domain_valid(w.r->domain, strlen(w.r->domain))) {
 		emit_enter(&w, w.r->domain, strlen(w.r->domain), LINT_HOW_TOP, NULL, NULL);
-		no_record(&w, NULL, NULL, LINT_HOW_TOP, w.r->domain, "a name that is not a valid domain");
+		no_record(&w, NULL, NULL, LINT_HOW_TOP, w.r->domain, "a name that is not a valid domain",
+			  0);
 		emit_simple(&w, LW_LEAVE);
 	} else {
 		walk_domain(&w, w.r->domain, strlen(w.r->domain), LINT_HOW_TOP, NULL, NULL);
 	}
 	limit_findings(&w);
+	if (w.cover.err != 0 && w.err == 0)
+		w.err = w.cover.err;
 	walk_free(&w);
 	return w.err != 0 ? w.err : w.r->err;
 }

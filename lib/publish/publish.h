@@ -11,6 +11,9 @@
  *   lint_dns.c        questions through the public resolver, one at a time, cached
  *   lint_text.c       checks on a record's text: version, bytes, typos, legacy, sizes
  *   lint_terms.c      checks on a parsed record: all, netblocks, modifiers, macros
+ *   lint_cover.c      covered-by-include: addresses the top record and an include
+ *                     both authorize, from what the walk has already read
+ *   lint_flatten.c    over the limit: would flatten's records fix it
  *   lint_walk.c       the include/redirect tree: worst-case counts, loops, targets;
  *                     also the walker of tree and flatten, which watch it
  *   tree_build.c      the tree, built from the walk's events
@@ -94,6 +97,9 @@ enum lint_id {
 	L_TTL,
 	L_WILDCARD_RECORD,
 	L_DNS_FAILURE,
+	L_COVERED_BY_INCLUDE,
+	L_MODIFIER_BEFORE_MECHANISM,
+	L_PARKED_DOMAIN,
 	L_COUNT
 };
 
@@ -118,6 +124,20 @@ struct lint_finding {
 	long offset;         /* byte offset of the term in the record, -1 when none */
 	const char *message;
 	const char *fix;     /* NULL: the catalogue's */
+	int provider;        /* in a record at a name outside the linted domain (not it, not
+			      * under it): the provider's; its warnings and notices are
+			      * left out of the exit status */
+};
+
+/* A DNS-querying term of the top record (a redirect= too) and its cost. */
+struct lint_cost {
+	const char *term; /* as written, in the arena */
+	long offset;
+	unsigned cost;    /* the term and every term of its subtree (§4.6.4) */
+	unsigned running; /* the count once this term is walked */
+	unsigned kept;    /* what it still costs after `spfkit flatten`: 0 when
+			   * flatten writes its addresses instead (no ptr, exists
+			   * or macro below it), else cost */
 };
 
 /* What the walk found; counts are the worst case over every branch. */
@@ -130,6 +150,13 @@ struct lint_counts {
 	int dynamic;           /* some target depends on macros: not followed */
 	int loop;              /* an include/redirect loop: evaluation goes round to the limit */
 	unsigned records;      /* records fetched and parsed */
+	int unevaluated;       /* the top record cannot be evaluated: permerror for every
+				* client (1 it does not parse, 2 more than one record) */
+	unsigned dns_terms_fixed; /* unevaluated == 1: the DNS terms of the terms that do
+				   * parse, their trees included */
+	int flatten_checked;      /* over the limit: flatten's records were built (lint_flatten.c) */
+	unsigned after_flatten;   /* flatten_checked: the DNS terms those records need */
+	int flatten_fixes;        /* ...within the limit: `spfkit flatten` fixes it */
 };
 
 struct lint_report {
@@ -140,6 +167,13 @@ struct lint_report {
 	const char *domain; /* the domain linted ("" with --record and no --domain) */
 	const char *record; /* the top record's text, or NULL */
 	size_t record_len;
+	const char *const *records; /* every SPF record at the top domain (records[0] is
+				     * record), for multiple-records; nrecords 0 or 1 otherwise */
+	const size_t *record_lens;
+	size_t nrecords;
+	struct lint_cost *costs;    /* the top record's DNS terms, in evaluation order */
+	size_t ncosts, capcosts;
+	const char *flatten_note;   /* over the limit: why flatten cannot fix it, or NULL */
 	struct lint_counts counts;
 };
 
@@ -167,7 +201,13 @@ void spfkit__lint_add_as(struct lint_report *r, enum lint_severity sev, enum lin
 			 const char *fix, const char *fmt, ...)
 	__attribute__((format(printf, 9, 10)));
 size_t spfkit__lint_count(const struct lint_report *r, enum lint_severity s);
-/* 0 clean (notices allowed), 1 warnings only, 2 errors. */
+/* The same, of the findings in provider records only. */
+size_t spfkit__lint_count_provider(const struct lint_report *r, enum lint_severity s);
+/* Drop finding i (the later ones move up). */
+void spfkit__lint_remove(struct lint_report *r, size_t i);
+/* 0 clean (notices allowed), 1 warnings only, 2 errors; a provider
+ * record's warnings and notices do not count, its errors do (they
+ * make receivers fail the domain's mail whoever controls the record). */
 int spfkit__lint_exit_status(const struct lint_report *r);
 /* The finding's fix: its own, or the catalogue's. */
 const char *spfkit__lint_finding_fix(const struct lint_finding *f);
@@ -326,10 +366,21 @@ struct lint_input {
 	const char *const *strs; /* --record "..." strings, when given quoted; else NULL */
 	const size_t *lens;
 	size_t nstrs;
+	int flatten_check;       /* over the limit, find out whether flatten fixes it
+				  * (lint_flatten.c; `spfkit lint` sets it) */
+	int counting_only;       /* a run for its counts alone (what a record that does not
+				  * parse would cost once fixed): no such count of its
+				  * own, no parked-domain questions */
 };
 
 /* Lint the domain's record (or the given one) and its whole tree. 0 or an spfkit_err. */
 int spfkit__lint_run(struct lint_dns *dns, const struct lint_input *in);
+
+/* ---- lint_flatten.c ----------------------------------------------------- */
+
+/* After a walk over the limit: would `spfkit flatten` fix it? Fills the
+ * report's counts.flatten_* (or flatten_note), from the walk's answers. */
+void spfkit__lint_flatten_check(struct lint_dns *dns, const struct lint_input *in);
 
 /* ---- tree_addr.c ---------------------------------------------------------- */
 
@@ -367,6 +418,41 @@ int spfkit__tree_count_log2(const struct tree_count *c);
  * two ("2^80 + 2^64", "2^80 + 1"), else the size to a tenth of a power of
  * two ("~2^96.6"). buf: at least 48 bytes. */
 const char *spfkit__tree_count_text(const struct tree_count *c, char *buf, size_t size);
+
+/* ---- lint_cover.c ----------------------------------------------------- */
+
+/* What one term authorizes: a top-level include's tree, or a top-level
+ * ip4/ip6/a/mx term (issue 31, covered-by-include). */
+struct lint_cover_set {
+	const char *term; /* as written, in the report's arena */
+	size_t len;
+	long offset;
+	struct tree_ranges set; /* kept normal (flatten_set.c) */
+	int unknown;            /* some of its addresses are not known (a failed question) */
+};
+
+struct lint_cover {
+	struct lint_cover_set *incs, *terms;
+	size_t ninc, capinc, nterms, capterms;
+	long cur; /* the include being walked (an index of incs), or -1 */
+	int err;  /* SPFKIT_ENOMEM */
+};
+
+void spfkit__lint_cover_free(struct lint_cover *c); /* also makes an empty one (cur -1) */
+/* A pass include of the top record is walked from now: c->cur. */
+void spfkit__lint_cover_begin_include(struct lint_cover *c, struct lint_report *r,
+				      const char *term, size_t len, long offset);
+void spfkit__lint_cover_end_include(struct lint_cover *c);
+/* A pass ip4/ip6/a/mx term of the top record: its index in c->terms, or -1. */
+long spfkit__lint_cover_term(struct lint_cover *c, struct lint_report *r, const char *term,
+			     size_t len, long offset);
+/* addr/prefix, or every address of an A (v6 0) or AAAA answer with the prefix, into s (NULL: none). */
+void spfkit__lint_cover_add(struct lint_cover *c, struct lint_cover_set *s, int v6,
+			    const unsigned char *addr, unsigned prefix);
+void spfkit__lint_cover_add_answer(struct lint_cover *c, struct lint_cover_set *s,
+				   const struct lint_answer *a, int v6, unsigned prefix);
+/* After the walk: a covered-by-include finding for each term an include's set holds whole. */
+void spfkit__lint_cover_report(struct lint_cover *c, struct lint_report *r, const char *domain);
 
 /* ---- tree_build.c --------------------------------------------------------- */
 

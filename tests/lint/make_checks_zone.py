@@ -34,7 +34,10 @@ CASES = {
                           'TXT "v=spf1 redirect=good-spf.example"'),
     "duplicate-modifier": ('TXT "v=spf1 tag=1 tag=2 -all"', 'TXT "v=spf1 tag=1 -all"'),
     "unknown-modifier": ('TXT "v=spf1 foo=bar -all"', 'TXT "v=spf1 -all exp=explain.example"'),
-    "typo": ('TXT "v=spf1 ip:192.0.2.1 -all"', 'TXT "v=spf1 ip4:192.0.2.1 -all"'),
+    # a typo the parser accepts (an unknown modifier "include="); one it refuses
+    # is told inside the syntax finding (issue 31)
+    "typo": ('TXT "v=spf1 include=good-spf.example -all"',
+             'TXT "v=spf1 include:good-spf.example -all"'),
     "non-ascii": ('TXT "v=spf1 ip4:192.0.2.1\\194\\160-all"', 'TXT "v=spf1 ip4:192.0.2.1 -all"'),
     "lookups-over-10": ('TXT "v=spf1 a a a a a a a a a a a -all"\n@D@ A 192.0.2.20',
                         'TXT "v=spf1 a a a a a a a -all"\n@D@ A 192.0.2.20'),
@@ -85,6 +88,16 @@ CASES = {
     "split-inside-token": ('TXT "v=spf1 ip4:192.0.2.1" "-all"', 'TXT "v=spf1 ip4:192.0.2.1 " "-all"'),
     "wildcard-record": ('TXT "v=spf1 -all"\n*.@D@ TXT "v=spf1 -all"',
                         'TXT "v=spf1 -all"\n*.@D@ TXT "not spf"'),
+    # issue 31: good-spf.example authorizes 192.0.2.0/24; h1 is 192.0.2.101
+    # (no AAAA); host.example has an AAAA no include lists
+    "covered-by-include": ('TXT "v=spf1 ip4:192.0.2.10 mx include:good-spf.example -all"\n'
+                           '@D@ MX 10 h1.example.',
+                           'TXT "v=spf1 ip4:198.51.100.10 mx include:good-spf.example -all"\n'
+                           '@D@ MX 10 host.example.'),
+    "modifier-before-mechanism": ('TXT "v=spf1 exp=explain.example ip4:192.0.2.1 -all"',
+                                  'TXT "v=spf1 ip4:192.0.2.1 -all exp=explain.example"'),
+    # no MX, no A, no AAAA: the domain sends no mail
+    "parked-domain": ('TXT "v=spf1 include:good-spf.example ~all"', 'TXT "v=spf1 -all"'),
 }
 
 HEAD = """; tests/lint/checks.zone, written by make_checks_zone.py: one positive
@@ -98,6 +111,15 @@ host            AAAA  2001:db8::10
 txtonly         TXT   "not an address"
 good-spf        TXT   "v=spf1 ip4:192.0.2.0/24 -all"
 explain         TXT   "%{i} is not allowed"
+; provider marking (issue 31): _spf.own-provider is the owner's (under the
+; domain), _spf.saas a provider's; the provider's warning is not in the
+; exit status
+own-provider    TXT   "v=spf1 include:_spf.own-provider.example include:_spf.saas.example -all"
+own-provider    MX    10 host.example.
+_spf.own-provider TXT "v=spf1 ip4:192.0.2.1 exists:%{l}.own-provider.example ~all"
+_spf.saas       TXT   "v=spf1 exists:%{i}._spf.saas.example ip4:10.1.0.0/16 ~all"
+; a typo the parser refuses: one syntax finding; the other terms cost 2 once fixed
+fixable         TXT   "v=spf1 a:host.example ipv4:192.0.2.1 include:good-spf.example -all"
 """
 
 

@@ -1,0 +1,128 @@
+/*
+ * covered-by-include (issue 31): the same addresses authorized twice,
+ * once by a term of the top record (ip4, ip6, or the addresses of an a
+ * or mx term) and once by a record an include of it reaches. The walk
+ * (lint_walk.c) hands over what it already has: the ranges of the pass
+ * terms it walks, and the A/AAAA answers of a and mx; nothing here asks
+ * DNS. The sets are flatten_set.c's.
+ */
+#include <string.h>
+
+#include "publish.h"
+
+void spfkit__lint_cover_free(struct lint_cover *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->ninc; i++)
+		spfkit__tree_ranges_free(&c->incs[i].set);
+	for (i = 0; i < c->nterms; i++)
+		spfkit__tree_ranges_free(&c->terms[i].set);
+	spfkit__free(NULL, c->incs);
+	spfkit__free(NULL, c->terms);
+	memset(c, 0, sizeof(*c));
+	c->cur = -1;
+}
+
+static void oom(struct lint_cover *c)
+{
+	if (c->err == 0)
+		c->err = SPFKIT_ENOMEM;
+}
+
+/* A new set at the end of *items (n, cap); its index, or -1. */
+static long new_set(struct lint_cover *c, struct lint_report *r, struct lint_cover_set **items,
+		    size_t *n, size_t *cap, const char *term, size_t len, long offset)
+{
+	struct lint_cover_set *p;
+
+	p = spfkit__array_grow(*items, cap, *n, sizeof(*p), 8);
+	if (p == NULL) {
+		oom(c);
+		return -1;
+	}
+	*items = p;
+	p = &p[*n];
+	memset(p, 0, sizeof(*p));
+	p->term = spfkit__lint_strndup(r, term, len);
+	p->len = len;
+	p->offset = offset;
+	if (p->term == NULL)
+		return -1;
+	return (long)(*n)++;
+}
+
+void spfkit__lint_cover_begin_include(struct lint_cover *c, struct lint_report *r,
+				      const char *term, size_t len, long offset)
+{
+	c->cur = new_set(c, r, &c->incs, &c->ninc, &c->capinc, term, len, offset);
+}
+
+void spfkit__lint_cover_end_include(struct lint_cover *c)
+{
+	c->cur = -1;
+}
+
+long spfkit__lint_cover_term(struct lint_cover *c, struct lint_report *r, const char *term,
+			     size_t len, long offset)
+{
+	return new_set(c, r, &c->terms, &c->nterms, &c->capterms, term, len, offset);
+}
+
+void spfkit__lint_cover_add(struct lint_cover *c, struct lint_cover_set *s, int v6,
+			    const unsigned char *addr, unsigned prefix)
+{
+	if (s != NULL && spfkit__flat_set_add_prefix(&s->set, v6, addr, prefix) != 0)
+		oom(c);
+}
+
+void spfkit__lint_cover_add_answer(struct lint_cover *c, struct lint_cover_set *s,
+				   const struct lint_answer *a, int v6, unsigned prefix)
+{
+	size_t i;
+
+	if (s == NULL || a == NULL || a->status != SPFKIT_DNS_OK)
+		return;
+	for (i = 0; i < a->count; i++)
+		if (a->rrs[i].len == (v6 ? 16u : 4u))
+			spfkit__lint_cover_add(c, s, v6, a->rrs[i].data, prefix);
+}
+
+/* Is every address of a inside b? */
+static int inside(struct lint_cover *c, const struct tree_ranges *a, const struct tree_ranges *b)
+{
+	struct tree_ranges rest = { NULL, 0, 0 };
+	int yes;
+
+	if (spfkit__flat_set_minus(&rest, a, b) != 0) {
+		oom(c);
+		return 0;
+	}
+	yes = rest.n == 0;
+	spfkit__tree_ranges_free(&rest);
+	return yes;
+}
+
+void spfkit__lint_cover_report(struct lint_cover *c, struct lint_report *r, const char *domain)
+{
+	const struct lint_cover_set *t, *inc;
+	size_t i, j;
+
+	for (i = 0; i < c->nterms; i++) {
+		t = &c->terms[i];
+		if (t->set.n == 0 || t->unknown)
+			continue; /* nothing known to compare */
+		for (j = 0; j < c->ninc; j++) {
+			inc = &c->incs[j];
+			if (inc->set.n == 0 || !inside(c, &t->set, &inc->set))
+				continue;
+			spfkit__lint_add(r, L_COVERED_BY_INCLUDE, domain, t->term, t->len, t->offset,
+					 NULL,
+					 "every address this term authorizes is also authorized by "
+					 "\"%.*s\" (offset %ld), whose records list it: it is "
+					 "authorized twice",
+					 (int)(inc->len < 200 ? inc->len : 200), inc->term, inc->offset);
+			break;
+		}
+	}
+}
