@@ -38,7 +38,7 @@ struct loader {
 
 static uint64_t key_hash(const char *name, size_t len, unsigned type)
 {
-	return spfkit__name_hash(name, len) ^ ((uint64_t)type * 0x9e3779b97f4a7c15ull);
+	return spfkit__namehash(name, len) ^ ((uint64_t)type * 0x9e3779b97f4a7c15ull);
 }
 
 static struct entry *find(const struct zone *z, const char *name, size_t len, unsigned type)

@@ -76,9 +76,9 @@ static inline int spfkit__cur_accept(struct spfkit__cur *c, unsigned char ch)
 void spfkit__cur_want(struct spfkit__cur *c, unsigned char ch, const char *why);
 
 /* Case-insensitive hash of a DNS name, final dot ignored (FNV-1a). */
-uint64_t spfkit__name_hash(const char *name, size_t len);
+uint64_t spfkit__namehash(const char *name, size_t len);
 /* Hash of bytes, eight at a time: for long keys such as record texts. */
-uint64_t spfkit__hash_bytes(const void *p, size_t len);
+uint64_t spfkit__namehash_bytes(const void *p, size_t len);
 
 /*
  * The hashes above are unkeyed: fine for trusted keys (a zone file) or a
@@ -99,7 +99,7 @@ void spfkit__hash_key_random(struct spfkit__hash_key *k);
  * bytes, the multiply-mix hash past it. For long keys (record texts). */
 uint64_t spfkit__hash_keyed(const struct spfkit__hash_key *k, const void *p, size_t len);
 /* SipHash-1-3 of the whole key, any length. */
-uint64_t spfkit__siphash13(const struct spfkit__hash_key *k, const void *p, size_t len);
+uint64_t spfkit__hash_siphash13(const struct spfkit__hash_key *k, const void *p, size_t len);
 /* SipHash-2-4 and a case-folding name hash, of the same code
  * (keyed_hash.h), are the tests' only: tests/support/support.h. */
 

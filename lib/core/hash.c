@@ -33,7 +33,7 @@ uint64_t spfkit__hash_keyed(const struct spfkit__hash_key *k, const void *p, siz
 	return mix_bytes(k, p, len, 0);
 }
 
-uint64_t spfkit__siphash13(const struct spfkit__hash_key *k, const void *p, size_t len)
+uint64_t spfkit__hash_siphash13(const struct spfkit__hash_key *k, const void *p, size_t len)
 {
 	return sip_bytes(k, p, len, 1, 3, 0);
 }

@@ -27,7 +27,7 @@ static uint64_t short_tail(const char *name, size_t len)
  * with spfkit__memcaseeq). A name of 8 bytes or more ends with its last
  * 8 bytes, overlapping the word before: no load of a variable length.
  */
-uint64_t spfkit__name_hash(const char *name, size_t len)
+uint64_t spfkit__namehash(const char *name, size_t len)
 {
 	const uint64_t fold = 0x2020202020202020ull;
 	const char *end;
@@ -52,7 +52,7 @@ uint64_t spfkit__name_hash(const char *name, size_t len)
 	return h ^ (h >> 29);
 }
 
-uint64_t spfkit__hash_bytes(const void *p, size_t len)
+uint64_t spfkit__namehash_bytes(const void *p, size_t len)
 {
 	const unsigned char *b = p;
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ len, w;

@@ -93,7 +93,8 @@ static int make_key(const struct spfkit_cache *c, struct key *k, const char *nam
 		k->name[i] = (char)spfkit__lower((unsigned char)name[i]);
 	k->len = len;
 	k->type = type;
-	k->hash = spfkit__siphash13(&c->key, k->name, len) + (uint64_t)type * 0x9e3779b97f4a7c15ull;
+	k->hash = spfkit__hash_siphash13(&c->key, k->name,
+					 len) + (uint64_t)type * 0x9e3779b97f4a7c15ull;
 	return 0;
 }
 

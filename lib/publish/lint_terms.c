@@ -108,7 +108,7 @@ static int range_within(const struct spfkit_term *a, const struct spfkit_term *b
 		return 0;
 	net_b.family = family;
 	memcpy(net_b.addr, b->ip, sizeof(net_b.addr));
-	return spfkit__ip_match(&net_b, family, a->ip, prefix_of(a));
+	return spfkit__ipaddr_match(&net_b, family, a->ip, prefix_of(a));
 }
 
 /* Private, loopback, link-local and other ranges no public SMTP client has. */

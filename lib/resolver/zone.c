@@ -248,7 +248,7 @@ static struct znode *node_new(struct spfkit_zone *z, const char *name, size_t le
 	s[len] = '\0';
 	n->name = s;
 	n->len = len;
-	n->hash = spfkit__name_hash(s, len);
+	n->hash = spfkit__namehash(s, len);
 	return n;
 }
 
@@ -279,7 +279,7 @@ static int zone_prepare(struct spfkit_zone *z, const char *name, size_t len, str
 	p->nfresh = 0;
 	p->leaf = NULL;
 	for (;;) {
-		n = zone_find(z, name + off, len - off, spfkit__name_hash(name + off, len - off));
+		n = zone_find(z, name + off, len - off, spfkit__namehash(name + off, len - off));
 		if (n != NULL)
 			break; /* it exists, so every name above it does too */
 		if (p->nfresh == ZONE_MAX_LABELS)
@@ -607,7 +607,7 @@ static int zone_add_text(struct spfkit_zone *zone, const char *name, size_t name
 			memcpy(buf, data, len);
 		text_split(data, len, buf + jlen);
 	}
-	n = zone_find(zone, name, name_len, spfkit__name_hash(name, name_len));
+	n = zone_find(zone, name, name_len, spfkit__namehash(name, name_len));
 	if (n != NULL) {
 		struct zset *txt = &n->sets[T_TXT];
 
@@ -667,7 +667,7 @@ int spfkit__zone_add(struct spfkit_zone *zone, const char *name, size_t name_len
 		return rc;
 	if (type == SPFKIT_RR_TXT || type == SPFKIT_RR_TXT_STRINGS)
 		return zone_add_text(zone, name, name_len, type, ttl, data, len, why);
-	n = zone_find(zone, name, name_len, spfkit__name_hash(name, name_len));
+	n = zone_find(zone, name, name_len, spfkit__namehash(name, name_len));
 	if (n != NULL &&
 	    set_merge_duplicate(&n->sets[ti], type, ttl, data, len, type == SPFKIT_RR_MX ? pref : 0))
 		return 0;
@@ -768,7 +768,7 @@ static const struct znode *wildcard_source(const struct spfkit_zone *z, const ch
 		if (dot == NULL)
 			break;
 		off = (size_t)(dot - name) + 1;
-		if (zone_find(z, name + off, len - off, spfkit__name_hash(name + off, len - off)) !=
+		if (zone_find(z, name + off, len - off, spfkit__namehash(name + off, len - off)) !=
 		    NULL) {
 			enc = name + off;
 			elen = len - off;
@@ -783,7 +783,7 @@ static const struct znode *wildcard_source(const struct spfkit_zone *z, const ch
 	} else {
 		elen = 1;
 	}
-	return zone_find(z, src, elen, spfkit__name_hash(src, elen));
+	return zone_find(z, src, elen, spfkit__namehash(src, elen));
 }
 
 int spfkit_zone_lookup(const struct spfkit_zone *zone, const char *name, size_t len,
@@ -808,7 +808,8 @@ int spfkit_zone_lookup(const struct spfkit_zone *zone, const char *name, size_t 
 		 * hashing, and one final dot dropped.
 		 */
 		nlen = len > 0 && name[len - 1] == '.' ? len - 1 : len;
-		n = nlen <= SPFKIT__ZONE_NAME_MAX ? zone_find(zone, name, nlen, spfkit__name_hash(name, nlen))
+		n = nlen <= SPFKIT__ZONE_NAME_MAX ? zone_find(zone, name, nlen,
+							      spfkit__namehash(name, nlen))
 						  : NULL;
 		if (n == NULL && zone->has_wildcard && nlen <= SPFKIT__ZONE_NAME_MAX)
 			n = wildcard_source(zone, name, nlen);

@@ -31,7 +31,7 @@ static const struct spfkit_macro_piece default_exp_pieces[] = {
 	{ .kind = SPFKIT_PIECE_LITERAL, .text = default_exp_src + 28, .len = 20 },
 };
 
-const struct spfkit_macro_string spfkit__default_exp = {
+const struct spfkit_macro_string spfkit__ctx_default_exp = {
 	.pieces = default_exp_pieces,
 	.count = sizeof(default_exp_pieces) / sizeof(default_exp_pieces[0]),
 	.letters = 1u << ('o' - 'a') | 1u << ('c' - 'a'),
@@ -52,7 +52,7 @@ static int ctx_set_strings(struct spfkit_ctx *ctx, const struct spfkit_config *c
 	if (ctx->receiver == NULL)
 		return SPFKIT_ENOMEM;
 	if (exp == NULL) {
-		ctx->default_exp = spfkit__default_exp;
+		ctx->default_exp = spfkit__ctx_default_exp;
 		return 0;
 	}
 	/* Parsed macro-strings point into their source: keep our own copy. */
@@ -110,7 +110,7 @@ int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out)
 	cfg = &own;
 	/* One allocation: the context, its arena's first chunk, which holds
 	 * a receiver name of common length, and a block for an evaluation. */
-	ctx = spfkit__alloc(cfg->alloc, CTX_SIZE + CTX_FIRST_CHUNK + spfkit__eval_block_size());
+	ctx = spfkit__alloc(cfg->alloc, CTX_SIZE + CTX_FIRST_CHUNK + spfkit__request_block_size());
 	if (ctx == NULL)
 		return SPFKIT_ENOMEM;
 	memset(ctx, 0, CTX_SIZE);
@@ -125,12 +125,12 @@ int spfkit_ctx_new(const struct spfkit_config *cfg, struct spfkit_ctx **out)
 	if (rc == 0)
 		rc = ctx_set_spares(ctx);
 	if (rc == 0)
-		spfkit__eval_own_block(ctx, (char *)ctx + CTX_SIZE + CTX_FIRST_CHUNK);
+		spfkit__request_own_block(ctx, (char *)ctx + CTX_SIZE + CTX_FIRST_CHUNK);
 	/* no cache, no cache object: a context made for one evaluation
 	 * pays nothing for it */
 	if (rc == 0 && cache_entries(cfg) > 0)
-		rc = spfkit__rcache_new_bounded(cfg->alloc, cache_entries(cfg),
-						cfg->record_cache_bytes, &ctx->records);
+		rc = spfkit__record_cache_new_bounded(cfg->alloc, cache_entries(cfg),
+						      cfg->record_cache_bytes, &ctx->records);
 	if (rc != 0) {
 		spfkit_ctx_free(ctx);
 		return rc;
@@ -143,8 +143,8 @@ void spfkit_ctx_free(struct spfkit_ctx *ctx)
 {
 	if (ctx == NULL)
 		return;
-	spfkit__eval_spares_free(ctx);
-	spfkit__rcache_free(ctx->records);
+	spfkit__request_spares_free(ctx);
+	spfkit__record_cache_free(ctx->records);
 	spfkit__arena_free(&ctx->arena);
 	spfkit__free(ctx->alloc, ctx);
 }

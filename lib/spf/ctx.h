@@ -17,7 +17,7 @@
  * per message. Lock-free slots, so any thread may take or give.
  */
 #define SPFKIT__EVAL_SPARES 4
-struct spfkit__eval_spares {
+struct spfkit__request_spares {
 	_Atomic(void *) slot[SPFKIT__EVAL_SPARES];
 	/* One more, allocated with the context itself, so that a context
 	 * made for one evaluation allocates once: never freed on its own. */
@@ -34,21 +34,22 @@ struct spfkit_ctx {
 	struct spfkit_limits limits;
 	int lookahead; /* ask likely questions early (lookahead.c) */
 	int record_memo; /* spfkit_config.record_memo, with a record cache */
-	struct spfkit__rcache *records; /* thread-safe; shared by evaluations; NULL: no cache */
+	/* thread-safe; shared by evaluations; NULL: no cache */
+	struct spfkit__record_cache *records;
 	unsigned time_budget_ms;        /* spfkit_check() */
-	struct spfkit__eval_spares *spares; /* in the arena; changes after setup */
+	struct spfkit__request_spares *spares; /* in the arena; changes after setup */
 };
 
 /* request.c: give back what the spares hold, at spfkit_ctx_free(). */
-void spfkit__eval_spares_free(struct spfkit_ctx *ctx);
+void spfkit__request_spares_free(struct spfkit_ctx *ctx);
 /* request.c: the bytes of an evaluation's block, and the context's own
  * block b (spares->own) handed over once the spares are set up. */
-size_t spfkit__eval_block_size(void);
-void spfkit__eval_own_block(struct spfkit_ctx *ctx, void *b);
+size_t spfkit__request_block_size(void);
+void spfkit__request_own_block(struct spfkit_ctx *ctx, void *b);
 
 #define SPFKIT_RECORD_CACHE_DEFAULT 4096u
 
 /* SPFKIT_DEFAULT_EXPLANATION in parsed form, shared by every context. */
-extern const struct spfkit_macro_string spfkit__default_exp;
+extern const struct spfkit_macro_string spfkit__ctx_default_exp;
 
 #endif

@@ -262,9 +262,9 @@ static int frame_given(struct spfkit_eval *ev, struct frame *f)
  */
 static int frame_plan(struct spfkit_eval *ev, struct frame *f)
 {
-	struct spfkit__plan_result pr;
-	uint64_t hash = spfkit__name_hash(f->domain, f->domain_len);
-	int rc = spfkit__rcache_plan_run(ev->ctx->records, f->domain, f->domain_len, hash, ev->now,
+	struct spfkit__record_plan_result pr;
+	uint64_t hash = spfkit__namehash(f->domain, f->domain_len);
+	int rc = spfkit__record_plan_run(ev->ctx->records, f->domain, f->domain_len, hash, ev->now,
 					 &ev->ip, &ev->ctx->limits, &ev->arena, &pr);
 
 	if (rc != 1) {
@@ -511,7 +511,7 @@ static void fill_result(struct spfkit_eval *ev, const struct frame *f)
 		r->explanation = NULL;
 	ev->done = 1;
 	if (ev->plan_learn) /* the memo has what this evaluation used */
-		spfkit__rcache_plan_learn(ev->ctx->records, r->identity_domain, ev->plan_domain_len,
+		spfkit__record_plan_learn(ev->ctx->records, r->identity_domain, ev->plan_domain_len,
 					  ev->plan_hash, ev->now, &ev->ctx->limits, ev->ip.family);
 }
 

@@ -98,7 +98,8 @@ struct query {
 	/* TXT answers of QF_RECORD questions: */
 	uint8_t rec_state;
 	size_t rec_count;                   /* SPF records found */
-	struct spfkit__rcache_entry *rce;   /* parsed or failed; released with the evaluation */
+	/* parsed or failed; released with the evaluation */
+	struct spfkit__record_cache_entry *rce;
 	const struct spfkit_dns_rr *rec_rr; /* the record's RR (REC_OK, REC_INVALID) */
 	/* lookahead.c: 1 + the first term that matches the client without
 	 * DNS (or 1 + the term count); 0 until worked out */

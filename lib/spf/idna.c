@@ -23,7 +23,7 @@
  */
 #define IDNA_INPUT_MAX 1024u
 
-int spfkit__is_ascii(const char *p, size_t len)
+int spfkit__idna_is_ascii(const char *p, size_t len)
 {
 	unsigned char any = 0;
 	size_t i;
@@ -76,7 +76,7 @@ int spfkit__idna_to_alabels(struct spfkit__arena *ar, const char *name, size_t l
 	char *a = NULL;
 	int rc;
 
-	if (spfkit__is_ascii(name, len)) {
+	if (spfkit__idna_is_ascii(name, len)) {
 		*out = name;
 		*out_len = len;
 		return 0;
@@ -144,7 +144,7 @@ int spfkit__idna_identities(struct spfkit_eval *ev)
 
 	ev->sender_received = ev->sender_ascii = ev->sender;
 	ev->helo_received = ev->helo_ascii = ev->helo;
-	if (!spfkit__is_ascii(ev->local, ev->local_len)) {
+	if (!spfkit__idna_is_ascii(ev->local, ev->local_len)) {
 		ev->ascii_less_letters |= LETTER('l') | LETTER('s');
 		ev->sender_ascii = NULL;
 	}

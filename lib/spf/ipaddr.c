@@ -159,7 +159,7 @@ static size_t format_v6(const unsigned char *a, char *out)
 }
 
 /* Our own text form: inet_ntop costs a sprintf per group, on every evaluation. */
-size_t spfkit__ip_text(const struct spfkit_ip *ip, char *out)
+size_t spfkit__ipaddr_text(const struct spfkit_ip *ip, char *out)
 {
 	return ip->family == 4 ? put_quad(ip->addr, 0, out) : format_v6(ip->addr, out);
 }
@@ -176,12 +176,12 @@ const char *spfkit_ip_format(const struct spfkit_ip *ip, char *buf, size_t size)
 		return NULL;
 	}
 	if (size >= sizeof(tmp)) { /* room for the longest: no copy */
-		buf[spfkit__ip_text(ip, buf)] = '\0';
+		buf[spfkit__ipaddr_text(ip, buf)] = '\0';
 		return buf;
 	}
 	if (size == 0)
 		return buf;
-	n = spfkit__ip_text(ip, tmp);
+	n = spfkit__ipaddr_text(ip, tmp);
 	if (n >= size)
 		n = size - 1;
 	memcpy(buf, tmp, n);
@@ -202,8 +202,8 @@ static uint64_t differ64(const unsigned char *a, const unsigned char *b, unsigne
 	return (be64toh(x) ^ be64toh(y)) >> (64 - bits);
 }
 
-int spfkit__ip_match(const struct spfkit_ip *ip, int family, const unsigned char *addr,
-		     unsigned prefix)
+int spfkit__ipaddr_match(const struct spfkit_ip *ip, int family, const unsigned char *addr,
+			 unsigned prefix)
 {
 	uint32_t x, y;
 
@@ -225,7 +225,7 @@ int spfkit__ip_match(const struct spfkit_ip *ip, int family, const unsigned char
 	       differ64(ip->addr + 8, addr + 8, prefix - 64) == 0;
 }
 
-size_t spfkit__ip_reverse_name(const struct spfkit_ip *ip, char *buf)
+size_t spfkit__ipaddr_reverse_name(const struct spfkit_ip *ip, char *buf)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t n = 0;
@@ -255,7 +255,7 @@ size_t spfkit_ip_reverse_name(const struct spfkit_ip *ip, char *buf, size_t size
 		buf[0] = '\0';
 	if (ip == NULL || buf == NULL || (ip->family != 4 && ip->family != 6))
 		return 0;
-	n = spfkit__ip_reverse_name(ip, tmp);
+	n = spfkit__ipaddr_reverse_name(ip, tmp);
 	if (n == 0 || n >= size)
 		return 0;
 	memcpy(buf, tmp, n + 1);
@@ -266,5 +266,5 @@ int spfkit_ip_in_net(const struct spfkit_ip *ip, const struct spfkit_ip *net, un
 {
 	if (ip == NULL || net == NULL || (net->family != 4 && net->family != 6))
 		return 0;
-	return spfkit__ip_match(ip, net->family, net->addr, prefix);
+	return spfkit__ipaddr_match(ip, net->family, net->addr, prefix);
 }

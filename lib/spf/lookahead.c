@@ -173,8 +173,9 @@ static int answer_has_client(const struct spfkit_eval *ev, const struct spfkit_t
 	for (i = 0; i < q->ans.count; i++) {
 		const struct spfkit_dns_rr *rr = &q->ans.rrs[i];
 
-		if (rr->len == want && spfkit__ip_match(&ev->ip, ev->ip.family, rr->data,
-							 ev->ip.family == 4 ? t->cidr4 : t->cidr6))
+		if (rr->len == want &&
+		    spfkit__ipaddr_match(&ev->ip, ev->ip.family, rr->data,
+					 ev->ip.family == 4 ? t->cidr4 : t->cidr6))
 			return 1;
 	}
 	return 0;
@@ -213,7 +214,8 @@ static int matches_without_dns(const struct spfkit_eval *ev, const struct spfkit
 	switch (h->mech) {
 	case SPFKIT_MECH_ALL: return 1;
 	case SPFKIT_MECH_IP4: return ev->ip.family == 4 && ((ev->ip4 ^ h->ip4) & h->mask4) == 0;
-	case SPFKIT_MECH_IP6: return ev->ip.family == 6 && spfkit__ip_match(&ev->ip, 6, t->ip, t->cidr6);
+	case SPFKIT_MECH_IP6: return ev->ip.family == 6 && spfkit__ipaddr_match(&ev->ip, 6, t->ip,
+										t->cidr6);
 	default: return 0;
 	}
 }

@@ -663,7 +663,7 @@ static int letter_value(const struct spfkit__macro_env *env, char letter, char *
 	} else if (ip->family == 6 && letter == 'i') {
 		*n = format_nibbles(ip->addr, tmp);
 	} else if (size >= SPFKIT_IP_TEXT_MAX) {
-		*n = spfkit__ip_text(ip, tmp);
+		*n = spfkit__ipaddr_text(ip, tmp);
 	} else {
 		return SPFKIT_EINVAL;
 	}

@@ -46,7 +46,8 @@ static int answer_has_ip(const struct spfkit_eval *ev, const struct query *q, un
 	for (i = 0; i < q->ans.count; i++) {
 		const struct spfkit_dns_rr *rr = &q->ans.rrs[i];
 
-		if (rr->len == want && spfkit__ip_match(&ev->ip, ev->ip.family, rr->data, prefix))
+		if (rr->len == want && spfkit__ipaddr_match(&ev->ip, ev->ip.family, rr->data,
+							    prefix))
 			return 1;
 	}
 	return 0;
@@ -163,7 +164,7 @@ static int term_target(struct spfkit_eval *ev, struct frame *f, const struct spf
 int spfkit__mech_validate_ptr(struct spfkit_eval *ev, struct frame *f, struct validated *v)
 {
 	char rev[SPFKIT__REVERSE_MAX];
-	size_t len = spfkit__ip_reverse_name(&ev->ip, rev), i, n;
+	size_t len = spfkit__ipaddr_reverse_name(&ev->ip, rev), i, n;
 	const struct query *ptr, *aq;
 	int fresh, nomem;
 
@@ -281,7 +282,7 @@ static int mech_mx(struct spfkit_eval *ev, struct frame *f, const struct spfkit_
 static int mech_ptr(struct spfkit_eval *ev, struct frame *f, enum mech_outcome *res)
 {
 	char rev[SPFKIT__REVERSE_MAX];
-	size_t len = spfkit__ip_reverse_name(&ev->ip, rev), i;
+	size_t len = spfkit__ipaddr_reverse_name(&ev->ip, rev), i;
 	const struct query *ptr;
 	struct validated v;
 	int fresh, nomem, rc;
@@ -390,7 +391,9 @@ int spfkit__mech_eval(struct spfkit_eval *ev, struct frame *f, const struct spfk
 		*out = ev->ip.family == 4 && spfkit__ip4_in(ev->ip4, t) ? MECH_MATCH : MECH_NOMATCH;
 		return STEP_DONE;
 	case SPFKIT_MECH_IP6:
-		*out = spfkit__ip_match(&ev->ip, 6, t->ip, t->cidr6) ? MECH_MATCH : MECH_NOMATCH;
+		*out = spfkit__ipaddr_match(&ev->ip, 6, t->ip, t->cidr6)
+			       ? MECH_MATCH
+			       : MECH_NOMATCH;
 		return STEP_DONE;
 	default:
 		return mech_with_dns(ev, f, t, out);

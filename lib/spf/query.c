@@ -70,14 +70,14 @@ static struct query *query_add(struct spfkit_eval *ev, uint16_t type, const char
 
 /* A record from the memo: the TXT records keep_record_only() kept, the
  * SPF one from the cache (held at no cost to rec_bytes: it is cached). */
-static int memo_record(struct spfkit_eval *ev, struct query *q, const struct spfkit__rcache_memo *m)
+static int memo_record(struct spfkit_eval *ev, struct query *q, const struct spfkit__record_memo *m)
 {
 	struct spfkit_dns_rr *rrs;
 	uint32_t i;
 
 	rrs = spfkit__arena_alloc(&ev->arena, m->txt_count * sizeof(*rrs));
 	if (rrs == NULL) {
-		spfkit__rcache_release(ev->ctx->records, m->entry);
+		spfkit__record_cache_release(ev->ctx->records, m->entry);
 		return 0; /* asked as usual */
 	}
 	memset(rrs, 0, m->txt_count * sizeof(*rrs));
@@ -104,9 +104,9 @@ static int memo_record(struct spfkit_eval *ev, struct query *q, const struct spf
  */
 static void memo_fill(struct spfkit_eval *ev, struct query *q)
 {
-	struct spfkit__rcache_memo m;
+	struct spfkit__record_memo m;
 
-	if (!spfkit__rcache_memo_get(ev->ctx->records, q->type, q->name, q->name_len, q->hash,
+	if (!spfkit__record_memo_get(ev->ctx->records, q->type, q->name, q->name_len, q->hash,
 				     ev->now, &ev->arena, &m))
 		return;
 	if (m.entry != NULL) {
@@ -133,11 +133,11 @@ static void memo_fill(struct spfkit_eval *ev, struct query *q)
 static void memo_put(struct spfkit_eval *ev, const struct query *q, int record_kept)
 {
 	if (record_kept && q->rce->cached)
-		spfkit__rcache_memo_put(ev->ctx->records, q->rce, q->name, q->name_len, q->hash,
+		spfkit__record_memo_put(ev->ctx->records, q->rce, q->name, q->name_len, q->hash,
 					ev->now, q->ans.ttl, (uint32_t)q->ans.count,
 					(uint32_t)(q->rec_rr - q->ans.rrs));
 	else if (!record_kept)
-		spfkit__rcache_memo_put_answer(ev->ctx->records, q->type, q->name, q->name_len,
+		spfkit__record_memo_put_answer(ev->ctx->records, q->type, q->name, q->name_len,
 					       q->hash, ev->now, &q->ans);
 }
 
@@ -149,7 +149,7 @@ struct query *spfkit__query_file(struct spfkit_eval *ev, uint16_t type, const ch
 	struct query *q;
 
 	len = spfkit__domain_trim(name, len);
-	hash = spfkit__name_hash(name, len);
+	hash = spfkit__namehash(name, len);
 	q = query_find(ev, type, name, len, hash);
 	if (q == NULL && ev->nqueries < EVAL_MAX_QUERIES) {
 		q = query_add(ev, type, name, len, hash);
@@ -317,7 +317,7 @@ int spfkit__query_given(struct spfkit_eval *ev, const char *text, size_t len)
  * one the cache could not keep. `cached` never changes once the entry
  * is handed out (record_cache.c).
  */
-static size_t held_bytes(const struct spfkit__rcache_entry *e)
+static size_t held_bytes(const struct spfkit__record_cache_entry *e)
 {
 	return e->cached ? 0 : e->bytes;
 }
@@ -329,9 +329,11 @@ static size_t held_bytes(const struct spfkit__rcache_entry *e)
 static int hold_record(struct spfkit_eval *ev, struct query *q, const char *text, size_t len)
 {
 	int rc = ev->ctx->records != NULL
-		     ? spfkit__rcache_get(ev->ctx->records, text, len, &ev->arena_records.alloc, &q->rce)
-		     : spfkit__rcache_private(ev->ctx->alloc, &ev->arena_records.alloc, text, len,
-					      &q->rce);
+		     ? spfkit__record_cache_get(ev->ctx->records, text, len,
+						&ev->arena_records.alloc, &q->rce)
+		     : spfkit__record_cache_private(ev->ctx->alloc, &ev->arena_records.alloc, text,
+						    len,
+						    &q->rce);
 	if (rc != 0)
 		return SPFKIT_ENOMEM;
 	ev->rec_bytes += held_bytes(q->rce);
@@ -360,7 +362,7 @@ void spfkit__query_drop_record(struct spfkit_eval *ev, struct query *q)
 	if (q->rce == NULL)
 		return;
 	ev->rec_bytes -= held_bytes(q->rce);
-	spfkit__rcache_release(ev->ctx->records, q->rce);
+	spfkit__record_cache_release(ev->ctx->records, q->rce);
 	q->rce = NULL;
 }
 
@@ -394,7 +396,7 @@ void spfkit__query_record_done(struct spfkit_eval *ev, const char *domain, size_
 	struct query *q;
 
 	len = spfkit__domain_trim(domain, len);
-	q = query_find(ev, SPFKIT_RR_TXT, domain, len, spfkit__name_hash(domain, len));
+	q = query_find(ev, SPFKIT_RR_TXT, domain, len, spfkit__namehash(domain, len));
 	/* a record the cache keeps costs nothing more while held: keep it
 	 * (no copy of its text, no parse when the domain comes up again) */
 	if (q == NULL || q->rec_state != REC_OK || q->rce->rec != rec || q->rce->cached ||

@@ -6,10 +6,10 @@
 #include "record_cache_int.h"
 #include "record_room.h"
 
-int spfkit__rcache_new_bounded(const struct spfkit_allocator *a, size_t max_entries,
-			       size_t max_bytes, struct spfkit__rcache **out)
+int spfkit__record_cache_new_bounded(const struct spfkit_allocator *a, size_t max_entries,
+				     size_t max_bytes, struct spfkit__record_cache **out)
 {
-	struct spfkit__rcache *c = spfkit__zalloc(a, sizeof(*c));
+	struct spfkit__record_cache *c = spfkit__zalloc(a, sizeof(*c));
 	size_t n = RCACHE_FIRST_BUCKETS;
 
 	*out = NULL;
@@ -19,7 +19,7 @@ int spfkit__rcache_new_bounded(const struct spfkit_allocator *a, size_t max_entr
 		n <<= 1;
 	c->alloc = a;
 	c->max = max_entries;
-	c->max_bytes = max_bytes ? max_bytes : SPFKIT__RCACHE_DEFAULT_BYTES;
+	c->max_bytes = max_bytes ? max_bytes : SPFKIT__RECORD_CACHE_DEFAULT_BYTES;
 	/* No cache (max_entries 0) has no table to key or clear. Otherwise
 	 * start small: a context made for one evaluation must not pay for
 	 * clearing a table sized for thousands of records. */
@@ -38,12 +38,12 @@ int spfkit__rcache_new_bounded(const struct spfkit_allocator *a, size_t max_entr
 	return 0;
 }
 
-static struct spfkit__rcache_entry *entry_of(struct spfkit__link *n)
+static struct spfkit__record_cache_entry *entry_of(struct spfkit__link *n)
 {
-	return n != NULL ? SPFKIT_CONTAINER_OF(n, struct spfkit__rcache_entry, lru) : NULL;
+	return n != NULL ? SPFKIT_CONTAINER_OF(n, struct spfkit__record_cache_entry, lru) : NULL;
 }
 
-static void entry_free(struct spfkit__rcache_entry *e)
+static void entry_free(struct spfkit__record_cache_entry *e)
 {
 	spfkit__free(e->under, e->ip4);
 	if (e->rec == NULL) { /* the parse failed: the entry is a block of its own */
@@ -57,9 +57,9 @@ static void entry_free(struct spfkit__rcache_entry *e)
 
 /* What a block of `size` bytes really costs: rounded up to 16 like the
  * allocator does, plus its header. */
-size_t spfkit__rcache_block_cost(size_t size)
+size_t spfkit__record_cache_block_cost(size_t size)
 {
-	return ((size + 15) & ~(size_t)15) + SPFKIT__RCACHE_BLOCK_OVERHEAD;
+	return ((size + 15) & ~(size_t)15) + SPFKIT__RECORD_CACHE_BLOCK_OVERHEAD;
 }
 
 /*
@@ -74,7 +74,7 @@ static void *count_alloc(void *user, size_t size)
 	void *p = spfkit__alloc(bc->under, size);
 
 	if (p != NULL)
-		*bc->bytes += spfkit__rcache_block_cost(size);
+		*bc->bytes += spfkit__record_cache_block_cost(size);
 	return p;
 }
 
@@ -86,7 +86,7 @@ static void *count_realloc(void *user, void *ptr, size_t size)
 	/* the old block is not subtracted (its size is unknown): counting
 	 * high is safe, and the parser's arena never reallocates */
 	if (p != NULL)
-		*bc->bytes += spfkit__rcache_block_cost(size);
+		*bc->bytes += spfkit__record_cache_block_cost(size);
 	return p;
 }
 
@@ -97,33 +97,34 @@ static void count_free(void *user, void *ptr)
 	spfkit__free(bc->under, ptr);
 }
 
-void spfkit__rcache_free(struct spfkit__rcache *c)
+void spfkit__record_cache_free(struct spfkit__record_cache *c)
 {
-	struct spfkit__rcache_entry *e, *next;
+	struct spfkit__record_cache_entry *e, *next;
 
 	if (c == NULL)
 		return;
 	for (e = entry_of(c->lru.head); e != NULL; e = next) {
 		next = entry_of(e->lru.next);
-		spfkit__memo_unbind_all(c, e);
+		spfkit__record_memo_unbind_all(c, e);
 		entry_free(e);
 	}
-	spfkit__memo_free(c);
-	spfkit__plan_walk_free(c);
+	spfkit__record_memo_free(c);
+	spfkit__record_plan_walk_free(c);
 	pthread_mutex_destroy(&c->lock);
 	spfkit__free(c->alloc, c->buckets);
 	spfkit__free(c->alloc, c);
 }
 
-static struct spfkit__rcache_entry **bucket_of(struct spfkit__rcache *c, uint64_t hash)
+static struct spfkit__record_cache_entry **bucket_of(struct spfkit__record_cache *c, uint64_t hash)
 {
 	return &c->buckets[hash & (c->nbuckets - 1)];
 }
 
-static struct spfkit__rcache_entry *find(struct spfkit__rcache *c, uint64_t hash, const char *text,
-					 size_t len)
+static struct spfkit__record_cache_entry *find(struct spfkit__record_cache *c, uint64_t hash,
+					       const char *text,
+					       size_t len)
 {
-	struct spfkit__rcache_entry *e;
+	struct spfkit__record_cache_entry *e;
 
 	for (e = *bucket_of(c, hash); e != NULL; e = e->chain)
 		if (e->hash == hash && e->len == len && memcmp(e->text, text, len) == 0)
@@ -131,9 +132,9 @@ static struct spfkit__rcache_entry *find(struct spfkit__rcache *c, uint64_t hash
 	return NULL;
 }
 
-static void unhash(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
+static void unhash(struct spfkit__record_cache *c, struct spfkit__record_cache_entry *e)
 {
-	struct spfkit__rcache_entry **pp = bucket_of(c, e->hash);
+	struct spfkit__record_cache_entry **pp = bucket_of(c, e->hash);
 
 	while (*pp != e)
 		pp = &(*pp)->chain;
@@ -143,14 +144,14 @@ static void unhash(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
 /* Is there room for `need` more bytes, and for one more entry when
  * `entry`? (bytes <= max_bytes always holds, so the subtraction cannot
  * wrap.) */
-int spfkit__rcache_room(const struct spfkit__rcache *c, size_t need, int entry)
+int spfkit__record_cache_room(const struct spfkit__record_cache *c, size_t need, int entry)
 {
 	return (!entry || c->count < c->max) && need <= c->max_bytes - c->bytes;
 }
 
-static int room_for(const struct spfkit__rcache *c, size_t need)
+static int room_for(const struct spfkit__record_cache *c, size_t need)
 {
-	return spfkit__rcache_room(c, need, 1);
+	return spfkit__record_cache_room(c, need, 1);
 }
 
 /* Make room for `need` bytes (and an entry when `entry`): drop the memo's
@@ -158,16 +159,16 @@ static int room_for(const struct spfkit__rcache *c, size_t need)
  * holds (records cost a parse to get back). An entry larger than the
  * whole budget is never cached, so it evicts nothing: a huge record must
  * not flush the cache each time. */
-void spfkit__rcache_evict(struct spfkit__rcache *c, size_t need, int entry)
+void spfkit__record_cache_evict(struct spfkit__record_cache *c, size_t need, int entry)
 {
-	struct spfkit__rcache_entry *e = entry_of(c->lru.tail), *prev;
+	struct spfkit__record_cache_entry *e = entry_of(c->lru.tail), *prev;
 
-	if (need > c->max_bytes || (spfkit__memo_evict_answers(c, need) && !entry))
+	if (need > c->max_bytes || (spfkit__record_memo_evict_answers(c, need) && !entry))
 		return;
-	while (!spfkit__rcache_room(c, need, entry) && e != NULL) {
+	while (!spfkit__record_cache_room(c, need, entry) && e != NULL) {
 		prev = entry_of(e->lru.prev);
 		if (atomic_load(&e->refs) == 0) {
-			spfkit__memo_unbind_all(c, e);
+			spfkit__record_memo_unbind_all(c, e);
 			unhash(c, e);
 			spfkit__list_unlink(&c->lru, &e->lru);
 			c->bytes -= e->bytes;
@@ -179,10 +180,10 @@ void spfkit__rcache_evict(struct spfkit__rcache *c, size_t need, int entry)
 }
 
 /* Look up under the lock; take a reference on a hit. */
-static struct spfkit__rcache_entry *acquire(struct spfkit__rcache *c, uint64_t hash,
-					    const char *text, size_t len)
+static struct spfkit__record_cache_entry *acquire(struct spfkit__record_cache *c, uint64_t hash,
+						  const char *text, size_t len)
 {
-	struct spfkit__rcache_entry *e;
+	struct spfkit__record_cache_entry *e;
 
 	e = find(c, hash, text, len);
 	if (e == NULL)
@@ -193,7 +194,7 @@ static struct spfkit__rcache_entry *acquire(struct spfkit__rcache *c, uint64_t h
 	return e;
 }
 
-#define ENTRY_ROOM SPFKIT__ALIGN_UP(sizeof(struct spfkit__rcache_entry))
+#define ENTRY_ROOM SPFKIT__ALIGN_UP(sizeof(struct spfkit__record_cache_entry))
 
 /*
  * A parsed record is one block holding the record, the entry and its
@@ -204,14 +205,15 @@ static struct spfkit__rcache_entry *acquire(struct spfkit__rcache *c, uint64_t h
  * which also makes it its ip4 scan; loose: under is an evaluation's
  * arena (spfkit__record_parse_loose()).
  */
-static struct spfkit__rcache_entry *parse_entry(int cached, const struct spfkit_allocator *under,
-						int loose, uint64_t hash, const char *text,
-						size_t len)
+static struct spfkit__record_cache_entry *parse_entry(int cached,
+						      const struct spfkit_allocator *under,
+						      int loose, uint64_t hash, const char *text,
+						      size_t len)
 {
 	size_t parsed = 0;
 	struct spfkit__byte_count pc = {under, &parsed};
 	const struct spfkit_allocator counter = {count_alloc, count_realloc, count_free, &pc};
-	struct spfkit__rcache_entry *e;
+	struct spfkit__record_cache_entry *e;
 	struct spfkit_record *rec;
 	struct spfkit_parse_error pe;
 	void *room;
@@ -221,7 +223,7 @@ static struct spfkit__rcache_entry *parse_entry(int cached, const struct spfkit_
 	if (rc == SPFKIT_ENOMEM)
 		return NULL;
 	if (rc == 0) {
-		spfkit__record_rebind(rec, under);
+		spfkit__record_parse_rebind(rec, under);
 		e = room; /* not zeroed: what is not set here is set below */
 		e->rec = rec;
 		e->text = (char *)(uintptr_t)rec->text; /* NUL-terminated: the key */
@@ -235,7 +237,7 @@ static struct spfkit__rcache_entry *parse_entry(int cached, const struct spfkit_
 		e = spfkit__zalloc(under, sizeof(*e));
 		if (e == NULL)
 			return NULL;
-		parsed += spfkit__rcache_block_cost(sizeof(*e));
+		parsed += spfkit__record_cache_block_cost(sizeof(*e));
 	}
 	e->under = under;
 	e->in_arena = loose;
@@ -263,10 +265,10 @@ static struct spfkit__rcache_entry *parse_entry(int cached, const struct spfkit_
  * (under the lock). Out of memory keeps the table as it is: the chains
  * are longer, the results the same.
  */
-static void grow(struct spfkit__rcache *c)
+static void grow(struct spfkit__record_cache *c)
 {
 	size_t n = c->nbuckets * 4, i;
-	struct spfkit__rcache_entry **b, *e, *next;
+	struct spfkit__record_cache_entry **b, *e, *next;
 
 	if (c->count <= c->nbuckets || c->nbuckets >= c->max_buckets)
 		return;
@@ -289,9 +291,9 @@ static void grow(struct spfkit__rcache *c)
 
 /* No cache (spfkit_config.no_record_cache): every entry is private, so
  * there is nothing to hash, look up or lock; nor is it counted. */
-int spfkit__rcache_private(const struct spfkit_allocator *alloc,
-			   const struct spfkit_allocator *private_alloc, const char *text, size_t len,
-			   struct spfkit__rcache_entry **out)
+int spfkit__record_cache_private(const struct spfkit_allocator *alloc,
+				 const struct spfkit_allocator *private_alloc, const char *text,
+				 size_t len, struct spfkit__record_cache_entry **out)
 {
 	/* the evaluation's arena: a record's block goes back with it */
 	*out = private_alloc != NULL ? parse_entry(0, private_alloc, 1, 0, text, len) : NULL;
@@ -300,15 +302,15 @@ int spfkit__rcache_private(const struct spfkit_allocator *alloc,
 	return *out != NULL ? 0 : SPFKIT_ENOMEM;
 }
 
-int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
-		       const struct spfkit_allocator *private_alloc,
-		       struct spfkit__rcache_entry **out)
+int spfkit__record_cache_get(struct spfkit__record_cache *c, const char *text, size_t len,
+			     const struct spfkit_allocator *private_alloc,
+			     struct spfkit__record_cache_entry **out)
 {
 	uint64_t hash;
-	struct spfkit__rcache_entry *e, *mine;
+	struct spfkit__record_cache_entry *e, *mine;
 
 	if (c->max == 0)
-		return spfkit__rcache_private(c->alloc, private_alloc, text, len, out);
+		return spfkit__record_cache_private(c->alloc, private_alloc, text, len, out);
 	hash = spfkit__hash_keyed(&c->key, text, len);
 	pthread_mutex_lock(&c->lock);
 	e = acquire(c, hash, text, len);
@@ -328,7 +330,7 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 	pthread_mutex_lock(&c->lock);
 	e = acquire(c, hash, text, len);
 	if (e == NULL) {
-		spfkit__rcache_evict(c, mine->bytes, 1);
+		spfkit__record_cache_evict(c, mine->bytes, 1);
 		if (room_for(c, mine->bytes)) {
 			mine->chain = *bucket_of(c, hash);
 			*bucket_of(c, hash) = mine;
@@ -350,7 +352,8 @@ int spfkit__rcache_get(struct spfkit__rcache *c, const char *text, size_t len,
 	return 0;
 }
 
-void spfkit__rcache_release(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
+void spfkit__record_cache_release(struct spfkit__record_cache *c,
+				  struct spfkit__record_cache_entry *e)
 {
 	int cached;
 

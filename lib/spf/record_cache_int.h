@@ -10,10 +10,10 @@
 
 #include "record_cache.h"
 
-struct spfkit__rcache {
+struct spfkit__record_cache {
 	const struct spfkit_allocator *alloc;
 	pthread_mutex_t lock;
-	struct spfkit__rcache_entry **buckets;
+	struct spfkit__record_cache_entry **buckets;
 	size_t nbuckets;     /* a power of two; grows with the entries ... */
 	size_t max_buckets;  /* ... up to this, fixed by max_entries */
 	size_t count, max;
@@ -21,7 +21,7 @@ struct spfkit__rcache {
 	struct spfkit__list lru;
 	size_t hits, misses;
 	/* the record memo's names (record_memo.c), made at the first bind */
-	struct spfkit__rcache_name **names;
+	struct spfkit__record_cache_name **names;
 	size_t nnames_buckets, nnames;
 	/* the memo's answers (names bound to no entry), most recent first */
 	struct spfkit__list answers;
@@ -41,12 +41,12 @@ struct spfkit__rcache {
  * its answer (entry NULL: rrs and their data follow the name in the same
  * block, and the node is on the cache's `answers` list).
  */
-struct spfkit__rcache_name {
-	struct spfkit__rcache_name *chain; /* the name table's bucket */
-	struct spfkit__rcache_name *next;  /* the entry's names */
-	struct spfkit__rcache_entry *entry;
+struct spfkit__record_cache_name {
+	struct spfkit__record_cache_name *chain; /* the name table's bucket */
+	struct spfkit__record_cache_name *next;  /* the entry's names */
+	struct spfkit__record_cache_entry *entry;
 	struct spfkit__link lru;           /* answers only */
-	uint64_t hash;           /* spfkit__name_hash */
+	uint64_t hash;           /* spfkit__namehash */
 	int64_t stored, expires; /* seconds, the requests' `now` */
 	size_t cost;             /* what the node is charged */
 	uint16_t type;
@@ -56,31 +56,33 @@ struct spfkit__rcache_name {
 	struct spfkit_dns_rr *rrs;  /* answers: in the node's block */
 	/* records: the address plans of the name's SPF tree (record_plan.c)
 	 * for IPv4 and IPv6 clients, each one block charged to `cost`, or NULL */
-	struct spfkit__rcache_plan *plan[2];
+	struct spfkit__record_plan *plan[2];
 	size_t len;
 	char name[];
 };
 
 /* What a block of `size` bytes really costs (record_cache.c). */
-size_t spfkit__rcache_block_cost(size_t size);
+size_t spfkit__record_cache_block_cost(size_t size);
 /* Is there room for `need` more bytes (and an entry when `entry`)? */
-int spfkit__rcache_room(const struct spfkit__rcache *c, size_t need, int entry);
+int spfkit__record_cache_room(const struct spfkit__record_cache *c, size_t need, int entry);
 /* Make that room: memo answers first, then records nobody holds. */
-void spfkit__rcache_evict(struct spfkit__rcache *c, size_t need, int entry);
+void spfkit__record_cache_evict(struct spfkit__record_cache *c, size_t need, int entry);
 
 /* record_memo.c */
 /* Forget every name bound to e (it is leaving the cache). */
-void spfkit__memo_unbind_all(struct spfkit__rcache *c, struct spfkit__rcache_entry *e);
+void spfkit__record_memo_unbind_all(struct spfkit__record_cache *c,
+				    struct spfkit__record_cache_entry *e);
 /* Drop the least recently used answers until `need` bytes fit; 1 if they do. */
-int spfkit__memo_evict_answers(struct spfkit__rcache *c, size_t need);
-/* At spfkit__rcache_free(): every answer and the name table. */
-void spfkit__memo_free(struct spfkit__rcache *c);
-/* record_plan.c: at spfkit__rcache_free(), the room for building plans;
+int spfkit__record_memo_evict_answers(struct spfkit__record_cache *c, size_t need);
+/* At spfkit__record_cache_free(): every answer and the name table. */
+void spfkit__record_memo_free(struct spfkit__record_cache *c);
+/* record_plan.c: at spfkit__record_cache_free(), the room for building plans;
  * when a name goes, its plans (their charge goes with the node's cost). */
-void spfkit__plan_walk_free(struct spfkit__rcache *c);
-void spfkit__plan_free(struct spfkit__rcache *c, struct spfkit__rcache_name *n);
+void spfkit__record_plan_walk_free(struct spfkit__record_cache *c);
+void spfkit__record_plan_free(struct spfkit__record_cache *c, struct spfkit__record_cache_name *n);
 /* The node of (type, name), valid or not, or NULL. */
-struct spfkit__rcache_name *spfkit__memo_find(struct spfkit__rcache *c, uint16_t type,
-					      const char *name, size_t len, uint64_t hash);
+struct spfkit__record_cache_name *spfkit__record_memo_find(struct spfkit__record_cache *c,
+							   uint16_t type, const char *name,
+							   size_t len, uint64_t hash);
 
 #endif

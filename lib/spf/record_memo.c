@@ -11,9 +11,9 @@
  * answer, an hour for no data or no such name (RFC 2308 §5), so a
  * hostile TTL cannot keep an answer for ever.
  *
- * The name table is keyed by an unkeyed hash (spfkit__name_hash, which
+ * The name table is keyed by an unkeyed hash (spfkit__namehash, which
  * the evaluation has worked out anyway): a bucket takes at most
- * SPFKIT__RCACHE_MEMO_CHAIN names, so colliding names chosen by a
+ * SPFKIT__RECORD_MEMO_CHAIN names, so colliding names chosen by a
  * publisher cost a lookup a few comparisons and are then asked as if
  * there were no memo.
  */
@@ -24,20 +24,21 @@
 #include "macro.h"
 #include "record_cache_int.h"
 
-static struct spfkit__rcache_name **name_bucket_of(struct spfkit__rcache *c, uint64_t hash)
+static struct spfkit__record_cache_name **name_bucket_of(struct spfkit__record_cache *c,
+							 uint64_t hash)
 {
 	return &c->names[hash & (c->nnames_buckets - 1)];
 }
 
-static struct spfkit__rcache_name *node_of(struct spfkit__link *l)
+static struct spfkit__record_cache_name *node_of(struct spfkit__link *l)
 {
-	return l != NULL ? SPFKIT_CONTAINER_OF(l, struct spfkit__rcache_name, lru) : NULL;
+	return l != NULL ? SPFKIT_CONTAINER_OF(l, struct spfkit__record_cache_name, lru) : NULL;
 }
 
 /* Forget one name, and what it was charged. */
-static void unbind(struct spfkit__rcache *c, struct spfkit__rcache_name *n)
+static void unbind(struct spfkit__record_cache *c, struct spfkit__record_cache_name *n)
 {
-	struct spfkit__rcache_name **pp;
+	struct spfkit__record_cache_name **pp;
 
 	for (pp = name_bucket_of(c, n->hash); *pp != n; pp = &(*pp)->chain)
 		;
@@ -53,28 +54,29 @@ static void unbind(struct spfkit__rcache *c, struct spfkit__rcache_name *n)
 	}
 	c->bytes -= n->cost; /* the plan's bytes with it */
 	c->nnames--;
-	spfkit__plan_free(c, n);
+	spfkit__record_plan_free(c, n);
 	spfkit__free(c->alloc, n);
 }
 
-void spfkit__memo_unbind_all(struct spfkit__rcache *c, struct spfkit__rcache_entry *e)
+void spfkit__record_memo_unbind_all(struct spfkit__record_cache *c,
+				    struct spfkit__record_cache_entry *e)
 {
 	while (e->names != NULL)
 		unbind(c, e->names);
 }
 
-int spfkit__memo_evict_answers(struct spfkit__rcache *c, size_t need)
+int spfkit__record_memo_evict_answers(struct spfkit__record_cache *c, size_t need)
 {
-	struct spfkit__rcache_name *n;
+	struct spfkit__record_cache_name *n;
 
-	while (!spfkit__rcache_room(c, need, 0) && (n = node_of(c->answers.tail)) != NULL)
+	while (!spfkit__record_cache_room(c, need, 0) && (n = node_of(c->answers.tail)) != NULL)
 		unbind(c, n);
-	return spfkit__rcache_room(c, need, 0);
+	return spfkit__record_cache_room(c, need, 0);
 }
 
-void spfkit__memo_free(struct spfkit__rcache *c)
+void spfkit__record_memo_free(struct spfkit__record_cache *c)
 {
-	struct spfkit__rcache_name *n;
+	struct spfkit__record_cache_name *n;
 
 	while ((n = node_of(c->answers.head)) != NULL)
 		unbind(c, n);
@@ -82,10 +84,11 @@ void spfkit__memo_free(struct spfkit__rcache *c)
 	c->names = NULL;
 }
 
-struct spfkit__rcache_name *spfkit__memo_find(struct spfkit__rcache *c, uint16_t type,
-					      const char *name, size_t len, uint64_t hash)
+struct spfkit__record_cache_name *spfkit__record_memo_find(struct spfkit__record_cache *c,
+							   uint16_t type, const char *name,
+							   size_t len, uint64_t hash)
 {
-	struct spfkit__rcache_name *n;
+	struct spfkit__record_cache_name *n;
 
 	if (c->names == NULL)
 		return NULL;
@@ -97,8 +100,8 @@ struct spfkit__rcache_name *spfkit__memo_find(struct spfkit__rcache *c, uint16_t
 }
 
 /* An answer's records, with their data, into the evaluation's arena. */
-static int copy_answer(const struct spfkit__rcache_name *n, struct spfkit__arena *to,
-		       struct spfkit__rcache_memo *out)
+static int copy_answer(const struct spfkit__record_cache_name *n, struct spfkit__arena *to,
+		       struct spfkit__record_memo *out)
 {
 	struct spfkit_dns_rr *rrs = NULL;
 	size_t i;
@@ -124,10 +127,10 @@ static int copy_answer(const struct spfkit__rcache_name *n, struct spfkit__arena
 }
 
 /* The hit: a hold on the record, or a copy of the answer (0 if out of memory). */
-static int take(struct spfkit__rcache *c, struct spfkit__rcache_name *n, int64_t now,
-		struct spfkit__arena *to, struct spfkit__rcache_memo *out)
+static int take(struct spfkit__record_cache *c, struct spfkit__record_cache_name *n, int64_t now,
+		struct spfkit__arena *to, struct spfkit__record_memo *out)
 {
-	struct spfkit__rcache_entry *e = n->entry;
+	struct spfkit__record_cache_entry *e = n->entry;
 
 	memset(out, 0, sizeof(*out));
 	out->ttl = (uint32_t)(n->expires - now);
@@ -147,15 +150,16 @@ static int take(struct spfkit__rcache *c, struct spfkit__rcache_name *n, int64_t
 	return 1;
 }
 
-int spfkit__rcache_memo_get(struct spfkit__rcache *c, uint16_t type, const char *name, size_t len,
+int spfkit__record_memo_get(struct spfkit__record_cache *c, uint16_t type, const char *name,
+			    size_t len,
 			    uint64_t hash, int64_t now, struct spfkit__arena *to,
-			    struct spfkit__rcache_memo *out)
+			    struct spfkit__record_memo *out)
 {
-	struct spfkit__rcache_name *n;
+	struct spfkit__record_cache_name *n;
 	int hit = 0;
 
 	pthread_mutex_lock(&c->lock);
-	n = spfkit__memo_find(c, type, name, len, hash);
+	n = spfkit__record_memo_find(c, type, name, len, hash);
 	if (n != NULL && (now < n->stored || now >= n->expires)) {
 		unbind(c, n); /* expired, or the caller's clock went back */
 		n = NULL;
@@ -168,10 +172,10 @@ int spfkit__rcache_memo_get(struct spfkit__rcache *c, uint16_t type, const char 
 
 /* Room in the name table for one more name: it grows like the entries'
  * table, to four names per entry the cache may hold. 0 when out of memory. */
-static int names_room(struct spfkit__rcache *c)
+static int names_room(struct spfkit__record_cache *c)
 {
 	size_t n, i, most = c->max_buckets * 4;
-	struct spfkit__rcache_name **b, *p, *next;
+	struct spfkit__record_cache_name **b, *p, *next;
 
 	if (c->names != NULL && (c->nnames < c->nnames_buckets || c->nnames_buckets >= most))
 		return 1;
@@ -194,9 +198,9 @@ static int names_room(struct spfkit__rcache *c)
 	return 1;
 }
 
-static size_t chain_length(struct spfkit__rcache *c, uint64_t hash)
+static size_t chain_length(struct spfkit__record_cache *c, uint64_t hash)
 {
-	const struct spfkit__rcache_name *n;
+	const struct spfkit__record_cache_name *n;
 	size_t len = 0;
 
 	for (n = *name_bucket_of(c, hash); n != NULL; n = n->chain)
@@ -205,15 +209,15 @@ static size_t chain_length(struct spfkit__rcache *c, uint64_t hash)
 }
 
 /* Bind n (its name unbound) to e, or as an answer when e is NULL: 1 when done. */
-static int bind_name(struct spfkit__rcache *c, struct spfkit__rcache_entry *e,
-		     struct spfkit__rcache_name *n)
+static int bind_name(struct spfkit__record_cache *c, struct spfkit__record_cache_entry *e,
+		     struct spfkit__record_cache_name *n)
 {
-	if (!names_room(c) || chain_length(c, n->hash) >= SPFKIT__RCACHE_MEMO_CHAIN)
+	if (!names_room(c) || chain_length(c, n->hash) >= SPFKIT__RECORD_MEMO_CHAIN)
 		return 0;
 	if (e == NULL && c->nanswers >= c->max && c->answers.tail != NULL)
 		unbind(c, node_of(c->answers.tail)); /* as many answers as records, at most */
-	spfkit__rcache_evict(c, n->cost, 0);
-	if (!spfkit__rcache_room(c, n->cost, 0))
+	spfkit__record_cache_evict(c, n->cost, 0);
+	if (!spfkit__record_cache_room(c, n->cost, 0))
 		return 0;
 	n->entry = e;
 	n->chain = *name_bucket_of(c, n->hash);
@@ -234,12 +238,12 @@ static int bind_name(struct spfkit__rcache *c, struct spfkit__rcache_entry *e,
 }
 
 /* A node for (type, name) with `extra` bytes after the name, or NULL. */
-static struct spfkit__rcache_name *node_new(struct spfkit__rcache *c, uint16_t type,
-					    const char *name, size_t len, uint64_t hash,
-					    int64_t now, uint32_t ttl, size_t extra)
+static struct spfkit__record_cache_name *node_new(struct spfkit__record_cache *c, uint16_t type,
+						  const char *name, size_t len, uint64_t hash,
+						  int64_t now, uint32_t ttl, size_t extra)
 {
-	size_t size = sizeof(struct spfkit__rcache_name) + SPFKIT__ALIGN_UP(len) + extra;
-	struct spfkit__rcache_name *n;
+	size_t size = sizeof(struct spfkit__record_cache_name) + SPFKIT__ALIGN_UP(len) + extra;
+	struct spfkit__record_cache_name *n;
 
 	if (ttl == 0 || len > SPFKIT_DOMAIN_MAX_LEN)
 		return NULL;
@@ -253,18 +257,18 @@ static struct spfkit__rcache_name *node_new(struct spfkit__rcache *c, uint16_t t
 	n->type = type;
 	n->stored = now;
 	n->expires = now + ttl;
-	n->cost = spfkit__rcache_block_cost(size);
+	n->cost = spfkit__record_cache_block_cost(size);
 	return n;
 }
 
 /* Bind n in place of what its name held before; n is freed if not bound. */
-static void put(struct spfkit__rcache *c, struct spfkit__rcache_entry *e,
-		struct spfkit__rcache_name *n)
+static void put(struct spfkit__record_cache *c, struct spfkit__record_cache_entry *e,
+		struct spfkit__record_cache_name *n)
 {
-	struct spfkit__rcache_name *old;
+	struct spfkit__record_cache_name *old;
 
 	pthread_mutex_lock(&c->lock);
-	old = spfkit__memo_find(c, n->type, n->name, n->len, n->hash);
+	old = spfkit__record_memo_find(c, n->type, n->name, n->len, n->hash);
 	if (old != NULL)
 		unbind(c, old);
 	if (!bind_name(c, e, n))
@@ -272,11 +276,11 @@ static void put(struct spfkit__rcache *c, struct spfkit__rcache_entry *e,
 	pthread_mutex_unlock(&c->lock);
 }
 
-void spfkit__rcache_memo_put(struct spfkit__rcache *c, struct spfkit__rcache_entry *e,
+void spfkit__record_memo_put(struct spfkit__record_cache *c, struct spfkit__record_cache_entry *e,
 			     const char *name, size_t len, uint64_t hash, int64_t now, uint32_t ttl,
 			     uint32_t txt_count, uint32_t txt_at)
 {
-	struct spfkit__rcache_name *n;
+	struct spfkit__record_cache_name *n;
 
 	if (!e->cached)
 		return;
@@ -294,25 +298,25 @@ static size_t answer_bytes(const struct spfkit_dns_answer *a)
 {
 	size_t i, bytes = a->count * sizeof(struct spfkit_dns_rr);
 
-	for (i = 0; i < a->count && bytes <= SPFKIT__RCACHE_MEMO_ANSWER_MAX; i++)
+	for (i = 0; i < a->count && bytes <= SPFKIT__RECORD_MEMO_ANSWER_MAX; i++)
 		bytes += a->rrs[i].len + 1;
 	return bytes;
 }
 
-void spfkit__rcache_memo_put_answer(struct spfkit__rcache *c, uint16_t type, const char *name,
+void spfkit__record_memo_put_answer(struct spfkit__record_cache *c, uint16_t type, const char *name,
 				    size_t len, uint64_t hash, int64_t now,
 				    const struct spfkit_dns_answer *a)
 {
 	size_t bytes, i;
 	unsigned char *data;
-	struct spfkit__rcache_name *n;
+	struct spfkit__record_cache_name *n;
 	uint32_t cap = a->status == SPFKIT_DNS_OK ? SPFKIT_CACHE_MAX_TTL : SPFKIT_CACHE_MAX_NEG_TTL;
 
 	if (a->status != SPFKIT_DNS_OK && a->status != SPFKIT_DNS_NODATA &&
 	    a->status != SPFKIT_DNS_NXDOMAIN)
 		return;
 	bytes = answer_bytes(a);
-	if (bytes > SPFKIT__RCACHE_MEMO_ANSWER_MAX)
+	if (bytes > SPFKIT__RECORD_MEMO_ANSWER_MAX)
 		return;
 	n = node_new(c, type, name, len, hash, now, a->ttl < cap ? a->ttl : cap, bytes);
 	if (n == NULL)

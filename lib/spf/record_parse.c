@@ -355,7 +355,7 @@ int spfkit__record_parse_loose(const char *txt, size_t len, const struct spfkit_
 	return parse_into(r, max, fixed, extra, out, err, room);
 }
 
-void spfkit__record_rebind(struct spfkit_record *rec, const struct spfkit_allocator *alloc)
+void spfkit__record_parse_rebind(struct spfkit_record *rec, const struct spfkit_allocator *alloc)
 {
 	((struct record_impl *)rec)->ar.alloc = alloc;
 }

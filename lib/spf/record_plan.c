@@ -85,7 +85,7 @@ struct plan_hop {
 	uint16_t name_len, rec_level;
 };
 
-struct spfkit__rcache_plan {
+struct spfkit__record_plan {
 	int64_t stored, expires;
 	struct spfkit_limits limits; /* those it was built for */
 	size_t cost;                 /* charged to the memo node, its entry and the cache */
@@ -112,7 +112,7 @@ struct question {
 };
 
 struct walk {
-	struct spfkit__rcache *c;
+	struct spfkit__record_cache *c;
 	int64_t now, expires;
 	struct spfkit_limits limits;
 	int family;
@@ -234,16 +234,16 @@ static void emit_test(struct walk *w, unsigned d, const struct spfkit_record *re
  * valid, or NULL with w->stop set. A question asked before on the walk
  * stops it (evaluation would not ask it again).
  */
-static struct spfkit__rcache_name *ask(struct walk *w, uint16_t type, const char *name,
-				       size_t len, unsigned level, unsigned counts)
+static struct spfkit__record_cache_name *ask(struct walk *w, uint16_t type, const char *name,
+					     size_t len, unsigned level, unsigned counts)
 {
-	struct spfkit__rcache_name *n;
+	struct spfkit__record_cache_name *n;
 	struct plan_step *s;
 	uint64_t hash;
 	size_t i;
 
 	len = spfkit__domain_trim(name, len);
-	hash = spfkit__name_hash(name, len);
+	hash = spfkit__namehash(name, len);
 	for (i = 0; i < w->nseen; i++)
 		if (w->seen[i].hash == hash && w->seen[i].type == type &&
 		    spfkit__memcaseeq(w->seen[i].name, w->seen[i].len, name, len))
@@ -252,7 +252,7 @@ static struct spfkit__rcache_name *ask(struct walk *w, uint16_t type, const char
 		w->stop = STOP_SHAPE;
 		return NULL;
 	}
-	n = spfkit__memo_find(w->c, type, name, len, hash);
+	n = spfkit__record_memo_find(w->c, type, name, len, hash);
 	if (n == NULL || w->now < n->stored || w->now >= n->expires) {
 		w->stop = STOP_MISSING;
 		w->missing = (struct question){name, len, hash, type};
@@ -298,10 +298,12 @@ static const char *literal_target(struct walk *w, const struct spfkit_term *t,
 }
 
 /* The SPF record an include or redirect's TXT answer holds, or NULL. */
-static const struct spfkit__rcache_entry *ask_record(struct walk *w, const char *name, size_t len,
-						     unsigned level)
+static const struct spfkit__record_cache_entry *ask_record(struct walk *w, const char *name,
+							   size_t len,
+							   unsigned level)
 {
-	struct spfkit__rcache_name *n = ask(w, SPFKIT_RR_TXT, name, len, level, MARK_DNS_TERM);
+	struct spfkit__record_cache_name *n = ask(w, SPFKIT_RR_TXT, name, len, level,
+						  MARK_DNS_TERM);
 
 	if (n != NULL && (n->entry == NULL || n->entry->rc != 0)) {
 		w->stop = STOP_SHAPE; /* no record, several, or a bad one */
@@ -312,7 +314,7 @@ static const struct spfkit__rcache_entry *ask_record(struct walk *w, const char 
 
 /* The addresses of an address answer, each a test for t. */
 static void emit_addresses(struct walk *w, unsigned d, const struct spfkit_record *rec,
-			   const struct spfkit_term *t, const struct spfkit__rcache_name *n)
+			   const struct spfkit_term *t, const struct spfkit__record_cache_name *n)
 {
 	size_t i, want = w->family == 4 ? 4 : 16;
 	unsigned prefix = w->family == 4 ? t->cidr4 : t->cidr6;
@@ -330,7 +332,7 @@ static void walk_a_mx(struct walk *w, unsigned d, const struct spfkit_record *re
 		      unsigned rec_level)
 {
 	uint16_t addr_type = w->family == 4 ? SPFKIT_RR_A : SPFKIT_RR_AAAA;
-	const struct spfkit__rcache_name *n, *host;
+	const struct spfkit__record_cache_name *n, *host;
 	size_t i, looked = 0;
 
 	if (t->mech == SPFKIT_MECH_A) {
@@ -357,7 +359,8 @@ static void walk_a_mx(struct walk *w, unsigned d, const struct spfkit_record *re
 	}
 }
 
-static void walk_record(struct walk *w, const struct spfkit__rcache_entry *e, const char *domain,
+static void walk_record(struct walk *w, const struct spfkit__record_cache_entry *e,
+			const char *domain,
 			size_t domain_len, unsigned d, unsigned rec_level);
 
 /* §5.2 "include" t at level d: the included record's steps. */
@@ -365,7 +368,7 @@ static void walk_include(struct walk *w, unsigned d, const struct spfkit_record 
 			 const struct spfkit_term *t, const struct spfkit__hot_term *h,
 			 unsigned rec_level)
 {
-	const struct spfkit__rcache_entry *child;
+	const struct spfkit__record_cache_entry *child;
 	const char *name;
 	size_t len, from;
 
@@ -387,11 +390,11 @@ static void walk_include(struct walk *w, unsigned d, const struct spfkit_record 
 }
 
 /* §6.1 "redirect" of rec at level d. */
-static void walk_redirect(struct walk *w, const struct spfkit__rcache_entry *e, unsigned d,
+static void walk_redirect(struct walk *w, const struct spfkit__record_cache_entry *e, unsigned d,
 			  unsigned rec_level)
 {
 	const struct spfkit_record *rec = e->rec;
-	const struct spfkit__rcache_entry *target;
+	const struct spfkit__record_cache_entry *target;
 	const char *name;
 	size_t len;
 
@@ -415,7 +418,8 @@ static void walk_redirect(struct walk *w, const struct spfkit__rcache_entry *e, 
 
 /* check_host() over e's record, for `domain`, at level d; the record's
  * TXT question was at rec_level. */
-static void walk_record(struct walk *w, const struct spfkit__rcache_entry *e, const char *domain,
+static void walk_record(struct walk *w, const struct spfkit__record_cache_entry *e,
+			const char *domain,
 			size_t domain_len, unsigned d, unsigned rec_level)
 {
 	const struct spfkit_record *rec = e->rec;
@@ -469,8 +473,8 @@ static void walk_record(struct walk *w, const struct spfkit__rcache_entry *e, co
 		walk_redirect(w, e, d, rec_level);
 }
 
-static void walk_start(struct walk *w, struct spfkit__rcache *c,
-		       const struct spfkit__rcache_name *n, int64_t now,
+static void walk_start(struct walk *w, struct spfkit__record_cache *c,
+		       const struct spfkit__record_cache_name *n, int64_t now,
 		       const struct spfkit_limits *limits, int family)
 {
 	w->c = c;
@@ -491,10 +495,10 @@ static void walk_start(struct walk *w, struct spfkit__rcache *c,
 }
 
 /* The walk's plan as one block; NULL when out of memory or past the budget. */
-static struct spfkit__rcache_plan *plan_of(struct walk *w, size_t *cost)
+static struct spfkit__record_plan *plan_of(struct walk *w, size_t *cost)
 {
-	struct spfkit__rcache *c = w->c;
-	struct spfkit__rcache_plan *p;
+	struct spfkit__record_cache *c = w->c;
+	struct spfkit__record_plan *p;
 	size_t steps_bytes, ends_bytes, net6_bytes, size;
 	uint32_t missing_off = 0;
 
@@ -505,8 +509,8 @@ static struct spfkit__rcache_plan *plan_of(struct walk *w, size_t *cost)
 	steps_bytes = w->nsteps * sizeof(struct plan_step);
 	ends_bytes = w->nends * sizeof(struct plan_end);
 	size = SPFKIT__ALIGN_UP(sizeof(*p)) + net6_bytes + steps_bytes + ends_bytes + w->pool_len;
-	*cost = spfkit__rcache_block_cost(size);
-	if (!spfkit__rcache_room(c, *cost, 0) || (p = spfkit__alloc(c->alloc, size)) == NULL)
+	*cost = spfkit__record_cache_block_cost(size);
+	if (!spfkit__record_cache_room(c, *cost, 0) || (p = spfkit__alloc(c->alloc, size)) == NULL)
 		return NULL;
 	memset(p, 0, sizeof(*p));
 	p->stored = w->now;
@@ -535,14 +539,14 @@ static struct spfkit__rcache_plan *plan_of(struct walk *w, size_t *cost)
 	return p;
 }
 
-static struct spfkit__rcache_plan **slot_of(struct spfkit__rcache_name *n, int family)
+static struct spfkit__record_plan **slot_of(struct spfkit__record_cache_name *n, int family)
 {
 	return &n->plan[family == 4 ? 0 : 1];
 }
 
 /* Give back the plan in *slot and what it was charged. */
-static void drop(struct spfkit__rcache *c, struct spfkit__rcache_name *n,
-		 struct spfkit__rcache_plan **slot)
+static void drop(struct spfkit__record_cache *c, struct spfkit__record_cache_name *n,
+		 struct spfkit__record_plan **slot)
 {
 	size_t cost = (*slot)->cost;
 
@@ -555,11 +559,11 @@ static void drop(struct spfkit__rcache *c, struct spfkit__rcache_name *n,
 
 /* Build n's plan for `family` (the walk's room is the cache's, kept from
  * one build to the next); none when out of memory or past the budget. */
-static void build(struct spfkit__rcache *c, struct spfkit__rcache_name *n, int64_t now,
+static void build(struct spfkit__record_cache *c, struct spfkit__record_cache_name *n, int64_t now,
 		  const struct spfkit_limits *limits, int family)
 {
 	struct walk *w = c->plan_walk;
-	struct spfkit__rcache_plan *p;
+	struct spfkit__record_plan *p;
 	size_t cost;
 
 	if (w == NULL && (w = c->plan_walk = spfkit__alloc(c->alloc, sizeof(*w))) == NULL)
@@ -580,13 +584,13 @@ static void build(struct spfkit__rcache *c, struct spfkit__rcache_name *n, int64
 		c->peak = c->bytes;
 }
 
-void spfkit__plan_walk_free(struct spfkit__rcache *c)
+void spfkit__record_plan_walk_free(struct spfkit__record_cache *c)
 {
 	spfkit__free(c->alloc, c->plan_walk);
 	c->plan_walk = NULL;
 }
 
-void spfkit__plan_free(struct spfkit__rcache *c, struct spfkit__rcache_name *n)
+void spfkit__record_plan_free(struct spfkit__record_cache *c, struct spfkit__record_cache_name *n)
 {
 	spfkit__free(c->alloc, n->plan[0]);
 	spfkit__free(c->alloc, n->plan[1]);
@@ -599,7 +603,7 @@ struct client {
 	uint64_t ip6[2]; /* halves() */
 };
 
-static int step_matches(const struct spfkit__rcache_plan *p, const struct plan_step *s,
+static int step_matches(const struct spfkit__record_plan *p, const struct plan_step *s,
 			const struct client *cl)
 {
 	const struct plan_net6 *n;
@@ -617,8 +621,8 @@ static int step_matches(const struct spfkit__rcache_plan *p, const struct plan_s
 /* The steps for this client: 1 with the counters in *out and the deciding
  * step in *end (NULL: the neutral default), or 0 past the last step of a
  * plan that stopped. */
-static int run_steps(const struct spfkit__rcache_plan *p, const struct spfkit_ip *ip,
-		     struct spfkit__plan_result *out, const struct plan_end **end)
+static int run_steps(const struct spfkit__record_plan *p, const struct spfkit_ip *ip,
+		     struct spfkit__record_plan_result *out, const struct plan_end **end)
 {
 	const struct plan_step *s;
 	struct client cl;
@@ -653,8 +657,8 @@ static int run_steps(const struct spfkit__rcache_plan *p, const struct spfkit_ip
 	return p->stop == STOP_NONE;
 }
 
-static int fill(const struct spfkit__rcache_plan *p, const struct plan_end *s,
-		struct spfkit__arena *to, struct spfkit__plan_result *out)
+static int fill(const struct spfkit__record_plan *p, const struct plan_end *s,
+		struct spfkit__arena *to, struct spfkit__record_plan_result *out)
 {
 	const struct plan_hop *h = &p->hops[s != NULL ? s->hop : p->nhops - 1];
 
@@ -673,22 +677,24 @@ static int fill(const struct spfkit__rcache_plan *p, const struct plan_end *s,
 }
 
 /* Did the plan stop at a question the memo now answers? */
-static int learnt(struct spfkit__rcache *c, const struct spfkit__rcache_plan *p, int64_t now)
+static int learnt(struct spfkit__record_cache *c, const struct spfkit__record_plan *p, int64_t now)
 {
-	const struct spfkit__rcache_name *n;
+	const struct spfkit__record_cache_name *n;
 
 	if (p->stop != STOP_MISSING)
 		return 0;
-	n = spfkit__memo_find(c, p->missing_type, p->pool + p->missing_off, p->missing_len,
-			      p->missing_hash);
+	n = spfkit__record_memo_find(c, p->missing_type, p->pool + p->missing_off, p->missing_len,
+				     p->missing_hash);
 	return n != NULL && now >= n->stored && now < n->expires;
 }
 
 /* The domain's memo node, when its TXT answer held one valid record. */
-static struct spfkit__rcache_name *record_node(struct spfkit__rcache *c, const char *name,
-					      size_t len, uint64_t hash, int64_t now)
+static struct spfkit__record_cache_name *record_node(struct spfkit__record_cache *c,
+						     const char *name,
+						     size_t len, uint64_t hash, int64_t now)
 {
-	struct spfkit__rcache_name *n = spfkit__memo_find(c, SPFKIT_RR_TXT, name, len, hash);
+	struct spfkit__record_cache_name *n = spfkit__record_memo_find(c, SPFKIT_RR_TXT, name, len,
+								       hash);
 
 	if (n == NULL || n->entry == NULL || n->entry->rc != 0 || now < n->stored ||
 	    now >= n->expires)
@@ -697,7 +703,7 @@ static struct spfkit__rcache_name *record_node(struct spfkit__rcache *c, const c
 }
 
 /* Is the plan one to use now, for these limits? */
-static int plan_current(const struct spfkit__rcache_plan *p, int64_t now,
+static int plan_current(const struct spfkit__record_plan *p, int64_t now,
 			const struct spfkit_limits *limits)
 {
 	return p != NULL && now >= p->stored && now < p->expires &&
@@ -710,13 +716,14 @@ static int limits_fit(const struct spfkit_limits *l)
 	       l->mx_names <= PLAN_MAX_LIMIT;
 }
 
-int spfkit__rcache_plan_run(struct spfkit__rcache *c, const char *name, size_t len, uint64_t hash,
+int spfkit__record_plan_run(struct spfkit__record_cache *c, const char *name, size_t len,
+			    uint64_t hash,
 			    int64_t now, const struct spfkit_ip *ip,
 			    const struct spfkit_limits *limits, struct spfkit__arena *to,
-			    struct spfkit__plan_result *out)
+			    struct spfkit__record_plan_result *out)
 {
-	struct spfkit__rcache_name *n;
-	const struct spfkit__rcache_plan *p;
+	struct spfkit__record_cache_name *n;
+	const struct spfkit__record_plan *p;
 	const struct plan_end *end;
 	int rc = SPFKIT__PLAN_LEARN; /* the evaluation fills the memo: the plan comes after */
 
@@ -740,12 +747,12 @@ out:
 	return rc;
 }
 
-void spfkit__rcache_plan_learn(struct spfkit__rcache *c, const char *name, size_t len,
+void spfkit__record_plan_learn(struct spfkit__record_cache *c, const char *name, size_t len,
 			       uint64_t hash, int64_t now, const struct spfkit_limits *limits,
 			       int family)
 {
-	struct spfkit__rcache_name *n;
-	struct spfkit__rcache_plan **slot;
+	struct spfkit__record_cache_name *n;
+	struct spfkit__record_plan **slot;
 
 	if (!limits_fit(limits) || (family != 4 && family != 6))
 		return;

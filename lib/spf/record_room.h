@@ -58,6 +58,6 @@ int spfkit__record_parse_loose(const char *txt, size_t len, const struct spfkit_
  * what the allocator given to the parse allocated): the caller may then
  * keep that one in the room.
  */
-void spfkit__record_rebind(struct spfkit_record *rec, const struct spfkit_allocator *alloc);
+void spfkit__record_parse_rebind(struct spfkit_record *rec, const struct spfkit_allocator *alloc);
 
 #endif

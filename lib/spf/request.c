@@ -34,12 +34,12 @@ static const char postmaster[] = "postmaster";
 #define BLOCK_TAKEN(b) ((void)(b))
 #endif
 
-size_t spfkit__eval_block_size(void)
+size_t spfkit__request_block_size(void)
 {
 	return EVAL_BLOCK;
 }
 
-void spfkit__eval_own_block(struct spfkit_ctx *ctx, void *b)
+void spfkit__request_own_block(struct spfkit_ctx *ctx, void *b)
 {
 	ctx->spares->own = b;
 	atomic_init(&ctx->spares->own_free, 1);
@@ -48,7 +48,7 @@ void spfkit__eval_own_block(struct spfkit_ctx *ctx, void *b)
 
 static void *block_take(const struct spfkit_ctx *ctx)
 {
-	struct spfkit__eval_spares *sp = ctx->spares;
+	struct spfkit__request_spares *sp = ctx->spares;
 	void *b;
 	unsigned i;
 
@@ -88,7 +88,7 @@ static void block_give(const struct spfkit_ctx *ctx, void *b)
 	spfkit__free(ctx->alloc, b);
 }
 
-void spfkit__eval_spares_free(struct spfkit_ctx *ctx)
+void spfkit__request_spares_free(struct spfkit_ctx *ctx)
 {
 	unsigned i;
 
@@ -295,9 +295,9 @@ void spfkit_eval_free(struct spfkit_eval *ev)
 	if (ev == NULL)
 		return;
 	if (ev->given != NULL)
-		spfkit__rcache_release(ev->ctx->records, ev->given->rce);
+		spfkit__record_cache_release(ev->ctx->records, ev->given->rce);
 	for (i = 0; i < ev->nqueries; i++)
-		spfkit__rcache_release(ev->ctx->records, ev->queries[i]->rce);
+		spfkit__record_cache_release(ev->ctx->records, ev->queries[i]->rce);
 	if (ev->queries != ev->queries_first)
 		spfkit__free(ev->ctx->alloc, ev->queries);
 	spfkit__buf_free(&ev->scratch);

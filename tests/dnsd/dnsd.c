@@ -442,7 +442,7 @@ static void plan_for(struct dnsd *d, const char *name, size_t len, uint16_t type
 
 static uint64_t count_hash(const char *name, size_t len, uint16_t type)
 {
-	return spfkit__name_hash(name, len) ^ ((uint64_t)type * 0x9e3779b97f4a7c15u);
+	return spfkit__namehash(name, len) ^ ((uint64_t)type * 0x9e3779b97f4a7c15u);
 }
 
 /* Open addressing in 2 * DNSD_MAX_NAMES slots, never more than half full. */

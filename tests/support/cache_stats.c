@@ -29,13 +29,14 @@ size_t spfkit__cache_longest_chain(struct spfkit_cache *c)
 	return most;
 }
 
-int spfkit__rcache_new(const struct spfkit_allocator *a, size_t max_entries,
-		       struct spfkit__rcache **out)
+int spfkit__record_cache_new(const struct spfkit_allocator *a, size_t max_entries,
+			     struct spfkit__record_cache **out)
 {
-	return spfkit__rcache_new_bounded(a, max_entries, 0, out);
+	return spfkit__record_cache_new_bounded(a, max_entries, 0, out);
 }
 
-void spfkit__rcache_stats(struct spfkit__rcache *c, size_t *hits, size_t *misses, size_t *entries)
+void spfkit__record_cache_stats(struct spfkit__record_cache *c, size_t *hits, size_t *misses,
+				size_t *entries)
 {
 	if (c == NULL) {
 		*hits = *misses = *entries = 0;
@@ -48,7 +49,8 @@ void spfkit__rcache_stats(struct spfkit__rcache *c, size_t *hits, size_t *misses
 	pthread_mutex_unlock(&c->lock);
 }
 
-void spfkit__rcache_bytes(struct spfkit__rcache *c, size_t *bytes, size_t *peak, size_t *max)
+void spfkit__record_cache_bytes(struct spfkit__record_cache *c, size_t *bytes, size_t *peak,
+				size_t *max)
 {
 	if (c == NULL) {
 		*bytes = *peak = *max = 0;
@@ -61,10 +63,10 @@ void spfkit__rcache_bytes(struct spfkit__rcache *c, size_t *bytes, size_t *peak,
 	pthread_mutex_unlock(&c->lock);
 }
 
-size_t spfkit__rcache_longest_chain(struct spfkit__rcache *c)
+size_t spfkit__record_cache_longest_chain(struct spfkit__record_cache *c)
 {
 	size_t i, n, most = 0;
-	const struct spfkit__rcache_entry *e;
+	const struct spfkit__record_cache_entry *e;
 
 	pthread_mutex_lock(&c->lock);
 	for (i = 0; i < c->nbuckets; i++) {

@@ -22,15 +22,17 @@ int spfkit__cache_get(struct spfkit_cache *c, const char *name, size_t len, uint
 size_t spfkit__cache_longest_chain(struct spfkit_cache *c);
 
 /* A parsed-record cache with the default byte budget. */
-int spfkit__rcache_new(const struct spfkit_allocator *a, size_t max_entries,
-		       struct spfkit__rcache **out);
+int spfkit__record_cache_new(const struct spfkit_allocator *a, size_t max_entries,
+			     struct spfkit__record_cache **out);
 /* hits, misses and entries; a cache of 0 entries counts nothing, nor
  * does none (NULL: no_record_cache) */
-void spfkit__rcache_stats(struct spfkit__rcache *c, size_t *hits, size_t *misses, size_t *entries);
+void spfkit__record_cache_stats(struct spfkit__record_cache *c, size_t *hits, size_t *misses,
+				size_t *entries);
 /* Bytes charged to cached entries now, the most ever, and the budget
  * (bytes <= peak <= max); all 0 for none (NULL). */
-void spfkit__rcache_bytes(struct spfkit__rcache *c, size_t *bytes, size_t *peak, size_t *max);
+void spfkit__record_cache_bytes(struct spfkit__record_cache *c, size_t *bytes, size_t *peak,
+				size_t *max);
 /* Entries in the parsed-record cache's fullest hash bucket (hash flooding). */
-size_t spfkit__rcache_longest_chain(struct spfkit__rcache *c);
+size_t spfkit__record_cache_longest_chain(struct spfkit__record_cache *c);
 
 #endif

@@ -923,8 +923,8 @@ static struct rc_bytes rc_bytes_of(const struct spfkit_ctx *ctx)
 	struct rc_bytes b;
 	size_t hits, misses;
 
-	spfkit__rcache_bytes(ctx->records, &b.now, &b.peak, &b.max);
-	spfkit__rcache_stats(ctx->records, &hits, &misses, &b.entries);
+	spfkit__record_cache_bytes(ctx->records, &b.now, &b.peak, &b.max);
+	spfkit__record_cache_stats(ctx->records, &hits, &misses, &b.entries);
 	return b;
 }
 
@@ -1103,7 +1103,7 @@ static void record_cache_off_and_growing(void **state)
 				 i % 2 ? SPFKIT_RESULT_PASS : SPFKIT_RESULT_FAIL);
 	}
 	assert_int_equal(rc_bytes_of(ctx).entries, 100);
-	assert_true(spfkit__rcache_longest_chain(ctx->records) <= 8);
+	assert_true(spfkit__record_cache_longest_chain(ctx->records) <= 8);
 	spfkit_ctx_free(ctx);
 	spfkit_zone_free(z);
 	assert_int_equal(atomic_load(&rc_live), 0);

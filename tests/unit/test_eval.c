@@ -22,7 +22,7 @@
 #include <spfkit/spfkit.h>
 
 #include "eval_int.h"
-#include "ipaddr.h" /* spfkit__ip_match() */ /* spfkit__query_record_bytes(): parsed records held */
+#include "ipaddr.h" /* spfkit__ipaddr_match(); spfkit__query_record_bytes(): parsed records held */
 
 /* Counts live blocks; teardown checks that every evaluation, zone and
  * context gave back all it took. */
@@ -1139,7 +1139,7 @@ static void ip_match_every_prefix(void **state)
 			if (bit < max)
 				net[bit / 8] ^= (unsigned char)(0x80 >> bit % 8);
 			for (prefix = 0; prefix <= max + 1; prefix++)
-				assert_int_equal(spfkit__ip_match(&ip, (int)fam, net, prefix),
+				assert_int_equal(spfkit__ipaddr_match(&ip, (int)fam, net, prefix),
 						 prefix <= max && ip_match_by_bits(ip.addr, net, prefix));
 		}
 		for (k = 0; k < 20000; k++) {
@@ -1150,10 +1150,10 @@ static void ip_match_every_prefix(void **state)
 			for (j = 0; j < 3; j++) /* a few bits flipped anywhere */
 				net[(x >> (8 * j)) % (max / 8)] ^= (unsigned char)(x >> (24 + 8 * j));
 			prefix = (unsigned)(x >> 56) % (max + 1);
-			assert_int_equal(spfkit__ip_match(&ip, (int)fam, net, prefix),
+			assert_int_equal(spfkit__ipaddr_match(&ip, (int)fam, net, prefix),
 					 ip_match_by_bits(ip.addr, net, prefix));
 		}
-		assert_int_equal(spfkit__ip_match(&ip, fam == 4 ? 6 : 4, ip.addr, 0), 0);
+		assert_int_equal(spfkit__ipaddr_match(&ip, fam == 4 ? 6 : 4, ip.addr, 0), 0);
 	}
 }
 

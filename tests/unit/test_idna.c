@@ -131,12 +131,12 @@ static void conversion_nul(void **state)
 static void ascii_scan(void **state)
 {
 	(void)state;
-	assert_true(spfkit__is_ascii("", 0));
-	assert_true(spfkit__is_ascii("a.example", 9));
-	assert_false(spfkit__is_ascii("a.\x80", 3));
-	assert_false(spfkit__is_ascii("\xff", 1));
+	assert_true(spfkit__idna_is_ascii("", 0));
+	assert_true(spfkit__idna_is_ascii("a.example", 9));
+	assert_false(spfkit__idna_is_ascii("a.\x80", 3));
+	assert_false(spfkit__idna_is_ascii("\xff", 1));
 	/* the length, not the NUL, ends the scan */
-	assert_false(spfkit__is_ascii("ab\0\xc3", 4));
+	assert_false(spfkit__idna_is_ascii("ab\0\xc3", 4));
 }
 
 /* ---- evaluations -------------------------------------------------------- */

@@ -1110,7 +1110,7 @@ static void allocation_failures(void **state)
 static void default_explanation_table_matches_parser(void **state)
 {
 	static const char src[] = SPFKIT_DEFAULT_EXPLANATION;
-	const struct spfkit_macro_string *d = &spfkit__default_exp;
+	const struct spfkit_macro_string *d = &spfkit__ctx_default_exp;
 	struct spfkit__arena ar;
 	struct spfkit_macro_string ms;
 	size_t i;

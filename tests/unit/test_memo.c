@@ -321,12 +321,12 @@ static void other_answers_remembered(void **state)
 	spfkit_zone_free(z);
 }
 
-/* An answer larger than SPFKIT__RCACHE_MEMO_ANSWER_MAX is asked each time. */
+/* An answer larger than SPFKIT__RECORD_MEMO_ANSWER_MAX is asked each time. */
 static void large_answer_asked(void **state)
 {
 	struct spfkit_zone *z = NULL;
 	struct spfkit_ctx *ctx = memo_ctx(0, 0);
-	char big[SPFKIT__RCACHE_MEMO_ANSWER_MAX + 16];
+	char big[SPFKIT__RECORD_MEMO_ANSWER_MAX + 16];
 	unsigned i;
 
 	(void)state;
@@ -356,13 +356,13 @@ static void answers_bounded(void **state)
 	cfg.no_lookahead = 1;
 	cfg.record_cache_size = 16;
 	assert_int_equal(spfkit_ctx_new(&cfg, &ctx), 0);
-	spfkit__rcache_bytes(ctx->records, &before, &peak, &max);
+	spfkit__record_cache_bytes(ctx->records, &before, &peak, &max);
 	for (i = 0; i < 40; i++) {
 		snprintf(sender, sizeof(sender), "a@missing%u.example", i);
 		assert_int_equal(run_at(ctx, z, "192.0.2.1", sender, T0, 0).code, SPFKIT_RESULT_NONE);
 	}
 	assert_int_equal(ctx->records->nanswers, 16);
-	spfkit__rcache_bytes(ctx->records, &after, &peak, &max);
+	spfkit__record_cache_bytes(ctx->records, &after, &peak, &max);
 	assert_true(after > before);
 	/* the most recent are kept, the oldest went */
 	assert_int_equal(run_at(ctx, z, "192.0.2.1", "a@missing39.example", T0 + 1, 0).asked, 0);
@@ -460,7 +460,7 @@ static void colliding_name(unsigned *seed, char *out, size_t size)
 {
 	for (;; (*seed)++) {
 		snprintf(out, size, "n%u.example", *seed);
-		if ((spfkit__name_hash(out, strlen(out)) & 15) == 0) {
+		if ((spfkit__namehash(out, strlen(out)) & 15) == 0) {
 			(*seed)++;
 			return;
 		}
@@ -469,53 +469,54 @@ static void colliding_name(unsigned *seed, char *out, size_t size)
 
 static void bucket_bounded_and_charged(void **state)
 {
-	struct spfkit__rcache *c = NULL;
-	struct spfkit__rcache_entry *e[SPFKIT__RCACHE_MEMO_CHAIN + 1];
-	struct spfkit__rcache_memo m;
+	struct spfkit__record_cache *c = NULL;
+	struct spfkit__record_cache_entry *e[SPFKIT__RECORD_MEMO_CHAIN + 1];
+	struct spfkit__record_memo m;
 	struct spfkit__arena arena;
-	char names[SPFKIT__RCACHE_MEMO_CHAIN + 1][32], text[64];
+	char names[SPFKIT__RECORD_MEMO_CHAIN + 1][32], text[64];
 	size_t before, after, peak, max, i;
 	unsigned seed = 0;
 
 	(void)state;
 	spfkit__arena_init(&arena, NULL, 1024, 0);
 	/* 16 entries at most: the name table stays at 16 buckets for 9 names */
-	assert_int_equal(spfkit__rcache_new(NULL, 16, &c), 0);
-	for (i = 0; i <= SPFKIT__RCACHE_MEMO_CHAIN; i++) {
+	assert_int_equal(spfkit__record_cache_new(NULL, 16, &c), 0);
+	for (i = 0; i <= SPFKIT__RECORD_MEMO_CHAIN; i++) {
 		snprintf(text, sizeof(text), "v=spf1 ip4:192.0.2.%zu -all", i);
-		assert_int_equal(spfkit__rcache_get(c, text, strlen(text), NULL, &e[i]), 0);
+		assert_int_equal(spfkit__record_cache_get(c, text, strlen(text), NULL, &e[i]), 0);
 		assert_true(e[i]->cached);
 		colliding_name(&seed, names[i], sizeof(names[i]));
 	}
-	spfkit__rcache_bytes(c, &before, &peak, &max);
-	for (i = 0; i <= SPFKIT__RCACHE_MEMO_CHAIN; i++)
-		spfkit__rcache_memo_put(c, e[i], names[i], strlen(names[i]),
-					spfkit__name_hash(names[i], strlen(names[i])), T0, TTL, 1, 0);
-	spfkit__rcache_bytes(c, &after, &peak, &max);
+	spfkit__record_cache_bytes(c, &before, &peak, &max);
+	for (i = 0; i <= SPFKIT__RECORD_MEMO_CHAIN; i++)
+		spfkit__record_memo_put(c, e[i], names[i], strlen(names[i]),
+					spfkit__namehash(names[i],
+							 strlen(names[i])), T0, TTL, 1, 0);
+	spfkit__record_cache_bytes(c, &after, &peak, &max);
 	assert_true(after > before);
-	for (i = 0; i <= SPFKIT__RCACHE_MEMO_CHAIN; i++) {
-		int hit = spfkit__rcache_memo_get(c, SPFKIT_RR_TXT, names[i], strlen(names[i]),
-						  spfkit__name_hash(names[i], strlen(names[i])),
+	for (i = 0; i <= SPFKIT__RECORD_MEMO_CHAIN; i++) {
+		int hit = spfkit__record_memo_get(c, SPFKIT_RR_TXT, names[i], strlen(names[i]),
+						  spfkit__namehash(names[i], strlen(names[i])),
 						  T0 + 1, &arena, &m);
 
 		/* the bucket's first names are bound, the one past the bound not */
-		assert_int_equal(hit, i < SPFKIT__RCACHE_MEMO_CHAIN);
+		assert_int_equal(hit, i < SPFKIT__RECORD_MEMO_CHAIN);
 		if (hit) {
 			assert_ptr_equal(m.entry, e[i]);
 			assert_int_equal(m.ttl, TTL - 1);
-			spfkit__rcache_release(c, m.entry);
+			spfkit__record_cache_release(c, m.entry);
 		}
 	}
 	/* expired lookups forget their names, and what they were charged */
-	for (i = 0; i < SPFKIT__RCACHE_MEMO_CHAIN; i++)
-		assert_false(spfkit__rcache_memo_get(c, SPFKIT_RR_TXT, names[i], strlen(names[i]),
-						     spfkit__name_hash(names[i], strlen(names[i])),
+	for (i = 0; i < SPFKIT__RECORD_MEMO_CHAIN; i++)
+		assert_false(spfkit__record_memo_get(c, SPFKIT_RR_TXT, names[i], strlen(names[i]),
+						     spfkit__namehash(names[i], strlen(names[i])),
 						     T0 + TTL, &arena, &m));
-	spfkit__rcache_bytes(c, &after, &peak, &max);
+	spfkit__record_cache_bytes(c, &after, &peak, &max);
 	assert_int_equal(after, before);
-	for (i = 0; i <= SPFKIT__RCACHE_MEMO_CHAIN; i++)
-		spfkit__rcache_release(c, e[i]);
-	spfkit__rcache_free(c);
+	for (i = 0; i <= SPFKIT__RECORD_MEMO_CHAIN; i++)
+		spfkit__record_cache_release(c, e[i]);
+	spfkit__record_cache_free(c);
 	spfkit__arena_free(&arena);
 }
 

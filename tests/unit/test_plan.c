@@ -247,8 +247,8 @@ static void ends_with_ttl_and_is_charged(void **state)
 		"t.example. 300 IN TXT \"v=spf1 include:_n.t.example -all\"\n"
 		"_n.t.example. 60 IN TXT \"v=spf1 ip4:192.0.2.0/24\"\n");
 	struct spfkit_ctx *ctx = new_ctx(1, 0);
-	struct spfkit__rcache *c = ctx->records;
-	struct spfkit__rcache_name *n;
+	struct spfkit__record_cache *c = ctx->records;
+	struct spfkit__record_cache_name *n;
 	size_t cost;
 	struct full f;
 
@@ -256,12 +256,13 @@ static void ends_with_ttl_and_is_charged(void **state)
 	f = check(ctx, z, "192.0.2.1", "a@t.example", T0);
 	assert_int_equal(f.planned, 0);
 	/* built after that evaluation, for IPv4 clients, and charged */
-	n = spfkit__memo_find(c, SPFKIT_RR_TXT, "t.example", 9, spfkit__name_hash("t.example", 9));
+	n = spfkit__record_memo_find(c, SPFKIT_RR_TXT, "t.example", 9, spfkit__namehash("t.example",
+											9));
 	assert_non_null(n);
 	assert_non_null(n->plan[0]);
 	assert_null(n->plan[1]);
 	cost = n->cost;
-	assert_true(cost > spfkit__rcache_block_cost(sizeof(*n) + n->len));
+	assert_true(cost > spfkit__record_cache_block_cost(sizeof(*n) + n->len));
 	f = check(ctx, z, "192.0.2.9", "a@t.example", T0 + 59);
 	assert_int_equal(f.planned, 1);
 	assert_int_equal(f.code, SPFKIT_RESULT_PASS);

@@ -1187,14 +1187,14 @@ static void allocation_failures(void **state)
  */
 static void record_cache_flood_spreads(void **state)
 {
-	struct spfkit__rcache *c;
-	struct spfkit__rcache_entry *e;
+	struct spfkit__record_cache *c;
+	struct spfkit__record_cache_entry *e;
 	char txt[201];
 	size_t hits, misses, entries;
 	unsigned i;
 
 	(void)state;
-	assert_int_equal(spfkit__rcache_new(NULL, 4096, &c), 0);
+	assert_int_equal(spfkit__record_cache_new(NULL, 4096, &c), 0);
 	memset(txt, 0, sizeof(txt));
 	memcpy(txt, "v=spf1 ", 7);
 	memset(txt + 7, 'a', sizeof(txt) - 8);
@@ -1203,13 +1203,13 @@ static void record_cache_flood_spreads(void **state)
 		txt[60] = (char)('a' + i % 10);
 		txt[61] = (char)('a' + i / 10 % 10);
 		txt[62] = (char)('a' + i / 100);
-		assert_int_equal(spfkit__rcache_get(c, txt, sizeof(txt) - 1, NULL, &e), 0);
-		spfkit__rcache_release(c, e);
+		assert_int_equal(spfkit__record_cache_get(c, txt, sizeof(txt) - 1, NULL, &e), 0);
+		spfkit__record_cache_release(c, e);
 	}
-	spfkit__rcache_stats(c, &hits, &misses, &entries);
+	spfkit__record_cache_stats(c, &hits, &misses, &entries);
 	assert_int_equal(entries, 1000);
-	assert_true(spfkit__rcache_longest_chain(c) < 16); /* 1,000 keys, 4,096 buckets */
-	spfkit__rcache_free(c);
+	assert_true(spfkit__record_cache_longest_chain(c) < 16); /* 1,000 keys, 4,096 buckets */
+	spfkit__record_cache_free(c);
 }
 
 int main(void)
