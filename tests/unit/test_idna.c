@@ -139,6 +139,27 @@ static void ascii_scan(void **state)
 	assert_false(spfkit__idna_is_ascii("ab\0\xc3", 4));
 }
 
+/* The scan reads eight bytes a step and the tail overlapping: a high bit
+ * is seen at every position of every length around those steps, and a
+ * byte just past the length is not read as part of the name. */
+static void ascii_scan_every_position(void **state)
+{
+	char buf[41];
+	size_t len, at;
+
+	(void)state;
+	for (len = 0; len < sizeof(buf) - 1; len++) {
+		memset(buf, 'a', sizeof(buf));
+		buf[len] = (char)0xc3;
+		assert_true(spfkit__idna_is_ascii(buf, len));
+		for (at = 0; at < len; at++) {
+			buf[at] = (char)0x80;
+			assert_false(spfkit__idna_is_ascii(buf, len));
+			buf[at] = 'a';
+		}
+	}
+}
+
 /* ---- evaluations -------------------------------------------------------- */
 
 struct fixture {
@@ -474,6 +495,7 @@ int main(void)
 		cmocka_unit_test(conversion_overlong),
 		cmocka_unit_test(conversion_nul),
 		cmocka_unit_test(ascii_scan),
+		cmocka_unit_test(ascii_scan_every_position),
 		cmocka_unit_test_setup_teardown(ulabel_sender_pass_and_fail, setup, teardown),
 		cmocka_unit_test_setup_teardown(ulabel_subdomain_and_ascii_untouched, setup, teardown),
 		cmocka_unit_test_setup_teardown(macros_expand_alabels, setup, teardown),
