@@ -13,6 +13,8 @@
  *   lint_terms.c      checks on a parsed record: all, netblocks, modifiers, macros
  *   lint_cover.c      covered-by-include: addresses the top record and an include
  *                     both authorize, from what the walk has already read
+ *   lint_top.c        a record beyond its counts: several records, one syntax
+ *                     finding, its cost once fixed, the cost of each term
  *   lint_flatten.c    over the limit: would flatten's records fix it
  *   lint_walk.c       the include/redirect tree: worst-case counts, loops, targets;
  *                     also the walker of tree and flatten, which watch it
@@ -375,6 +377,24 @@ struct lint_input {
 
 /* Lint the domain's record (or the given one) and its whole tree. 0 or an spfkit_err. */
 int spfkit__lint_run(struct lint_dns *dns, const struct lint_input *in);
+
+/* ---- lint_top.c ---------------------------------------------------------- */
+
+#define LINT_TEXT_MAX 400u /* spfkit__lint_cost_text()'s text, with its NUL */
+
+/* The syntax finding of a record that does not parse; the typo findings
+ * made since finding `first` on the refused term are folded into it. */
+void spfkit__lint_syntax_finding(struct lint_report *r, const char *domain, const char *text,
+				 size_t len, const struct spfkit_parse_error *pe, int rc, size_t first);
+/* Into dns->report's counts: what the terms of text that parse cost (a
+ * counting-only run of their own); domain may be NULL or "". */
+void spfkit__lint_fixed_count(struct lint_dns *dns, const char *domain, const char *text,
+			      size_t len);
+/* The multiple-records finding; top: the domain linted (its records go into the report). */
+void spfkit__lint_multiple_records(struct lint_report *r, const char *domain, int top,
+				   const struct lint_answer *txt, size_t count);
+/* "; the 11th is reached in ...; cost by term: ..." from r->costs, into b (size bytes). */
+void spfkit__lint_cost_text(const struct lint_report *r, char *b, size_t size);
 
 /* ---- lint_flatten.c ----------------------------------------------------- */
 
