@@ -1,8 +1,8 @@
 /*
- * spfkit-milter: options, configuration, the listening socket, the
- * descriptor limit, daemon mode, PID file, privilege drop, signals; then
- * the one event loop (server.c) that speaks the milter protocol and runs
- * every SPF check.
+ * spfkit-milter: its options, its socket, daemon mode; then the one
+ * event loop (server.c) that speaks the milter protocol and runs every
+ * SPF check. The rest of main() is the daemons' shared one
+ * (mta/daemon_main.h).
  *
  *   spfkit-milter [options] [CONFIG]
  *
@@ -12,10 +12,8 @@
  * before the first connection is taken.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,15 +24,11 @@
 
 #include <event2/event.h>
 
-#include <spfkit/version.h>
-
 #include "config.h"
 #include "daemon.h"
-#include "engine.h"
+#include "daemon_main.h"
 #include "listen.h"
-#include "metrics_http.h"
-#include "options.h"
-#include "reload.h"
+#include "log.h"
 #include "spfkit_util.h"
 #include "milter.h"
 
@@ -47,158 +41,83 @@
 /* the listening socket, syslog, the event loop's own, the configuration file */
 #define FD_SPARE 8
 
-struct options {
-	const char *config;
-	int config_given;
-	int check_config;
-	const char *socket;
-	int socket_mode;         /* -1: 0660, or from UMask */
+struct milter {
+	const char *socket; /* --socket, else Socket, else DEFAULT_SOCKET */
 	const char *socket_group;
 	int foreground;
-	const char *user;
-	const char *pid_file;
-	int log_stderr;
-	struct spfkit__milter_server_opts srv;
-	struct spfkit__mta_dns_opts dns;
-	const char *metrics; /* --metrics, else Metrics_Listen; NULL: no /metrics */
-	int metrics_fd;      /* bound before the fork and the privilege drop; -1: none */
-	unsigned metrics_port;
+	struct spfkit__milter_server_opts srv_opts;
+	int fd;            /* the listening socket till the server takes it; -1: none */
+	int pid_written;
+	int socket_opened; /* a UNIX socket's file is ours to remove */
+	char receiver[256];
+	struct spfkit__milter_server *srv;
 };
 
-static void usage(FILE *f)
+static const char usage[] =
+	"usage: " PROG " [options] [CONFIG]\n"
+	"  SPF milter for Postfix and Sendmail (RFC 7208), a drop-in for pyspf-milter.\n"
+	"  -c, --config FILE       policyd-spf.conf format (default " DEFAULT_CONFIG ")\n"
+	"      --check-config      report problems of the configuration with file:line, then exit\n"
+	"  -s, --socket SPEC       unix:/path | inet:PORT@HOST | inet6:PORT@HOST (default: the\n"
+	"                          configuration's Socket, else " DEFAULT_SOCKET ")\n"
+	"      --socket-mode MODE  permissions of a unix socket (octal; default 0660, or 0777\n"
+	"                          less the configuration's UMask)\n"
+	"      --socket-group GROUP  group of a unix socket (e.g. postfix; default: --user's)\n"
+	"  -f, --foreground        do not fork into the background (systemd)\n"
+	"  -u, --user USER[:GROUP] drop privileges after opening the socket (default: UserID)\n"
+	"  -p, --pid-file FILE     write the process id there (default: PidFile)\n"
+	"      --max-connections N MTA connections at once (default 4096; lowered to fit the\n"
+	"                          open-file limit, which is raised first)\n"
+	"      --read-timeout S    drop a connection that has not negotiated S seconds after\n"
+	"                          connecting, or whose packet is not whole S seconds after its\n"
+	"                          first byte (default 30)\n"
+	"      --idle-timeout S    drop a connection with no command for S seconds (default 3600)\n"
+	"      --dns SERVERS       DNS servers HOST[:PORT],... (default: /etc/resolv.conf)\n"
+	"      --dns-timeout MS    per-try DNS timeout\n"
+	"      --dns-cache-mb N    answer cache size (default 4; 0: none)\n"
+	"      --zone FILE         answer DNS from a zone file (tests, offline use)\n"
+	"      --zone-timeout NAME with --zone: questions for NAME time out (tests)\n"
+	"      --receiver NAME     this host's name in headers (default: the host name)\n"
+	"      --log syslog|stderr where log lines go (default syslog, facility mail)\n"
+	"      --metrics HOST:PORT serve counters on http://HOST:PORT/metrics (Prometheus);\n"
+	"                          PORT alone: 127.0.0.1 (default: off; Metrics_Listen)\n"
+	"  -h, --help, -V, --version\n";
+
+enum { O_GROUP = SPFKIT__MTA_OWN_OPTIONS, O_MAXC, O_READ, O_IDLE };
+
+static const struct option own_options[] = {
+	{"socket", required_argument, NULL, 's'}, {"socket-group", required_argument, NULL, O_GROUP},
+	{"foreground", no_argument, NULL, 'f'},
+	{"max-connections", required_argument, NULL, O_MAXC},
+	{"read-timeout", required_argument, NULL, O_READ},
+	{"idle-timeout", required_argument, NULL, O_IDLE},
+	{NULL, 0, NULL, 0},
+};
+
+static int option(struct spfkit__mta_daemon *d, int ch, const char *value)
 {
-	fputs("usage: " PROG " [options] [CONFIG]\n"
-	      "  SPF milter for Postfix and Sendmail (RFC 7208), a drop-in for pyspf-milter.\n"
-	      "  -c, --config FILE       policyd-spf.conf format (default " DEFAULT_CONFIG ")\n"
-	      "      --check-config      report problems of the configuration with file:line, then exit\n"
-	      "  -s, --socket SPEC       unix:/path | inet:PORT@HOST | inet6:PORT@HOST (default: the\n"
-	      "                          configuration's Socket, else " DEFAULT_SOCKET ")\n"
-	      "      --socket-mode MODE  permissions of a unix socket (octal; default 0660, or 0777\n"
-	      "                          less the configuration's UMask)\n"
-	      "      --socket-group GROUP  group of a unix socket (e.g. postfix; default: --user's)\n"
-	      "  -f, --foreground        do not fork into the background (systemd)\n"
-	      "  -u, --user USER[:GROUP] drop privileges after opening the socket (default: UserID)\n"
-	      "  -p, --pid-file FILE     write the process id there (default: PidFile)\n"
-	      "      --max-connections N MTA connections at once (default 4096; lowered to fit the\n"
-	      "                          open-file limit, which is raised first)\n"
-	      "      --read-timeout S    drop a connection that has not negotiated S seconds after\n"
-	      "                          connecting, or whose packet is not whole S seconds after its\n"
-	      "                          first byte (default 30)\n"
-	      "      --idle-timeout S    drop a connection with no command for S seconds (default 3600)\n"
-	      "      --dns SERVERS       DNS servers HOST[:PORT],... (default: /etc/resolv.conf)\n"
-	      "      --dns-timeout MS    per-try DNS timeout\n"
-	      "      --dns-cache-mb N    answer cache size (default 4; 0: none)\n"
-	      "      --zone FILE         answer DNS from a zone file (tests, offline use)\n"
-	      "      --zone-timeout NAME with --zone: questions for NAME time out (tests)\n"
-	      "      --receiver NAME     this host's name in headers (default: the host name)\n"
-	      "      --log syslog|stderr where log lines go (default syslog, facility mail)\n"
-	      "      --metrics HOST:PORT serve counters on http://HOST:PORT/metrics (Prometheus);\n"
-	      "                          PORT alone: 127.0.0.1 (default: off; Metrics_Listen)\n"
-	      "  -h, --help, -V, --version\n",
-	      f);
-}
-
-static int bad_value(const char *name, const char *value)
-{
-	fprintf(stderr, PROG ": bad value '%s' for --%s\n", value, name);
-	return 2;
-}
-
-enum { O_CHECK = 256, O_MODE, O_GROUP, O_MAXC, O_READ, O_IDLE, O_RECEIVER, O_LOG, O_METRICS,
-       O_DNS };
-
-/* The server's numbers: 0, or 2 (said). */
-static int server_option(struct options *o, int ch, const char *name)
-{
-	long v = spfkit__mta_number(optarg, 1, ch == O_MAXC ? 1000000 : 86400);
-
-	if (v < 0)
-		return bad_value(name, optarg);
-	if (ch == O_MAXC)
-		o->srv.max_connections = (size_t)v;
-	else
-		*(ch == O_READ ? &o->srv.read_timeout : &o->srv.idle_timeout) = (int)v;
-	return 0;
-}
-
-static int parse_args(int argc, char **argv, struct options *o)
-{
-	static const struct option longs[] = {
-		{"config", required_argument, NULL, 'c'}, {"check-config", no_argument, NULL, O_CHECK},
-		{"socket", required_argument, NULL, 's'}, {"socket-mode", required_argument, NULL, O_MODE},
-		{"socket-group", required_argument, NULL, O_GROUP},
-		{"foreground", no_argument, NULL, 'f'},
-		{"user", required_argument, NULL, 'u'}, {"pid-file", required_argument, NULL, 'p'},
-		{"max-connections", required_argument, NULL, O_MAXC},
-		{"read-timeout", required_argument, NULL, O_READ},
-		{"idle-timeout", required_argument, NULL, O_IDLE},
-		SPFKIT__MTA_DNS_OPTIONS(O_DNS),
-		{"receiver", required_argument, NULL, O_RECEIVER}, {"log", required_argument, NULL, O_LOG},
-		{"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
-		{"metrics", required_argument, NULL, O_METRICS},
-		{NULL, 0, NULL, 0},
-	};
-	int ch, rc;
-	char *end;
+	struct milter *m = d->self;
 	long v;
 
-	o->config = DEFAULT_CONFIG;
-	o->socket_mode = -1;
-	o->dns.cache_mb = 4;
-	while ((ch = getopt_long(argc, argv, "c:s:fu:p:hV", longs, NULL)) != -1) {
-		switch (ch) {
-		case 'c': o->config = optarg; o->config_given = 1; break;
-		case O_CHECK: o->check_config = 1; break;
-		case 's': o->socket = optarg; break;
-		case O_MODE:
-			v = strtol(optarg, &end, 8);
-			if (optarg[0] == '\0' || *end != '\0' || v < 0 || v > 0777)
-				return bad_value("socket-mode", optarg);
-			o->socket_mode = (int)v;
-			break;
-		case O_GROUP: o->socket_group = optarg; break;
-		case 'f': o->foreground = 1; break;
-		case 'u': o->user = optarg; break;
-		case 'p': o->pid_file = optarg; break;
-		case O_MAXC: case O_READ: case O_IDLE:
-			rc = server_option(o, ch, ch == O_MAXC ? "max-connections" :
-					   ch == O_READ ? "read-timeout" : "idle-timeout");
-			if (rc != 0)
-				return rc;
-			break;
-		case O_RECEIVER: o->srv.receiver = optarg; break;
-		case O_LOG:
-			o->log_stderr = spfkit__mta_log_option(optarg);
-			if (o->log_stderr < 0)
-				return bad_value("log", optarg);
-			break;
-		case O_METRICS: o->metrics = optarg; break;
-		case 'h': usage(stdout); exit(0);
-		case 'V': puts(PROG " " SPFKIT_VERSION_STRING); exit(0);
-		default:
-			if (ch >= O_DNS && ch < O_DNS + SPFKIT__MTA_DNS_OPTION_COUNT) {
-				if (spfkit__mta_dns_option(&o->dns, ch - O_DNS, optarg) != 0)
-					return bad_value(spfkit__mta_dns_option_name(ch - O_DNS), optarg);
-				break;
-			}
-			usage(stderr);
-			return 2;
-		}
+	switch (ch) {
+	case 's': m->socket = value; return 0;
+	case O_GROUP: m->socket_group = value; return 0;
+	case 'f': m->foreground = 1; return 0;
+	case O_MAXC: case O_READ: case O_IDLE:
+		v = spfkit__mta_number(value, 1, ch == O_MAXC ? 1000000 : 86400);
+		if (v < 0)
+			return 1;
+		if (ch == O_MAXC)
+			m->srv_opts.max_connections = (size_t)v;
+		else
+			*(ch == O_READ ? &m->srv_opts.read_timeout : &m->srv_opts.idle_timeout) = (int)v;
+		return 0;
+	default:
+		return -1;
 	}
-	if (spfkit__mta_config_argument(argc, argv, &o->config, &o->config_given) != 0) {
-		usage(stderr);
-		return 2;
-	}
-	return 0;
 }
 
 /* ---- configuration ---------------------------------------------------- */
-
-/* The file, or the defaults when the default one is not there (mta/daemon.h). */
-static int load_config(const struct options *o, struct spfkit__mta_config **cfg)
-{
-	return spfkit__mta_config_read(o->config, o->config_given, NULL, 0, NULL, cfg);
-}
 
 /*
  * What the milter reads differently from the policy daemon: headers are
@@ -206,7 +125,7 @@ static int load_config(const struct options *o, struct spfkit__mta_config **cfg)
  * OpenDMARC and other filters after us read); a Postfix restriction
  * class means nothing to a milter.
  */
-static void adapt_config(struct spfkit__mta_config *cfg)
+static void config_adapt(struct spfkit__mta_config *cfg)
 {
 	if (!cfg->header_type_set)
 		cfg->header_type = SPFKIT_MTA_HEADER_AR;
@@ -230,17 +149,17 @@ static const char *unix_path(const char *spec)
 }
 
 /* Who owns a UNIX socket: --user's ids (when root), the group of --socket-group. 0, or -1 (said). */
-static int socket_owner(const struct options *o, const char *user, uid_t *uid, gid_t *gid)
+static int socket_owner(const struct milter *m, const char *user, uid_t *uid, gid_t *gid)
 {
 	*uid = (uid_t)-1;
 	*gid = (gid_t)-1;
 	if (user != NULL && geteuid() == 0 && spfkit__mta_user_ids(PROG, user, uid, gid) != 0)
 		return -1;
-	if (o->socket_group != NULL) {
-		struct group *gr = getgrnam(o->socket_group);
+	if (m->socket_group != NULL) {
+		struct group *gr = getgrnam(m->socket_group);
 
 		if (gr == NULL) {
-			fprintf(stderr, PROG ": no such group: %s\n", o->socket_group);
+			fprintf(stderr, PROG ": no such group: %s\n", m->socket_group);
 			return -1;
 		}
 		*gid = gr->gr_gid;
@@ -298,7 +217,7 @@ static int listen_inet(const char *spec)
  * that the MTA's group can be given access and the socket can be
  * replaced at the next start; a live one is never taken over.
  */
-static int open_socket(const struct options *o, const char *spec, const char *user, mode_t mode)
+static int open_socket(const struct milter *m, const char *spec, const char *user, mode_t mode)
 {
 	const char *path = unix_path(spec);
 	uid_t uid;
@@ -311,230 +230,148 @@ static int open_socket(const struct options *o, const char *spec, const char *us
 			spec);
 		return -1;
 	}
-	if (socket_owner(o, user, &uid, &gid) != 0 || socket_dir(path, uid, gid) != 0)
+	if (socket_owner(m, user, &uid, &gid) != 0 || socket_dir(path, uid, gid) != 0)
 		return -1;
 	return spfkit__mta_listen_unix(PROG, path, mode, uid, gid);
 }
 
-/* ---- the process ------------------------------------------------------- */
-
-static int write_pid_file(const char *path)
-{
-	char line[32];
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	int n = snprintf(line, sizeof(line), "%ld\n", (long)getpid());
-
-	if (fd < 0 || write(fd, line, (size_t)n) != n) {
-		fprintf(stderr, PROG ": pid file %s: %s\n", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
-
-static int go_background(void)
-{
-	if (daemon(0, 0) != 0) {
-		fprintf(stderr, PROG ": cannot go to the background: %s\n", strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static void receiver_name(const char *given, char *buf, size_t size)
-{
-	if (given != NULL)
-		snprintf(buf, size, "%s", given);
-	else if (gethostname(buf, size - 1) != 0)
-		snprintf(buf, size, "unknown");
-	buf[size - 1] = '\0';
-}
-
-/* SIGTERM and SIGINT stop the milter: connections close, checks end. */
-static void on_signal(evutil_socket_t sig, short what, void *arg)
-{
-	struct event_base *base = arg;
-
-	(void)what;
-	spfkit__mta_log_printf(LOG_NOTICE, "signal %d: stopping", (int)sig);
-	event_base_loopexit(base, NULL);
-}
-
-static int apply_config(void *arg, struct spfkit__mta_config *cfg)
-{
-	(void)arg;
-	adapt_config(cfg);
-	return spfkit__milter_reload(cfg);
-}
-
-/* SIGHUP: the configuration file again, as spfkit-policyd does (mta/reload.h). */
-static void on_hup(evutil_socket_t sig, short what, void *arg)
-{
-	const struct options *o = arg;
-
-	(void)sig;
-	(void)what;
-	spfkit__mta_reread(o->config, o->config_given, apply_config, NULL);
-}
-
-/* /metrics: the loop's counts, served from a thread of its own (after the fork). */
-static int metrics_start(struct options *o, const struct spfkit__mta_dns *d,
-			 struct spfkit__metrics **m, struct spfkit__metrics_http **http)
-{
-	int fd = o->metrics_fd;
-
-	o->metrics_fd = -1; /* the listener's from here, even when it fails */
-	if (spfkit__metrics_new(PROG, m) != 0 || spfkit__metrics_http_start(*m, fd, http) != 0) {
-		if (*m == NULL)
-			close(fd);
-		spfkit__mta_log_printf(LOG_ERR, "cannot start the metrics listener");
-		return -1;
-	}
-	spfkit__metrics_set_cache(*m, d->cache);
-	spfkit__milter_g.loop.metrics = spfkit__metrics_block(*m);
-	spfkit__mta_log_printf(LOG_NOTICE, "metrics on %s (port %u)", o->metrics, o->metrics_port);
-	return 0;
-}
-
-/* Process setup done: serve until a signal stops us. */
-static int serve(struct options *o, struct spfkit__mta_config *cfg, struct spfkit__mta_dns *d,
-		 int fd, const char *spec, const char *fd_note)
-{
-	static const int sigv[3] = {SIGTERM, SIGINT, SIGHUP};
-	const event_callback_fn handler[3] = {on_signal, on_signal, on_hup};
-	struct event_base *base = event_base_new();
-	struct spfkit__milter_server *srv = NULL;
-	struct event *ev[3] = {NULL, NULL, NULL};
-	struct spfkit__metrics *metrics = NULL;
-	struct spfkit__metrics_http *http = NULL;
-	char receiver[256];
-	int rc = 1, i;
-
-	receiver_name(o->srv.receiver, receiver, sizeof(receiver));
-	o->srv.receiver = receiver;
-	if (base == NULL || spfkit__milter_server_new(base, &o->srv, cfg, d->r, d->layer, &srv) != 0 ||
-	    spfkit__milter_server_listen_fd(srv, fd) != 0) {
-		spfkit__mta_log_printf(LOG_ERR, "cannot start the event loop");
-		if (srv == NULL)
-			close(fd);
-		goto out;
-	}
-	for (i = 0; i < 3; i++) {
-		ev[i] = evsignal_new(base, sigv[i], handler[i], sigv[i] == SIGHUP ? (void *)o : base);
-		if (ev[i] == NULL || event_add(ev[i], NULL) != 0)
-			goto out;
-	}
-	if (fd_note[0] != '\0')
-		spfkit__mta_log_printf(LOG_WARNING, "%s", fd_note);
-	if (o->metrics_fd >= 0 && metrics_start(o, d, &metrics, &http) != 0)
-		goto out;
-	spfkit__mta_log_printf(LOG_NOTICE, "ready on %s (authserv-id %s)", spec, cfg->authserv_id);
-	spfkit__mta_run(base);
-	rc = 0;
-out:
-	spfkit__metrics_http_stop(http);
-	spfkit__milter_server_free(srv); /* closes the connections, then the socket */
-	spfkit__milter_g.loop.metrics = NULL;
-	spfkit__metrics_free(metrics);
-	for (i = 0; i < 3; i++)
-		if (ev[i] != NULL)
-			event_free(ev[i]);
-	if (base != NULL)
-		event_base_free(base);
-	return rc;
-}
-
 /* --socket-mode, else 0777 less UMask when the configuration has one (pyspf-milter's way), else 0660. */
-static mode_t socket_mode(const struct options *o, const struct spfkit__mta_config *cfg)
+static mode_t socket_mode(const struct spfkit__mta_daemon *d)
 {
-	if (o->socket_mode >= 0)
-		return (mode_t)o->socket_mode;
-	if (cfg->umask >= 0)
-		return (mode_t)(0777 & ~cfg->umask);
+	if (d->socket_mode >= 0)
+		return (mode_t)d->socket_mode;
+	if (d->cfg->umask >= 0)
+		return (mode_t)(0777 & ~d->cfg->umask);
 	return DEFAULT_SOCKET_MODE;
 }
 
-static int setup_and_serve(struct options *o, struct spfkit__mta_config *cfg)
-{
-	const char *spec = o->socket ? o->socket : cfg->socket ? cfg->socket : DEFAULT_SOCKET;
-	const char *pid_file = o->pid_file ? o->pid_file : cfg->pid_file;
-	const char *user = o->user ? o->user : cfg->user_id;
-	struct spfkit__mta_dns d;
-	char fd_note[256];
-	size_t fit;
-	int fd, rc = 1;
+/* ---- the process ------------------------------------------------------- */
 
-	memset(&d, 0, sizeof(d));
+/* Still root: the socket, the descriptor limit, the fork, the PID file. */
+static int setup(struct spfkit__mta_daemon *d)
+{
+	struct milter *m = d->self;
+	const struct spfkit__mta_config *cfg = d->cfg;
+	size_t fit;
+	char fd_note[256];
+
+	if (m->socket == NULL)
+		m->socket = cfg->socket != NULL ? cfg->socket : DEFAULT_SOCKET;
+	if (d->pid_file == NULL)
+		d->pid_file = cfg->pid_file;
+	if (d->user == NULL)
+		d->user = cfg->user_id;
 	if (cfg->umask >= 0)
 		umask((mode_t)cfg->umask);
-	fd = open_socket(o, spec, user, socket_mode(o, cfg));
-	if (fd < 0)
-		return 1;
-	if (o->metrics == NULL)
-		o->metrics = cfg->metrics_listen;
-	if (o->metrics != NULL) {
-		o->metrics_fd = spfkit__metrics_http_listen(PROG, o->metrics, &o->metrics_port);
-		if (o->metrics_fd < 0) {
-			close(fd);
-			return 1;
-		}
-	}
-	spfkit__mta_fit_fd_limit(o->srv.max_connections ? o->srv.max_connections
-							: SPFKIT_MILTER_MAX_CONNECTIONS,
+	m->fd = open_socket(m, m->socket, d->user, socket_mode(d));
+	if (m->fd < 0)
+		return -1;
+	m->socket_opened = 1;
+	spfkit__mta_fit_fd_limit(m->srv_opts.max_connections ? m->srv_opts.max_connections
+							     : SPFKIT_MILTER_MAX_CONNECTIONS,
 				 FD_DNS + FD_SPARE, &fit, fd_note, sizeof(fd_note));
-	o->srv.max_connections = fit;
-	if ((!o->foreground && go_background() != 0) ||
-	    (pid_file != NULL && write_pid_file(pid_file) != 0)) {
-		close(fd);
-		goto out;
+	m->srv_opts.max_connections = fit;
+	if (!m->foreground) {
+		if (daemon(0, 0) != 0) {
+			fprintf(stderr, PROG ": cannot go to the background: %s\n", strerror(errno));
+			return -1;
+		}
+		d->quiet_stderr = 1; /* /dev/null now */
 	}
-	if (spfkit__mta_dns_open(PROG, &o->dns, &d) == 0 &&
-	    (user == NULL || spfkit__mta_drop_privileges(PROG, user) == 0))
-		rc = serve(o, cfg, &d, fd, spec, fd_note);
-	else
-		close(fd);
-	spfkit__mta_dns_close(&d);
-	/* ours to remove; may fail after the privilege drop: harmless */
-	if (pid_file != NULL)
-		unlink(pid_file);
-out:
-	if (o->metrics_fd >= 0) /* serve() never took it */
-		close(o->metrics_fd);
-	o->metrics_fd = -1;
-	if (unix_path(spec) != NULL)
-		unlink(unix_path(spec));
-	return rc;
+	if (fd_note[0] != '\0')
+		spfkit__mta_log_printf(LOG_WARNING, "%s", fd_note);
+	if (d->pid_file != NULL) {
+		if (spfkit__mta_write_pid_file(PROG, d->pid_file) != 0)
+			return -1;
+		m->pid_written = 1;
+	}
+	return 0;
 }
+
+static int start(struct spfkit__mta_daemon *d)
+{
+	struct milter *m = d->self;
+	int fd = m->fd;
+
+	if (d->receiver != NULL)
+		snprintf(m->receiver, sizeof(m->receiver), "%s", d->receiver);
+	else if (gethostname(m->receiver, sizeof(m->receiver) - 1) != 0)
+		snprintf(m->receiver, sizeof(m->receiver), "unknown");
+	m->srv_opts.receiver = m->receiver;
+	/* d->cfg stays ours: the first generation's (reload.c) */
+	if (spfkit__milter_server_new(d->base, &m->srv_opts, d->cfg, d->dns.r, d->dns.layer, &m->srv) != 0)
+		return -1;
+	m->fd = -1; /* the server's, even when it cannot take it */
+	if (spfkit__milter_server_listen_fd(m->srv, fd) != 0)
+		return -1;
+	if (d->registry != NULL)
+		spfkit__milter_g.loop.metrics = spfkit__metrics_block(d->registry);
+	return 0;
+}
+
+static int running(struct spfkit__mta_daemon *d)
+{
+	struct milter *m = d->self;
+
+	spfkit__mta_log_printf(LOG_NOTICE, "ready on %s (authserv-id %s)", m->socket,
+			       d->cfg->authserv_id);
+	return 0;
+}
+
+/* SIGHUP: the configuration file again, as spfkit-policyd does (mta/reload.h). */
+static int apply(struct spfkit__mta_daemon *d, struct spfkit__mta_config *cfg)
+{
+	(void)d;
+	return spfkit__milter_reload(cfg);
+}
+
+static void finish(struct spfkit__mta_daemon *d)
+{
+	struct milter *m = d->self;
+
+	spfkit__milter_server_free(m->srv); /* closes the connections, then the socket */
+	m->srv = NULL;
+	spfkit__milter_g.loop.metrics = NULL;
+}
+
+static void cleanup(struct spfkit__mta_daemon *d)
+{
+	struct milter *m = d->self;
+
+	if (m->fd >= 0) /* the server never took it */
+		close(m->fd);
+	m->fd = -1;
+	/* ours to remove; may fail after the privilege drop: harmless */
+	if (m->pid_written)
+		unlink(d->pid_file);
+	if (m->socket_opened && unix_path(m->socket) != NULL)
+		unlink(unix_path(m->socket));
+}
+
+static const struct spfkit__mta_daemon_desc desc = {
+	.name = PROG,
+	.usage = usage,
+	.takes = SPFKIT__MTA_TAKES_CONFIG_ARG | SPFKIT__MTA_TAKES_CHECK_CONFIG |
+		 SPFKIT__MTA_TAKES_USER | SPFKIT__MTA_TAKES_PID_FILE | SPFKIT__MTA_TAKES_SOCKET_MODE,
+	.default_config = DEFAULT_CONFIG,
+	.log_stderr = 0,
+	.short_options = "s:f",
+	.options = own_options,
+	.option = option,
+	.config_adapt = config_adapt,
+	.setup = setup,
+	.start = start,
+	.running = running,
+	.apply = apply,
+	.finish = finish,
+	.cleanup = cleanup,
+};
 
 int main(int argc, char **argv)
 {
-	struct options o;
-	struct spfkit__mta_config *cfg = NULL;
-	int rc;
+	struct milter m;
 
-	memset(&o, 0, sizeof(o));
-	o.metrics_fd = -1;
-	rc = parse_args(argc, argv, &o);
-	if (rc != 0)
-		return rc;
-	rc = load_config(&o, &cfg);
-	if (o.check_config) {
-		if (rc == 0)
-			fprintf(stderr, "%s: OK\n", o.config_given || access(o.config, F_OK) == 0
-							   ? o.config : "(defaults)");
-		spfkit__mta_config_free(cfg);
-		return rc == 0 ? 0 : 1;
-	}
-	if (rc != 0) {
-		fprintf(stderr, PROG ": %s: %s; not starting\n", o.config, spfkit_strerror(rc));
-		return 1;
-	}
-	spfkit__mta_log_open(PROG, o.log_stderr, NULL);
-	adapt_config(cfg);
-	signal(SIGPIPE, SIG_IGN);
-	rc = setup_and_serve(&o, cfg);
-	spfkit__mta_config_free(cfg);
-	return rc;
+	memset(&m, 0, sizeof(m));
+	m.fd = -1;
+	return spfkit__mta_daemon_main(&desc, &m, argc, argv);
 }

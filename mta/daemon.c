@@ -4,6 +4,7 @@
  * milter takes the same values the same way.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -112,6 +113,22 @@ int spfkit__mta_drop_privileges(const char *prog, const char *spec)
 		fprintf(stderr, "%s: privileges could be regained; refusing to run\n", prog);
 		return -1;
 	}
+	return 0;
+}
+
+int spfkit__mta_write_pid_file(const char *prog, const char *path)
+{
+	char line[32];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	int n = snprintf(line, sizeof(line), "%ld\n", (long)getpid());
+
+	if (fd < 0 || write(fd, line, (size_t)n) != n) {
+		fprintf(stderr, "%s: pid file %s: %s\n", prog, path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
 	return 0;
 }
 

@@ -48,6 +48,9 @@ int spfkit__mta_user_ids(const char *prog, const char *spec, uid_t *uid, gid_t *
 /* Become USER or USER:GROUP; no way back (checked). 0, or -1 (said on stderr). */
 int spfkit__mta_drop_privileges(const char *prog, const char *spec);
 
+/* The process id, one line, into path (made or emptied; not a symlink). 0, or -1 (said on stderr). */
+int spfkit__mta_write_pid_file(const char *prog, const char *path);
+
 #define SPFKIT__MTA_MAX_ZONE_TIMEOUT 8
 
 struct spfkit__mta_dns_opts {

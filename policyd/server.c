@@ -45,13 +45,17 @@ void spfkit__policyd_log_text(const struct spfkit__policyd *srv, int prio, const
 	spfkit__mta_log_write(prio, text, len);
 }
 
+void spfkit__policyd_vlog(struct spfkit__policyd *srv, int prio, const char *fmt, va_list ap)
+{
+	vlog(spfkit__policyd_debug_level(srv), prio, fmt, ap);
+}
+
 void spfkit__policyd_log(struct spfkit__policyd *srv, int prio, const char *fmt, ...)
 {
 	va_list ap;
-	int level = spfkit__policyd_debug_level(srv);
 
 	va_start(ap, fmt);
-	vlog(level, prio, fmt, ap);
+	spfkit__policyd_vlog(srv, prio, fmt, ap);
 	va_end(ap);
 }
 

@@ -13,6 +13,7 @@
 #ifndef SPFKIT_POLICYD_SERVER_H
 #define SPFKIT_POLICYD_SERVER_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include <event2/event.h>
@@ -88,6 +89,8 @@ void spfkit__policyd_drain(struct spfkit__policyd *srv);
 /* Log through the server's channel (for main.c). */
 void spfkit__policyd_log(struct spfkit__policyd *srv, int prio, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+void spfkit__policyd_vlog(struct spfkit__policyd *srv, int prio, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 
 void spfkit__policyd_free(struct spfkit__policyd *srv);
 
