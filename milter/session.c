@@ -16,6 +16,7 @@
 #include "spfkit_util.h"
 #include "metrics.h"
 #include "milter.h"
+#include "outcome.h"
 #include "unfinished.h"
 
 struct spfkit__milter_state spfkit__milter_g;
@@ -218,8 +219,8 @@ static void local_problem(struct spfkit__milter_conn *c, const struct spfkit__mi
 	spfkit__mta_unfinished(k != NULL ? k->chk.cfg : spfkit__milter_g.cfg,
 			       k != NULL ? &k->chk : NULL, rc, &d);
 	spfkit__metrics_action(spfkit__milter_g.loop.metrics, d.kind);
-	spfkit__mta_log_printf(LOG_ERR, "client=%s: SPF check not done: %s; %s", s->ip_text,
-			       spfkit_strerror(rc),
+	spfkit__mta_log_printf(LOG_ERR, "client=%s: SPF check not done: %s; reason=%s %s",
+			       s->ip_text, spfkit_strerror(rc), spfkit__mta_unfinished_reason(rc),
 			       d.kind == SPFKIT__MTA_DEFER ? "deferred" : "accepted unchecked");
 	if (d.kind != SPFKIT__MTA_DEFER) {
 		reply(c, SPFKIT_MILTER_R_CONTINUE);
@@ -232,7 +233,7 @@ static void local_problem(struct spfkit__milter_conn *c, const struct spfkit__mi
 static void log_decision(const struct spfkit__milter_session *s, const struct spfkit__mta_input *in,
 			 const struct spfkit__mta_decision *d)
 {
-	const char *qid;
+	const char *qid, *reason = spfkit__mta_reason_of(in);
 	char from[SPFKIT_MILTER_LOG_ADDR + 1];
 	size_t n = in->sender_len < SPFKIT_MILTER_LOG_ADDR ? in->sender_len : SPFKIT_MILTER_LOG_ADDR;
 
@@ -241,10 +242,11 @@ static void log_decision(const struct spfkit__milter_session *s, const struct sp
 	qid = spfkit__milter_macro(&s->macros, "i");
 	memcpy(from, in->sender, n);
 	from[n] = '\0';
-	spfkit__mta_log_printf(LOG_INFO, "%s: client=%s helo=%s from=<%s> decision=%s identity=%s "
+	spfkit__mta_log_printf(LOG_INFO, "%s: client=%s helo=%s from=<%s> decision=%s identity=%s%s%s "
 			       "action=\"%s\"", MESC(qid != NULL ? qid : "NOQUEUE"), s->ip_text,
 			       MESC(s->helo), MESC(from), spfkit__mta_kind_name(d->kind),
 			       d->identity == SPFKIT_IDENTITY_HELO ? "helo" : "mailfrom",
+			       reason != NULL ? " reason=" : "", reason != NULL ? reason : "",
 			       spfkit__milter_esc(d->action, 400, (char[1700]){0}, 1700));
 }
 

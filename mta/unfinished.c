@@ -36,6 +36,15 @@ static int open_identity_defers(const struct spfkit__mta_config *cfg,
 	return !mailfrom_done && spfkit__mta_temperror_defers(cfg, in, SPFKIT_IDENTITY_MAILFROM);
 }
 
+const char *spfkit__mta_unfinished_reason(int rc)
+{
+	if (rc == SPFKIT_ENOMEM)
+		return "out-of-memory";
+	if (rc == SPFKIT_EDNS)
+		return spfkit_reason_name(SPFKIT_REASON_DNS_SUBMIT);
+	return input_refused(rc) ? "input-refused" : "local-error";
+}
+
 void spfkit__mta_unfinished(const struct spfkit__mta_config *cfg, const struct spfkit__mta_job *j,
 			    int rc, struct spfkit__mta_decision *out)
 {

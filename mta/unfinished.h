@@ -39,4 +39,15 @@
 void spfkit__mta_unfinished(const struct spfkit__mta_config *cfg, const struct spfkit__mta_job *j,
 			    int rc, struct spfkit__mta_decision *out);
 
+/*
+ * Why the check could not finish (rc, the library's error), as the
+ * stable name the daemons log as reason= (like the reason codes of
+ * <spfkit/reason.h>, never reworded): "out-of-memory" (SPFKIT_ENOMEM),
+ * "dns-submit" (SPFKIT_EDNS: the resolver would not send a question;
+ * the name of SPFKIT_REASON_DNS_SUBMIT), "input-refused" (SPFKIT_EINVAL,
+ * SPFKIT_E2BIG, SPFKIT_ESYNTAX: the evaluator refused the identities),
+ * "local-error" (anything else).
+ */
+const char *spfkit__mta_unfinished_reason(int rc);
+
 #endif

@@ -13,6 +13,7 @@
 #include "internal.h"
 #include "peruser.h"
 #include "flow.h"
+#include "outcome.h"
 #include "unfinished.h"
 
 /* The cache key, "instance|client|sender": none without an instance, or past this. */
@@ -38,11 +39,6 @@ static unsigned long us_since(const struct timespec *t0)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	us = (long)(t1.tv_sec - t0->tv_sec) * 1000000L + (t1.tv_nsec - t0->tv_nsec) / 1000L;
 	return us > 0 ? (unsigned long)us : 0;
-}
-
-static const char *result_of(const struct spfkit__mta_check *c)
-{
-	return c->checked && c->res != NULL ? spfkit_result_name(c->res->code) : "-";
 }
 
 /*
@@ -97,10 +93,14 @@ static void put_ms(struct line *l, unsigned long us)
 	PUT_LIT(l, "ms");
 }
 
-/* One line per decision: queue id, client, identities, results, action, time. */
+/*
+ * One line per decision: queue id, client, identities, results, the
+ * reason code of a permerror or temperror (mta/outcome.h), action, time.
+ */
 static void log_decision(struct job *j, const char *action)
 {
 	const struct spfkit__mta_input *in = &j->chk.in;
+	const char *reason;
 	struct line l;
 
 	/* debugLevel 0 and below log no decisions: do not build the line */
@@ -119,9 +119,14 @@ static void log_decision(struct job *j, const char *action)
 	PUT_LIT(&l, " from=<");
 	put_esc(&l, in->sender, in->sender_len, 100);
 	PUT_LIT(&l, "> helo_result=");
-	put_str(&l, result_of(&in->helo_check));
+	put_str(&l, spfkit__mta_result_of(&in->helo_check));
 	PUT_LIT(&l, " mailfrom_result=");
-	put_str(&l, result_of(&in->mfrom_check));
+	put_str(&l, spfkit__mta_result_of(&in->mfrom_check));
+	reason = spfkit__mta_reason_of(in);
+	if (reason != NULL) {
+		PUT_LIT(&l, " reason=");
+		put_str(&l, reason);
+	}
 	PUT_LIT(&l, " action=\"");
 	put_esc(&l, action, strlen(action), 400);
 	PUT_LIT(&l, "\" time=");
@@ -195,8 +200,9 @@ static void job_fail(struct job *j, int rc, const char *doing)
 
 	spfkit__mta_unfinished(j->chk.cfg, &j->chk, rc, &d);
 	spfkit__policyd_send_reply(c, d.action);
-	spfkit__policyd_log(c->srv, LOG_ERR, "%s: SPF check not finished: %s while %s; action=%s",
-			    c->peer, spfkit_strerror(rc), doing, d.action);
+	spfkit__policyd_log(c->srv, LOG_ERR, "%s: SPF check not finished: %s while %s; reason=%s "
+			    "action=%s", c->peer, spfkit_strerror(rc), doing,
+			    spfkit__mta_unfinished_reason(rc), d.action);
 	spfkit__policyd_job_free(j);
 	if (!c->in_process)
 		spfkit__policyd_conn_process(c);
@@ -330,10 +336,15 @@ static struct job *job_alloc(struct spfkit__policyd *srv, const struct picked *p
 	return j;
 }
 
-static void answer_now(struct conn *c, const char *action, int prio, const char *why)
+/* reason: a stable name for the log (mta/unfinished.h), or NULL. */
+static void answer_now(struct conn *c, const char *action, int prio, const char *why,
+		       const char *reason)
 {
 	spfkit__policyd_send_reply(c, action);
-	if (why != NULL)
+	if (reason != NULL)
+		spfkit__policyd_log(c->srv, prio, "%s: %s; reason=%s action=%s", c->peer, why, reason,
+				    action);
+	else
 		spfkit__policyd_log(c->srv, prio, "%s: %s; action=%s", c->peer, why, action);
 }
 
@@ -363,7 +374,8 @@ struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__po
 		struct spfkit__mta_decision d;
 
 		spfkit__mta_unfinished(srv->gen->cfg, NULL, SPFKIT_ENOMEM, &d);
-		answer_now(c, d.action, LOG_ERR, "out of memory");
+		answer_now(c, d.action, LOG_ERR, "out of memory",
+			   spfkit__mta_unfinished_reason(SPFKIT_ENOMEM));
 		return NULL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &j->t0);
@@ -384,7 +396,7 @@ struct job *spfkit__policyd_request_take(struct conn *c, const struct spfkit__po
 	spfkit__mta_helo_fallback(&j->chk.in); /* the checker's own, done early for the log line */
 	if (spfkit_ip_parse(j->chk.in.client_ip, p.len[A_CLIENT], &j->chk.ip) != 0) {
 		spfkit__policyd_job_free(j);
-		answer_now(c, "dunno", LOG_NOTICE, "no usable client_address");
+		answer_now(c, "dunno", LOG_NOTICE, "no usable client_address", NULL);
 		return NULL;
 	}
 	hit = j->cache_key != NULL

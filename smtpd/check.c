@@ -8,12 +8,8 @@
 #include <syslog.h>
 
 #include "internal.h"
+#include "outcome.h"
 #include "unfinished.h"
-
-static const char *result_of(const struct spfkit__mta_check *c)
-{
-	return c->checked && c->res != NULL ? spfkit_result_name(c->res->code) : "-";
-}
 
 /*
  * What smtpd is told for a decision: a reject keeps the decision's
@@ -48,21 +44,27 @@ static void on_check_done(struct spfkit__mta_job *chk, int rc, const char *doing
 		/* the daemons' one answer (mta/unfinished.h); no header claims a result */
 		spfkit__mta_unfinished(cfg, chk, rc, &s->d);
 		decision_reply(&s->d, result, sizeof(result));
-		spfkit__mta_log_printf(LOG_ERR, "session %s: SPF check not finished: %s while %s; %s",
-				       s->id, spfkit_strerror(rc), doing, result);
+		spfkit__mta_log_printf(LOG_ERR, "session %s: SPF check not finished: %s while %s; "
+				       "reason=%s %s", s->id, spfkit_strerror(rc), doing,
+				       spfkit__mta_unfinished_reason(rc), result);
 		/* forged headers still go when the mail does */
 		s->edits = s->d.kind != SPFKIT__MTA_DEFER;
 	} else {
 		spfkit__mta_decide(cfg, in, &s->d);
 		decision_reply(&s->d, result, sizeof(result));
 		s->edits = s->d.kind != SPFKIT__MTA_REJECT && s->d.kind != SPFKIT__MTA_DEFER;
-		if (cfg->debug_level >= 1)
+		if (cfg->debug_level >= 1) {
+			const char *reason = spfkit__mta_reason_of(in);
+
 			spfkit__mta_log_printf(LOG_INFO, "session %s: client=%s helo=%s from=<%s> "
-					  "helo_result=%s mailfrom_result=%s decision=%s reply=\"%s\"",
-					  s->id, in->client_ip, ESC(in->helo, in->helo_len),
-					  ESC(in->sender, in->sender_len), result_of(&in->helo_check),
-					  result_of(&in->mfrom_check), spfkit__mta_kind_name(s->d.kind),
-					  ESC(result, strlen(result)));
+					  "helo_result=%s mailfrom_result=%s%s%s decision=%s "
+					  "reply=\"%s\"", s->id, in->client_ip,
+					  ESC(in->helo, in->helo_len), ESC(in->sender, in->sender_len),
+					  spfkit__mta_result_of(&in->helo_check),
+					  spfkit__mta_result_of(&in->mfrom_check),
+					  reason != NULL ? " reason=" : "", reason != NULL ? reason : "",
+					  spfkit__mta_kind_name(s->d.kind), ESC(result, strlen(result)));
+		}
 	}
 	spfkit__metrics_action(f->loop.metrics, s->d.kind);
 	spfkit__smtpd_send_result(f, &e->version, s->id, e->token, result);
@@ -78,7 +80,8 @@ static void not_started(struct spfkit__smtpd *f, const struct spfkit__smtpd_vers
 
 	spfkit__mta_unfinished(f->cfg, NULL, SPFKIT_ENOMEM, &d);
 	decision_reply(&d, result, sizeof(result));
-	spfkit__mta_log_printf(LOG_ERR, "session %s: out of memory; not checked; %s", sid, result);
+	spfkit__mta_log_printf(LOG_ERR, "session %s: out of memory; not checked; reason=%s %s", sid,
+			       spfkit__mta_unfinished_reason(SPFKIT_ENOMEM), result);
 	spfkit__smtpd_send_result(f, v, sid, tok, result);
 }
 

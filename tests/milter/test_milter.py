@@ -197,6 +197,19 @@ def t_permerror(d):
     m.quit()
 
 
+def t_log_reason_code(d):
+    """permerror and temperror: the decision's log line names the reason code (issue 28)."""
+    for sender in ("<y@perm.example>", "<y@temp.example>", "<y@example.com>"):
+        m, r = session(d, "192.0.2.10", "h.unknown.test", sender)
+        m.quit()
+    for sender, want in (("y@perm.example", "identity=mailfrom reason=include-none action="),
+                         ("y@temp.example", "identity=mailfrom reason=dns-timeout action=")):
+        line = d.wait_log("from=<%s>" % sender)
+        assert want in line, (want, line)
+    line = d.wait_log("from=<y@example.com>")
+    assert "reason=" not in line, line
+
+
 def t_null_sender_helo_pass(d):
     """MAIL FROM:<> is judged by its HELO (RFC 7208 §2.4), labelled smtp.helo."""
     m, r = session(d, "192.0.2.10", "mx.example.com", "<>")
@@ -712,6 +725,7 @@ def check_config():
 
 GROUPS = [
     (CONF, None, [t_pass, t_pass_ipv6, t_fail, t_long_sender, t_temperror, t_permerror,
+                  t_log_reason_code,
                   t_null_sender_helo_pass, t_null_sender_helo_fail, t_helo_checked_first, t_forged_ar_removed,
                   t_internal_hosts, t_no_address, t_authenticated_skipped,
                   t_abort_then_more_messages, t_every_step_sent, t_hostile_values,

@@ -38,6 +38,7 @@ relay.example.    A   198.51.100.20
 11.100.51.198.in-addr.arpa. PTR mx1.fwdexample.org.
 mx1.fwd.example.  A   198.51.100.9
 xn--mnchen-3ya.example. TXT "v=spf1 ip4:192.0.2.0/24 -all"
+perm.example.     TXT "v=spf1 ip4:192.0.2.0/24 frobnicate:x -all"
 """
 
 
@@ -529,6 +530,21 @@ def test_log_line_per_decision(d):
     for part in ("Q1: ", "client=192.0.2.10", "helo=mx.example.com", "helo_result=pass",
                  "mailfrom_result=fail", 'action="550 5.7.23', "time="):
         expect(line, part)
+
+
+def test_log_line_carries_the_reason_code(d):
+    """permerror and temperror: the line names the reason code (issue 28), never only English."""
+    with d.connect() as s:
+        ask(s, request(sender="x@perm.example", instance="reason.1"))
+        ask(s, request(helo="slow.example", sender="x@slow.example", instance="reason.2"))
+        ask(s, request(sender="bob@exp.example", instance="reason.3"))
+    expect(d.wait_log("from=<x@perm.example>"),
+           "mailfrom_result=permerror reason=unknown-mechanism action=")
+    expect(d.wait_log("from=<x@slow.example>"),
+           "helo_result=temperror mailfrom_result=temperror reason=dns-timeout action=")
+    line = d.wait_log("from=<bob@exp.example>")
+    if "reason=" in line:
+        raise AssertionError("a fail carries no reason code: %r" % line)
 
 
 def reload(d, conf):

@@ -32,6 +32,7 @@ slow.test.     TXT "v=spf1 ip4:192.0.2.0/24 -all"
 mx.pass.test.  A   192.0.2.10
 badhelo.test.  TXT "v=spf1 ip4:198.51.100.0/24 -all"
 xn--mnchen-3ya.test. TXT "v=spf1 ip4:192.0.2.0/24 -all"
+perm.test.     TXT "v=spf1 ip4:192.0.2.0/24 frobnicate:x -all"
 """
 
 CONF = """\
@@ -534,6 +535,28 @@ def case_temperror_451():
         f.kill()
 
 
+def case_log_reason_code():
+    """permerror and temperror: the decision's log line names the reason code (issue 28)."""
+    f = Filter()
+    v = "0.6"
+    try:
+        f.handshake(v)
+        for n, sender in enumerate(("a@timeout.test", "a@perm.test", "a@pass.test")):
+            s = "0000000000000b0%d" % n
+            connect(f, v, s)
+            f.send(filt(v, s, "0000000000000001", "mail-from", "<%s>" % sender))
+            f.take(timeout=30)
+        f.close()
+        for sender, want in (("a@timeout.test", "mailfrom_result=temperror reason=dns-timeout "),
+                             ("a@perm.test", "mailfrom_result=permerror reason=unknown-mechanism ")):
+            lines = [e for e in f.err if "from=<%s>" % sender in e]
+            assert len(lines) == 1 and want in lines[0], (want, f.err)
+        lines = [e for e in f.err if "from=<a@pass.test>" in e]
+        assert len(lines) == 1 and "reason=" not in lines[0], f.err
+    finally:
+        f.kill()
+
+
 def case_protocol_04_order():
     """0.4 (6.6) put the token before the session in replies: answered that way."""
     f = Filter()
@@ -930,6 +953,7 @@ CASES = [case_metrics, case_reload, case_handshake_68, case_fail_and_pass_68, ca
          case_forged_ar_removed, case_forged_ar_last_header, case_forged_ar_variants,
          case_forged_ar_long, case_authenticated_skipped,
          case_internal_and_local_skipped, case_null_sender_helo, case_temperror_451,
+         case_log_reason_code,
          case_protocol_04_order, case_newer_version, case_hostile_lines,
          case_slow_dns_and_disconnect, case_eof_mid_check, case_smtpd_not_reading,
          case_options, case_long_sender_checked, case_u_label_sender_ascii_headers]
