@@ -1,9 +1,10 @@
 /*
  * lib/publish: the publisher's tools as a library part (issue 28): what
  * `spfkit lint`, `spfkit tree` and `spfkit flatten` compute, without
- * their printing. Internal for now (not installed, not in
- * include/spfkit/), as spfkit-event was before it had a second user;
- * cli/ reaches it through this header only (tests/build).
+ * their printing. A part of libspfkit, compiled hidden; this header is
+ * internal (not installed), its public face is public.c's
+ * <spfkit/publish.h> (issue 32); cli/ reaches the rest through this
+ * header only (tests/build).
  *
  *   array.c           the growing arrays: one doubling rule
  *   lint_catalogue.c  every check: stable id, severity, RFC 7208 section, fix
@@ -29,6 +30,11 @@
  *   flatten_live.c    --check-live: the source now against what is published
  *   flatten_verify.c  a resolver answering the new records first, and the
  *                     evaluation of original and flattened, address by address
+ *   public.c          the public API, include/spfkit/publish.h: a lint run's
+ *                     findings and tree as data (the Python binding's
+ *                     Context.lint()/tree()). A field added to lint's or
+ *                     tree's JSON is added there and in python/lint.c too:
+ *                     tests/python/test_lint_tree.py compares them
  *
  * Records are fetched with spfkit_resolver_submit()/wait() and parsed
  * with spfkit_record_parse(), the evaluator's own parser, so what lint
