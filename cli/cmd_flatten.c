@@ -5,12 +5,11 @@
  * both (flatten_verify.c). --check-live compares what is published with
  * what the source resolves to now, for a cron job.
  *
- * The run: lint's walk of the source, watched by the model
- * (flatten_model.c); refusal on temperror or a permerror of the source;
- * the records (flatten_emit.c); lint's walk again over the new records,
- * for the lookups after; the proof; the output.
+ * The run is lib/publish's (flatten_run.c): lint's walk of the source,
+ * watched by the model; refusal on temperror or a permerror of the
+ * source; the records; the lookups after; the proof. Here: the options,
+ * the output and the exit status.
  */
-#include <stdarg.h>
 #include <string.h>
 #include <time.h>
 
@@ -37,22 +36,20 @@ struct flat_opts {
 	size_t nkeep;
 	int seed_n, samples_n, ttl_n;
 	char source_name[300];
-	const char *why_kind; /* the last error: "refused", "difference" or "error" */
-	char why[600];
+	struct flat_problem why; /* the last error, for --batch --json */
 };
 
-/* An error line on stderr, kept for --batch --json. */
-static void say(struct flat_opts *o, const char *kind, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void say(struct flat_opts *o, const char *kind, const char *fmt, ...)
+/* The problem that stopped a run (o->why), on stderr. */
+static void tell(const struct flat_opts *o)
 {
-	va_list ap;
+	cli_error(CMD, "%s", o->why.text);
+}
 
-	va_start(ap, fmt);
-	vsnprintf(o->why, sizeof(o->why), fmt, ap);
-	va_end(ap);
-	o->why_kind = kind;
-	cli_error(CMD, "%s", o->why);
+/* o->why is an error, said at once. */
+static void fail(struct flat_opts *o, const char *text)
+{
+	spfkit__flat_run_problem(&o->why, "error", "%s", text);
+	tell(o);
 }
 
 void cli_flatten_usage(FILE *f)
@@ -239,100 +236,22 @@ static int check_args(struct flat_opts *o)
 	return 0;
 }
 
-/* ---- one walk: the source (or what is published) into a model ------------- */
+/* ---- the run, as lib/publish's flatten_run.c has it -------------------------- */
 
-struct walk_run {
-	struct lint_report r;
-	struct lint_dns dns;
-	struct flat_model m;
-	const char *text; /* the record flattened (in r's arena or the answer cache) */
-	size_t len;
-};
-
-/* The record at --source: exactly one SPF record. 0, or -1 after saying why. */
-static int read_source(struct flat_opts *o, struct walk_run *w)
+static void run_opts(const struct flat_opts *o, struct flat_run_opts *ro)
 {
-	const struct lint_answer *a;
-	size_t n;
-	int rc = spfkit__lint_dns_ask(&w->dns, o->source, strlen(o->source), SPFKIT_RR_TXT, &a);
-
-	if (rc != 0) {
-		say(o, "error", "cannot read %.200s: %s", o->source, spfkit_strerror(rc));
-		return -1;
-	}
-	if (a->status == SPFKIT_DNS_TEMPFAIL) {
-		say(o, "refused", "cannot flatten %.200s: TXT %.200s: %s (temperror)", o->domain,
-		    o->source, a->detail != NULL ? a->detail : "temporary failure");
-		return -1;
-	}
-	n = spfkit__lint_select(&w->r, o->source, a, &w->text, &w->len);
-	if (n != 1) {
-		say(o, "refused", "cannot flatten %.200s: the source %.200s has %s SPF record", o->domain,
-		    o->source, n == 0 ? "no" : "more than one");
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * Walk DOMAIN (source: from --source's record, else its own) into w->m.
- * 0; -1 after saying why (a refusal names the domain and the problem).
- */
-static int walk(struct flat_opts *o, struct spfkit_resolver *res, int use_source,
-		struct walk_run *w)
-{
-	struct lint_input in;
-	int rc;
-
-	spfkit__lint_report_init(&w->r);
-	spfkit__lint_dns_init(&w->dns, res, &w->r);
-	spfkit__lint_dns_set_time_limit(&w->dns, o->limit_s);
-	if (spfkit__flat_model_init(&w->m, &w->r, o->keep, o->nkeep) != 0) {
-		say(o, "error", "out of memory");
-		return -1;
-	}
-	memset(&in, 0, sizeof(in));
-	in.observe = spfkit__flat_model_observe;
-	in.observe_arg = &w->m;
-	in.domain = o->domain;
-	if (use_source && o->source != NULL) {
-		if (read_source(o, w) != 0)
-			return -1;
-		in.record = w->text;
-		in.record_len = w->len;
-	}
-	rc = spfkit__lint_run(&w->dns, &in);
-	if (w->dns.late > 0) {
-		say(o, "refused", "cannot flatten %.200s: incomplete: the time limit of %u s was "
-				  "reached; %u DNS questions not answered", o->domain,
-		    w->dns.limit_s, w->dns.late);
-		return -1;
-	}
-	if (rc == 0)
-		rc = w->m.err;
-	if (rc == SPFKIT_E2BIG) {
-		say(o, "refused", "cannot flatten %.200s: over %u DNS questions", o->domain,
-		    LINT_MAX_QUESTIONS);
-		return -1;
-	}
-	if (rc != 0) {
-		say(o, "error", "cannot flatten %.200s: %s", o->domain, spfkit_strerror(rc));
-		return -1;
-	}
-	if (!spfkit__flat_model_usable(&w->m)) {
-		say(o, "refused", "cannot flatten %.200s: %s", o->domain, w->m.problem);
-		return -1;
-	}
-	w->text = w->r.record;
-	w->len = w->r.record_len;
-	return 0;
-}
-
-static void walk_free(struct walk_run *w)
-{
-	spfkit__flat_model_free(&w->m);
-	spfkit__lint_dns_free(&w->dns);
-	spfkit__lint_report_free(&w->r);
+	memset(ro, 0, sizeof(*ro));
+	ro->domain = o->domain;
+	ro->source = o->source;
+	ro->keep = o->keep;
+	ro->nkeep = o->nkeep;
+	ro->limit_s = o->limit_s;
+	ro->chain = o->chain;
+	ro->seed = (unsigned long)o->seed_n;
+	ro->samples = (unsigned)o->samples_n;
+	ro->has_ttl = o->ttl != NULL;
+	ro->ttl = (uint32_t)o->ttl_n;
+	ro->now = (int64_t)time(NULL);
 }
 
 /* ---- the new records -------------------------------------------------------- */
@@ -345,21 +264,15 @@ static void put_time(char *buf, size_t size, time_t now)
 		snprintf(buf, size, "%lld", (long long)now);
 }
 
-struct result {
-	struct flat_output out;
-	struct flat_verify v;
-	uint32_t ttl;
-	char when[40];
-};
-
-static void print_zone(struct flat_opts *o, const struct walk_run *w, struct result *res)
+static void print_zone(struct flat_opts *o, const struct flat_walk *w,
+		       const struct flat_result *res, const char *when)
 {
 	struct spfkit__buf b;
 	size_t i;
 
 	spfkit__buf_init(&b, NULL, 1u << 24);
 	spfkit__buf_printf(&b, "; spfkit flatten %s: %zu record%s, generated %s\n", o->domain,
-			   res->out.n, res->out.n == 1 ? "" : "s", res->when);
+			   res->out.n, res->out.n == 1 ? "" : "s", when);
 	spfkit__buf_printf(&b, "; source: %s (%u record%s read), FNV-1a 64 %016llx, minimum TTL %u\n",
 			   o->source != NULL ? o->source : o->domain, w->m.records,
 			   w->m.records == 1 ? "" : "s", (unsigned long long)w->m.hash,
@@ -384,7 +297,8 @@ static void print_zone(struct flat_opts *o, const struct walk_run *w, struct res
 	spfkit__buf_free(&b);
 }
 
-static void print_json(struct flat_opts *o, const struct walk_run *w, struct result *res)
+static void print_json(struct flat_opts *o, const struct flat_walk *w,
+		       const struct flat_result *res, const char *when)
 {
 	struct spfkit__buf b, zone;
 	size_t i;
@@ -401,7 +315,7 @@ static void print_json(struct flat_opts *o, const struct walk_run *w, struct res
 			       "\"ttl\":%u,\"records_read\":%u,\"lookups_before\":%u,"
 			       "\"lookups_after\":%u,\"blocks_ipv4\":%zu,\"blocks_ipv6\":%zu,"
 			       "\"records\":[",
-			   (unsigned long long)w->m.hash, res->when, (unsigned)w->m.min_ttl,
+			   (unsigned long long)w->m.hash, when, (unsigned)w->m.min_ttl,
 			   (unsigned)res->ttl, w->m.records, w->r.counts.dns_terms,
 			   res->out.lookups_after, res->out.blocks4, res->out.blocks6);
 	for (i = 0; i < res->out.n; i++) {
@@ -432,61 +346,23 @@ static void print_json(struct flat_opts *o, const struct walk_run *w, struct res
 	spfkit__buf_free(&zone);
 }
 
-static int flatten(struct flat_opts *o, struct walk_run *w, struct result *res)
+/* The records of the walk w, printed: an exit status. */
+static int flatten(struct flat_opts *o, const struct flat_run_opts *ro, struct flat_walk *w,
+		   struct flat_result *res)
 {
-	struct flat_emit_opts eo;
-	char err[512];
-	int rc;
+	char when[40];
 
-	memset(&eo, 0, sizeof(eo));
-	eo.domain = w->r.domain;
-	eo.chain = o->chain;
-	eo.dns = &w->dns;
-	rc = spfkit__flat_emit(&w->m, &eo, &res->out, err, sizeof(err));
-	if (rc != 0) {
-		say(o, "refused", "cannot flatten %.200s: %s", o->domain, err);
+	if (spfkit__flat_run_records(w, ro, res, &o->why) != 0) {
+		tell(o);
+		if (o->why.kind != NULL && strcmp(o->why.kind, "difference") == 0)
+			fputs(spfkit__buf_str(&res->v.report), stderr);
 		return FLAT_EXIT_ERROR;
 	}
-	rc = spfkit__flat_lookups_after(&w->dns, w->r.domain, &res->out);
-	if (rc == 0 && res->out.lookups_after > SPFKIT_LIMIT_DNS_TERMS) {
-		say(o, "refused", "cannot flatten %.200s: the flattened records still need %u "
-		    "DNS-querying terms (limit %u): too many blocks or terms kept as written",
-		    o->domain, res->out.lookups_after, SPFKIT_LIMIT_DNS_TERMS);
-		return FLAT_EXIT_ERROR;
-	}
-	res->v.domain = w->r.domain;
-	res->v.source = w->text;
-	res->v.source_len = w->len;
-	res->v.out = &res->out;
-	res->v.m = &w->m;
-	res->v.dns = &w->dns;
-	res->v.seed = (unsigned long)o->seed_n;
-	res->v.samples = (unsigned)o->samples_n;
-	res->v.now = (int64_t)time(NULL);
-	if (rc == 0)
-		rc = spfkit__flat_verify_run(&res->v);
-	if (rc == SPFKIT_E2BIG) {
-		say(o, "refused", "cannot flatten %.200s: more than %u addresses to check",
-		    o->domain, FLAT_MAX_CHECKED);
-		return FLAT_EXIT_ERROR;
-	}
-	if (rc != 0) {
-		say(o, "error", "cannot flatten %.200s: %s", o->domain, spfkit_strerror(rc));
-		return FLAT_EXIT_ERROR;
-	}
-	if (res->v.differences > 0) {
-		say(o, "difference", "%.200s: the flattened records differ from the original for %zu of "
-		    "%zu addresses; nothing written",
-		    o->domain, res->v.differences, res->v.addresses);
-		fputs(spfkit__buf_str(&res->v.report), stderr);
-		return FLAT_EXIT_ERROR;
-	}
-	res->ttl = o->ttl != NULL ? (uint32_t)o->ttl_n : w->m.has_ttl ? w->m.min_ttl : 3600;
-	put_time(res->when, sizeof(res->when), time(NULL));
+	put_time(when, sizeof(when), time(NULL));
 	if (o->json)
-		print_json(o, w, res);
+		print_json(o, w, res, when);
 	else
-		print_zone(o, w, res);
+		print_zone(o, w, res, when);
 	return fflush(stdout) == 0 ? FLAT_EXIT_OK : FLAT_EXIT_ERROR;
 }
 
@@ -511,40 +387,29 @@ static void print_live_json(struct flat_opts *o, const struct flat_live *d)
 	spfkit__buf_free(&j);
 }
 
-static int check_live(struct flat_opts *o, struct spfkit_resolver *res)
+static int check_live(struct flat_opts *o, const struct flat_run_opts *ro,
+		      struct spfkit_resolver *res)
 {
-	struct walk_run *src = spfkit__zalloc(NULL, sizeof(*src));
-	struct walk_run *pub = spfkit__zalloc(NULL, sizeof(*pub));
 	struct flat_live d;
 	int status = FLAT_EXIT_ERROR;
 
 	spfkit__flat_live_init(&d);
-	if (src == NULL || pub == NULL)
-		say(o, "error", "out of memory");
-	else if (walk(o, res, 1, src) == 0 && walk(o, res, 0, pub) == 0) {
-		if (spfkit__flat_live_compare(&src->m, &pub->m, &d) != 0) {
-			say(o, "error", "out of memory");
-		} else if (o->json) {
-			print_live_json(o, &d);
-			status = d.added + d.removed + d.other ? FLAT_EXIT_DRIFT : FLAT_EXIT_OK;
-		} else if (d.added + d.removed + d.other == 0) {
-			printf("%s: the published records match what %s resolves to now\n", o->domain,
-			       o->source);
-			status = FLAT_EXIT_OK;
-		} else {
-			printf("%s: drift: the published records differ from what %s resolves to now "
-			       "(+ in the source now, not published; - published, no longer in the "
-			       "source)\n%s",
-			       o->domain, o->source, spfkit__buf_str(&d.text));
-			status = FLAT_EXIT_DRIFT;
-		}
+	if (spfkit__flat_run_live(ro, res, &d, &o->why) != 0) {
+		tell(o);
+	} else if (o->json) {
+		print_live_json(o, &d);
+		status = d.added + d.removed + d.other ? FLAT_EXIT_DRIFT : FLAT_EXIT_OK;
+	} else if (d.added + d.removed + d.other == 0) {
+		printf("%s: the published records match what %s resolves to now\n", o->domain,
+		       o->source);
+		status = FLAT_EXIT_OK;
+	} else {
+		printf("%s: drift: the published records differ from what %s resolves to now "
+		       "(+ in the source now, not published; - published, no longer in the "
+		       "source)\n%s",
+		       o->domain, o->source, spfkit__buf_str(&d.text));
+		status = FLAT_EXIT_DRIFT;
 	}
-	if (src != NULL)
-		walk_free(src);
-	if (pub != NULL)
-		walk_free(pub);
-	spfkit__free(NULL, src);
-	spfkit__free(NULL, pub);
 	spfkit__flat_live_free(&d);
 	return fflush(stdout) == 0 ? status : FLAT_EXIT_ERROR;
 }
@@ -554,30 +419,30 @@ static int check_live(struct flat_opts *o, struct spfkit_resolver *res)
 /* One domain (o->domain): flatten it, or --check-live. */
 static int run_one(struct flat_opts *o, struct spfkit_resolver *res)
 {
-	struct walk_run *w;
-	struct result *r;
+	struct flat_run_opts ro;
+	struct flat_walk *w;
+	struct flat_result *r;
 	int status;
 
-	o->why[0] = '\0';
-	o->why_kind = NULL;
+	memset(&o->why, 0, sizeof(o->why));
+	run_opts(o, &ro);
 	if (o->check_live)
-		return check_live(o, res);
+		return check_live(o, &ro, res);
 	w = spfkit__zalloc(NULL, sizeof(*w));
 	r = spfkit__zalloc(NULL, sizeof(*r));
 	if (w == NULL || r == NULL) {
-		say(o, "error", "out of memory");
+		fail(o, "out of memory");
 		status = FLAT_EXIT_ERROR;
-	} else if (walk(o, res, 1, w) != 0) {
+	} else if (spfkit__flat_run_walk(w, &ro, res, 1, &o->why) != 0) {
+		tell(o);
 		status = FLAT_EXIT_ERROR;
 	} else {
-		status = flatten(o, w, r);
+		status = flatten(o, &ro, w, r);
 	}
-	if (r != NULL) {
-		spfkit__flat_output_free(&r->out);
-		spfkit__buf_free(&r->v.report);
-	}
+	if (r != NULL)
+		spfkit__flat_run_result_free(r);
 	if (w != NULL)
-		walk_free(w);
+		spfkit__flat_run_walk_free(w);
 	spfkit__free(NULL, w);
 	spfkit__free(NULL, r);
 	return status;
@@ -620,8 +485,8 @@ static int run_batch(struct flat_opts *o, struct spfkit_resolver *res)
 		spfkit__buf_puts(&j, "{\"domain\":");
 		cli_json_cstr(&j, line);
 		spfkit__buf_printf(&j, ",\"error\":\"%s\",\"message\":",
-				   o->why_kind != NULL ? o->why_kind : "error");
-		cli_json_cstr(&j, o->why);
+				   o->why.kind != NULL ? o->why.kind : "error");
+		cli_json_cstr(&j, o->why.text);
 		spfkit__buf_puts(&j, "}\n");
 		fputs(spfkit__buf_str(&j), stdout);
 	}
@@ -649,7 +514,7 @@ int cli_flatten_main(int argc, char **argv)
 	int status;
 
 	if (o == NULL) {
-		say(o, "error", "out of memory");
+		cli_error(CMD, "out of memory");
 		return FLAT_EXIT_ERROR;
 	}
 	if (parse_args(argc, argv, o) != 0)

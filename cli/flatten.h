@@ -1,11 +1,12 @@
 /*
  * `spfkit flatten`: internal interfaces between its files.
  *
- *   cmd_flatten.c     options, --help, the run, --check-live's output, exit status
+ *   cmd_flatten.c     options, --help, the output, --check-live's output, exit status
  *
- * The model, the records, their verification and --check-live's
- * comparison are lib/publish's (publish.h: flatten_set.c,
- * flatten_model.c, flatten_emit.c, flatten_verify.c, flatten_live.c).
+ * The run (walk, records, lookups after, proof), the model, the records,
+ * their verification and --check-live's comparison are lib/publish's
+ * (publish.h: flatten_run.c, flatten_set.c, flatten_model.c,
+ * flatten_emit.c, flatten_verify.c, flatten_live.c).
  *
  * One walker, lint's: the flattener is an observer of spfkit__lint_run(), so the
  * records it reads, the answers it sees and the lookups it counts are

@@ -30,6 +30,8 @@
  *   flatten_live.c    --check-live: the source now against what is published
  *   flatten_verify.c  a resolver answering the new records first, and the
  *                     evaluation of original and flattened, address by address
+ *   flatten_run.c     one flatten run: walk, records, lookups after, proof;
+ *                     --check-live's two walks
  *   public.c          the public API, include/spfkit/publish.h: a lint run's
  *                     findings and tree as data (the Python binding's
  *                     Context.lint()/tree()). A field added to lint's or
@@ -756,5 +758,64 @@ int spfkit__flat_overlay_new(struct lint_dns *dns, const struct flat_output *out
 /* out->lookups_after: the DNS terms of domain's tree with the new records
  * published, by lint's walk over that overlay; 0 or a spfkit_err. */
 int spfkit__flat_lookups_after(struct lint_dns *dns, const char *domain, struct flat_output *out);
+
+/* ---- flatten_run.c ------------------------------------------------------ */
+
+/* What one run is asked: `spfkit flatten`'s options, parsed. */
+struct flat_run_opts {
+	const char *domain;
+	const char *source;       /* the record to flatten is read there, or NULL */
+	const char *const *keep;  /* terms kept as written (--keep) */
+	size_t nkeep;
+	unsigned limit_s;         /* the walk's time limit (lint_dns), 0: none */
+	int chain;                /* --chain: the records chained, not all under the root */
+	unsigned long seed;       /* the verifier's sample addresses */
+	unsigned samples;
+	int has_ttl;              /* ttl given, else the source's shortest */
+	uint32_t ttl;
+	int64_t now;              /* for the evaluations of the proof (%{t}) */
+};
+
+/* What stopped a run: "refused", "difference" or "error", and why, naming
+ * the domain. */
+struct flat_problem {
+	const char *kind;
+	char text[600];
+};
+
+/* A walk of the source (or what is published) into a model. */
+struct flat_walk {
+	struct lint_report r;
+	struct lint_dns dns;
+	struct flat_model m;
+	const char *text; /* the record flattened (in r's arena or the answer cache) */
+	size_t len;
+};
+
+/* The new records and their proof. */
+struct flat_result {
+	struct flat_output out;
+	struct flat_verify v;     /* v.report: the differences, when there are */
+	uint32_t ttl;             /* of the records written */
+};
+
+void spfkit__flat_run_problem(struct flat_problem *why, const char *kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Walk o->domain (use_source: from o->source's record, else its own) into
+ * w->m: 0, or -1 with why. w is freed with spfkit__flat_run_walk_free()
+ * either way. */
+int spfkit__flat_run_walk(struct flat_walk *w, const struct flat_run_opts *o,
+			  struct spfkit_resolver *res, int use_source, struct flat_problem *why);
+void spfkit__flat_run_walk_free(struct flat_walk *w);
+/* The records of the walk w, their lookups after and the proof: 0, or -1
+ * with why (kind "difference": res->v.report lists them). res (zeroed
+ * before) is freed with spfkit__flat_run_result_free() either way. */
+int spfkit__flat_run_records(struct flat_walk *w, const struct flat_run_opts *o,
+			     struct flat_result *res, struct flat_problem *why);
+void spfkit__flat_run_result_free(struct flat_result *res);
+/* --check-live: the source's addresses now against what is published, into
+ * d (spfkit__flat_live_init() before): 0, or -1 with why. */
+int spfkit__flat_run_live(const struct flat_run_opts *o, struct spfkit_resolver *res,
+			  struct flat_live *d, struct flat_problem *why);
 
 #endif
