@@ -4,7 +4,7 @@
  * released, over a DNS backend of the Context's Resolver pool, as a
  * check does. The dicts have the keys of `spfkit lint --json` and
  * `spfkit tree --json` (docs/lint.md, docs/tree.md), plus "stopped" and
- * "unanswered"; address counts are ints (the JSON gives IPv6 counts as
+ * "unanswered" (and lint's "flatten_note", which only its text shows); address counts are ints (the JSON gives IPv6 counts as
  * strings, over a double's range); record text is str, UTF-8 with bytes
  * that are not kept as surrogates (surrogateescape), as everywhere in
  * the module.
@@ -47,6 +47,23 @@ static PyObject *finish(PyObject *d, int ok)
 	return d;
 }
 
+static PyObject *records_list(const struct spfkit_tree_record *r, size_t n)
+{
+	PyObject *list = PyList_New((Py_ssize_t)n);
+	size_t i;
+
+	for (i = 0; list != NULL && i < n; i++) {
+		PyObject *v = text_or_none(r[i].text, r[i].len);
+
+		if (v == NULL) {
+			Py_CLEAR(list);
+			break;
+		}
+		PyList_SET_ITEM(list, (Py_ssize_t)i, v);
+	}
+	return list;
+}
+
 /* ---- lint -------------------------------------------------------------- */
 
 static PyObject *finding_dict(const struct spfkit_lint_finding *f)
@@ -62,10 +79,36 @@ static PyObject *finding_dict(const struct spfkit_lint_finding *f)
 	ok = ok && put(d, "message", str_or_none(f->message)) == 0;
 	ok = ok && put(d, "fix", str_or_none(f->fix)) == 0;
 	ok = ok && put(d, "rfc7208_section", PyUnicode_FromString(f->section)) == 0;
+	ok = ok && put(d, "provider", PyBool_FromLong(f->provider)) == 0;
 	return finish(d, ok);
 }
 
-static PyObject *lookups_dict(const struct spfkit_lint_summary *s)
+static PyObject *uint_or_none(int have, unsigned v)
+{
+	return have ? PyLong_FromUnsignedLong(v) : Py_NewRef(Py_None);
+}
+
+static PyObject *costs_list(const struct spfkit_lint_summary *s)
+{
+	PyObject *list = PyList_New((Py_ssize_t)s->ncosts);
+	size_t i;
+
+	for (i = 0; list != NULL && i < s->ncosts; i++) {
+		const struct spfkit_lint_cost *c = &s->costs[i];
+		PyObject *v = Py_BuildValue("{s:N,s:l,s:I,s:I,s:I}", "term", str_or_none(c->term),
+					    "offset", c->offset, "cost", c->cost, "total", c->total,
+					    "after_flatten", c->after_flatten);
+
+		if (v == NULL) {
+			Py_CLEAR(list);
+			break;
+		}
+		PyList_SET_ITEM(list, (Py_ssize_t)i, v);
+	}
+	return list;
+}
+
+static PyObject *counts_dict(const struct spfkit_lint_summary *s)
 {
 	return Py_BuildValue("{s:I,s:I,s:I,s:I,s:I,s:O,s:O,s:O,s:O,s:I}", "dns_terms", s->dns_terms,
 			     "dns_terms_limit", SPFKIT_LIMIT_DNS_TERMS, "void_lookups_ipv4",
@@ -77,6 +120,22 @@ static PyObject *lookups_dict(const struct spfkit_lint_summary *s)
 			     "records", s->records);
 }
 
+/* What the walk counted, and (issue 31) what a fix or flatten would make of it. */
+static PyObject *lookups_dict(const struct spfkit_lint_summary *s)
+{
+	PyObject *d = counts_dict(s);
+	int ok = d != NULL;
+
+	ok = ok && put(d, "evaluated", PyBool_FromLong(s->unevaluated == 0)) == 0;
+	ok = ok && put(d, "dns_terms_once_fixed",
+		       uint_or_none(s->unevaluated == 1, s->dns_terms_once_fixed)) == 0;
+	ok = ok && put(d, "dns_terms_after_flatten",
+		       uint_or_none(s->flatten_checked, s->dns_terms_after_flatten)) == 0;
+	ok = ok && put(d, "flatten_fixes", PyBool_FromLong(s->flatten_fixes)) == 0;
+	ok = ok && put(d, "by_term", costs_list(s)) == 0;
+	return finish(d, ok);
+}
+
 static PyObject *lint_dict(const struct spfkit_lint *l)
 {
 	const struct spfkit_lint_summary *s = spfkit_lint_summary(l);
@@ -86,6 +145,7 @@ static PyObject *lint_dict(const struct spfkit_lint *l)
 
 	ok = ok && put(d, "domain", str_or_none(s->domain)) == 0;
 	ok = ok && put(d, "record", text_or_none(s->record, s->record_len)) == 0;
+	ok = ok && put(d, "spf_records", records_list(s->spf_records, s->nspf_records)) == 0;
 	ok = ok && put(d, "lookups", lookups_dict(s)) == 0;
 	list = ok ? PyList_New((Py_ssize_t)n) : NULL;
 	ok = ok && list != NULL;
@@ -100,12 +160,17 @@ static PyObject *lint_dict(const struct spfkit_lint *l)
 		Py_DECREF(list);
 	else if (list != NULL)
 		ok = put(d, "findings", list) == 0;
-	ok = ok && put(d, "summary", Py_BuildValue("{s:n,s:n,s:n}", "error", (Py_ssize_t)s->errors,
-						 "warning", (Py_ssize_t)s->warnings, "notice",
-						 (Py_ssize_t)s->notices)) == 0;
+	ok = ok && put(d, "summary",
+		       Py_BuildValue("{s:n,s:n,s:n,s:{s:n,s:n,s:n}}", "error",
+				     (Py_ssize_t)s->errors, "warning", (Py_ssize_t)s->warnings,
+				     "notice", (Py_ssize_t)s->notices, "provider", "error",
+				     (Py_ssize_t)s->provider_errors, "warning",
+				     (Py_ssize_t)s->provider_warnings, "notice",
+				     (Py_ssize_t)s->provider_notices)) == 0;
 	ok = ok && put(d, "exit_status", PyLong_FromLong(s->status)) == 0;
 	ok = ok && put(d, "stopped", PyBool_FromLong(s->stopped)) == 0;
 	ok = ok && put(d, "unanswered", PyLong_FromUnsignedLong(s->unanswered)) == 0;
+	ok = ok && put(d, "flatten_note", str_or_none(s->flatten_note)) == 0;
 	return finish(d, ok);
 }
 
@@ -156,23 +221,6 @@ static PyObject *strings_list(const char *const *s, size_t n)
 
 	for (i = 0; list != NULL && i < n; i++) {
 		PyObject *v = str_or_none(s[i]);
-
-		if (v == NULL) {
-			Py_CLEAR(list);
-			break;
-		}
-		PyList_SET_ITEM(list, (Py_ssize_t)i, v);
-	}
-	return list;
-}
-
-static PyObject *records_list(const struct spfkit_tree_record *r, size_t n)
-{
-	PyObject *list = PyList_New((Py_ssize_t)n);
-	size_t i;
-
-	for (i = 0; list != NULL && i < n; i++) {
-		PyObject *v = text_or_none(r[i].text, r[i].len);
 
 		if (v == NULL) {
 			Py_CLEAR(list);

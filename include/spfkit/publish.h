@@ -36,8 +36,8 @@
  * ABI (spfkit/common.h): spfkit_lint_options is caller-filled, begins
  * with size and may grow; spfkit_lint_summary, spfkit_lint_finding and
  * spfkit_tree_node are library-returned, read through the pointers the
- * library gives, and may grow; spfkit_tree_void and spfkit_tree_record
- * are read as arrays and never grow.
+ * library gives, and may grow; spfkit_tree_void, spfkit_tree_record and
+ * spfkit_lint_cost are read as arrays and never grow.
  */
 #ifndef SPFKIT_PUBLISH_API_H
 #define SPFKIT_PUBLISH_API_H
@@ -108,6 +108,23 @@ SPFKIT_MUSTCHECK int spfkit_lint_run(struct spfkit_resolver *dns,
 /* NULL: no-op. */
 void spfkit_lint_free(struct spfkit_lint *l);
 
+/* One SPF record's text, as the answer gave it (array member: never grows). */
+struct spfkit_tree_record {
+	const char *text;
+	size_t len;
+};
+
+/* A DNS-querying term of the top record (a redirect= too) and what it
+ * costs, in evaluation order (array member: never grows). */
+struct spfkit_lint_cost {
+	const char *term;       /* as written */
+	long offset;            /* its byte offset in the record */
+	unsigned cost;          /* DNS terms of the term and its subtree (§4.6.4) */
+	unsigned total;         /* the count once this term is walked */
+	unsigned after_flatten; /* what it still costs after `spfkit flatten`: 0 when
+				   flatten writes its addresses instead */
+};
+
 /* What the walk found, over every branch (`spfkit lint --json`'s "lookups"). */
 struct spfkit_lint_summary {
 	const char *domain;   /* the domain linted (no final dot); NULL: none given */
@@ -123,7 +140,8 @@ struct spfkit_lint_summary {
 	unsigned records;     /* records fetched and parsed */
 	size_t errors, warnings, notices; /* findings of each severity */
 	int status;           /* `spfkit lint`'s exit status: 0 clean (notices
-				 allowed), 1 warnings only, 2 errors */
+				 allowed), 1 warnings only, 2 errors (a provider
+				 record's warnings and notices left out) */
 	int tree_status;      /* with opt->tree, `spfkit tree`'s: 0, or 2 when the
 				 tree has an error; else 0 */
 	int stopped;          /* the walk stopped early: over 2000 DNS questions
@@ -131,6 +149,22 @@ struct spfkit_lint_summary {
 	unsigned unanswered;  /* questions the time limit left unanswered (each
 				 named by a dns-failure finding); `spfkit lint`
 				 exits 75 then */
+	/* every SPF record at the domain (the first is record), for
+	 * multiple-records; 0 or 1 of them otherwise */
+	const struct spfkit_tree_record *spf_records;
+	size_t nspf_records;
+	int unevaluated;      /* 0; 1 the top record does not parse, 2 the domain has
+				 several: permerror for every client */
+	unsigned dns_terms_once_fixed; /* unevaluated == 1: the DNS terms of the terms
+					  that do parse, their trees included */
+	int flatten_checked;  /* over the DNS-term limit: flatten's records were built */
+	unsigned dns_terms_after_flatten; /* flatten_checked: the DNS terms they need */
+	int flatten_fixes;    /* ...within the limit: `spfkit flatten` fixes it */
+	const char *flatten_note; /* over the limit: why flatten cannot fix it; NULL */
+	const struct spfkit_lint_cost *costs; /* the top record's DNS-querying terms */
+	size_t ncosts;
+	/* findings in provider records (finding->provider) of each severity */
+	size_t provider_errors, provider_warnings, provider_notices;
 };
 
 /* Never NULL for a run spfkit_lint_run() returned. */
@@ -147,6 +181,9 @@ struct spfkit_lint_finding {
 	const char *message;  /* one line for people */
 	const char *fix;      /* one line: the usual fix; never NULL */
 	const char *section;  /* the RFC 7208 section of the rule ("4.6.4") */
+	int provider;         /* in a record at a name outside the linted domain
+				 (neither it nor under it): the provider's; its
+				 warnings and notices do not count in status */
 };
 
 /* How many findings, in the order the walk found them. */
@@ -167,12 +204,6 @@ struct spfkit_tree_void {
 	const char *type; /* what was asked: "A", "AAAA", "MX", "(macro)"... */
 	const char *name; /* the name asked */
 	int ipv4, ipv6;   /* counted for IPv4 clients, for IPv6 clients */
-};
-
-/* One record's text, as the answer gave it (array member: never grows). */
-struct spfkit_tree_record {
-	const char *text;
-	size_t len;
 };
 
 /*

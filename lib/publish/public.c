@@ -85,12 +85,48 @@ static int copy_findings(struct spfkit_lint *l)
 		f->message = x->message;
 		f->fix = spfkit__lint_finding_fix(x);
 		f->section = spfkit__lint_checks[x->id].section;
+		f->provider = x->provider;
 	}
 	l->n = l->r.n;
 	return 0;
 }
 
-static void fill_summary(struct spfkit_lint *l, int stopped, unsigned late, int with_tree)
+static int copy_costs(struct spfkit_lint *l, struct spfkit_lint_summary *s)
+{
+	struct spfkit_lint_cost *out = arena_array(l, l->r.ncosts, sizeof(*out));
+	size_t i;
+
+	if (out == NULL && l->r.ncosts > 0)
+		return SPFKIT_ENOMEM;
+	for (i = 0; i < l->r.ncosts; i++) {
+		out[i].term = l->r.costs[i].term;
+		out[i].offset = l->r.costs[i].offset;
+		out[i].cost = l->r.costs[i].cost;
+		out[i].total = l->r.costs[i].running;
+		out[i].after_flatten = l->r.costs[i].kept;
+	}
+	s->costs = out;
+	s->ncosts = l->r.ncosts;
+	return 0;
+}
+
+static int copy_records(struct spfkit_lint *l, struct spfkit_lint_summary *s)
+{
+	struct spfkit_tree_record *out = arena_array(l, l->r.nrecords, sizeof(*out));
+	size_t i;
+
+	if (out == NULL && l->r.nrecords > 0)
+		return SPFKIT_ENOMEM;
+	for (i = 0; i < l->r.nrecords; i++) {
+		out[i].text = l->r.records[i];
+		out[i].len = l->r.record_lens[i];
+	}
+	s->spf_records = out;
+	s->nspf_records = l->r.nrecords;
+	return 0;
+}
+
+static int fill_summary(struct spfkit_lint *l, int stopped, unsigned late, int with_tree)
 {
 	const struct lint_counts *c = &l->r.counts;
 	struct spfkit_lint_summary *s = &l->summary;
@@ -113,6 +149,18 @@ static void fill_summary(struct spfkit_lint *l, int stopped, unsigned late, int 
 	s->tree_status = with_tree ? spfkit__tree_exit_status(&l->t) : 0;
 	s->stopped = stopped;
 	s->unanswered = late;
+	s->unevaluated = c->unevaluated;
+	s->dns_terms_once_fixed = c->dns_terms_fixed;
+	s->flatten_checked = c->flatten_checked;
+	s->dns_terms_after_flatten = c->after_flatten;
+	s->flatten_fixes = c->flatten_fixes;
+	s->flatten_note = l->r.flatten_note;
+	s->provider_errors = spfkit__lint_count_provider(&l->r, LINT_ERROR);
+	s->provider_warnings = spfkit__lint_count_provider(&l->r, LINT_WARNING);
+	s->provider_notices = spfkit__lint_count_provider(&l->r, LINT_NOTICE);
+	if (copy_records(l, s) != 0 || copy_costs(l, s) != 0)
+		return SPFKIT_ENOMEM;
+	return 0;
 }
 
 static const char *count_text(struct spfkit_lint *l, const struct tree_count *c)
@@ -264,6 +312,7 @@ static int walk(struct spfkit_lint *l, struct spfkit_resolver *dns,
 	}
 	in.record = o->record;
 	in.record_len = o->record_len;
+	in.flatten_check = 1; /* as `spfkit lint`: whether flatten fixes a tree over the limit */
 	spfkit__lint_dns_init(&d, dns, &l->r);
 	spfkit__lint_dns_set_time_limit(&d, o->time_limit_s != 0 ? o->time_limit_s
 								  : LINT_TIME_LIMIT_S);
@@ -279,8 +328,7 @@ static int walk(struct spfkit_lint *l, struct spfkit_resolver *dns,
 		rc = l->t.err;
 	if (rc != 0)
 		return rc;
-	fill_summary(l, stopped, late, o->tree);
-	return 0;
+	return fill_summary(l, stopped, late, o->tree);
 }
 
 int spfkit_lint_run(struct spfkit_resolver *dns, const struct spfkit_lint_options *opt,

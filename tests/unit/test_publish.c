@@ -152,6 +152,15 @@ static void test_zone_tree(void **state)
 	assert_non_null(f);
 	assert_string_equal(f->term, "a:gone.example.org");
 	assert_string_equal(f->domain, "example.org");
+	assert_int_equal(f->provider, 0);
+	assert_int_equal(s->nspf_records, 1);
+	assert_int_equal(s->spf_records[0].len, s->record_len);
+	assert_int_equal(s->unevaluated, 0);
+	/* what each DNS-querying term of the top record costs, in order */
+	assert_int_equal(s->ncosts, 3);
+	assert_string_equal(s->costs[0].term, "include:a.example.org");
+	assert_int_equal(s->costs[0].cost, 2);
+	assert_int_equal(s->costs[2].total, 4);
 
 	root = spfkit_lint_tree(l);
 	assert_non_null(root);
