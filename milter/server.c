@@ -29,6 +29,7 @@
 #include "metrics.h"
 #include "engine.h"
 #include "ratelog.h"
+#include "list.h"
 #include "spfkit_util.h"
 #include "milter.h"
 
@@ -55,7 +56,7 @@ struct spfkit__milter_conn {
 	int reading;
 	struct spfkit__milter_session s;
 	char peer[64];
-	struct spfkit__milter_conn *prev, *next;
+	struct spfkit__link link; /* in the server's conns */
 };
 
 struct spfkit__milter_server {
@@ -63,7 +64,7 @@ struct spfkit__milter_server {
 	struct spfkit__milter_server_opts o;
 	struct spfkit__mta_acceptor *acceptor;
 	struct spfkit_event *dnsloop;
-	struct spfkit__milter_conn *conns;
+	struct spfkit__list conns; /* of struct spfkit__milter_conn */
 	struct spfkit__mta_ratelog log_peer[2]; /* by enum misdeed */
 	char receiver[256];
 };
@@ -107,12 +108,7 @@ static void conn_close(struct spfkit__milter_conn *c)
 	for (i = 0; i < sizeof(ev) / sizeof(ev[0]); i++)
 		if (ev[i] != NULL)
 			event_free(ev[i]);
-	if (c->prev != NULL)
-		c->prev->next = c->next;
-	else
-		srv->conns = c->next;
-	if (c->next != NULL)
-		c->next->prev = c->prev;
+	spfkit__list_unlink(&srv->conns, &c->link);
 	close(c->fd);
 	spfkit__free(NULL, c->in);
 	spfkit__free(NULL, c->out);
@@ -604,10 +600,7 @@ static int on_conn(int fd, const struct sockaddr *sa, socklen_t salen, void *arg
 		return -1;
 	}
 	peer_name(sa, fd, c->peer, sizeof(c->peer));
-	c->next = srv->conns;
-	if (c->next != NULL)
-		c->next->prev = c;
-	srv->conns = c;
+	spfkit__list_push_front(&srv->conns, &c->link);
 	c->active_ms = spfkit__mta_now_ms();
 	spfkit__metrics_count(spfkit__milter_g.loop.metrics, SPFKIT__METRICS_CONNECTIONS);
 	spfkit__metrics_gauge(spfkit__milter_g.loop.metrics, SPFKIT__METRICS_OPEN, 1);
@@ -670,8 +663,8 @@ int spfkit__milter_server_listen_fd(struct spfkit__milter_server *s, int fd)
 void spfkit__milter_server_stop(struct spfkit__milter_server *s)
 {
 	spfkit__mta_acceptor_stop(s->acceptor);
-	while (s->conns != NULL)
-		conn_close(s->conns);
+	while (!spfkit__list_empty(&s->conns))
+		conn_close(SPFKIT_CONTAINER_OF(s->conns.head, struct spfkit__milter_conn, link));
 }
 
 void spfkit__milter_server_free(struct spfkit__milter_server *s)

@@ -96,12 +96,13 @@ static void question_free(job *j, question *q)
 
 static void question_unlink(job *j, question *q)
 {
-	if (q->prev != NULL)
-		q->prev->next = q->next;
-	else
-		j->questions = q->next;
-	if (q->next != NULL)
-		q->next->prev = q->prev;
+	spfkit__list_unlink(&j->questions, &q->link);
+}
+
+/* The newest open question; NULL: none. */
+static question *first_question(const job *j)
+{
+	return SPFKIT__LIST_ENTRY(j->questions.head, question, link);
 }
 
 /* A question that went to the network has its outcome and time counted. */
@@ -136,8 +137,8 @@ static void on_answer(void *arg, const struct spfkit_dns_answer *answer)
 
 static void cancel_questions(job *j)
 {
-	while (j->questions != NULL) {
-		question *q = j->questions;
+	while (first_question(j) != NULL) {
+		question *q = first_question(j);
 
 		spfkit_resolver_cancel(j->loop->resolver, q->handle);
 		question_unlink(j, q);
@@ -199,15 +200,15 @@ static void deadline_stop(job *j)
 static void expire(job *j)
 {
 	j->expired = 1;
-	if (j->questions != NULL && j->questions->raw) {
+	if (first_question(j) != NULL && first_question(j)->raw) {
 		/* a whitelist's own lookup ran out of Whitelist_Lookup_Time: no match */
-		count_answer(j, j->questions, &timed_out);
+		count_answer(j, first_question(j), &timed_out);
 		cancel_questions(j);
 		wl_answer(j, &timed_out);
 		return;
 	}
-	while (j->questions != NULL) {
-		question *q = j->questions;
+	while (first_question(j) != NULL) {
+		question *q = first_question(j);
 		uint32_t id = q->id;
 		int rc;
 
@@ -275,10 +276,7 @@ static int submit(job *j, const char *name, size_t len, uint16_t type, uint32_t 
 		q->type = type;
 		q->sent_us = now_us();
 	}
-	q->next = j->questions;
-	if (q->next != NULL)
-		q->next->prev = q;
-	j->questions = q;
+	spfkit__list_push_front(&j->questions, &q->link);
 	return 0;
 }
 

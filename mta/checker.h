@@ -24,6 +24,7 @@
 
 #include "config.h"
 #include "decision.h"
+#include "list.h"
 
 struct event;
 struct event_base;
@@ -59,7 +60,7 @@ struct spfkit__mta_question {
 	int network;
 	uint16_t type;
 	uint64_t sent_us;
-	struct spfkit__mta_question *prev, *next;
+	struct spfkit__link link; /* in the job's questions */
 };
 
 /* Questions a job holds without an allocation of their own: an evaluation
@@ -100,7 +101,7 @@ struct spfkit__mta_job {
 	struct spfkit_eval *cur;    /* the evaluation being fed answers */
 	int lazy_lookahead;         /* cur's lookahead waits for a DNS cache miss */
 	int no_mail[2];
-	struct spfkit__mta_question *questions;
+	struct spfkit__list questions; /* of struct spfkit__mta_question, open ones */
 	struct spfkit__mta_question slot[SPFKIT__MTA_QUESTION_SLOTS];
 	unsigned slots_used; /* a bit per slot */
 	struct event *deadline;     /* Lookup_Time / Whitelist_Lookup_Time */

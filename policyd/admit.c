@@ -79,7 +79,8 @@ static size_t conns_from(const struct spfkit__policyd *srv, const struct spfkit_
 	if (srv->pool != NULL)
 		return spfkit__policyd_pool_conns_from(srv->pool, ip);
 
-	for (c = srv->conns; c != NULL; c = c->next)
+	for (c = spfkit__policyd_conn_of(srv->conns.head); c != NULL;
+	     c = spfkit__policyd_conn_of(c->link.next))
 		if (c->has_addr && c->addr.family == ip->family &&
 		    memcmp(c->addr.addr, ip->addr, sizeof(ip->addr)) == 0)
 			n++;
@@ -154,7 +155,8 @@ static struct conn *idle_longest(struct spfkit__policyd *srv, int spare_new)
 	uint64_t now = spfkit__mta_now_ms();
 	struct conn *c, *best = NULL;
 
-	for (c = srv->conns; c != NULL; c = c->next)
+	for (c = spfkit__policyd_conn_of(srv->conns.head); c != NULL;
+	     c = spfkit__policyd_conn_of(c->link.next))
 		if (c->own_fd && c->idle && c->job == NULL && !c->blocked && !c->eof &&
 		    c->out.len == 0 && !spfkit__policyd_conn_has_partial(c) &&
 		    (!spare_new || c->asked || now - c->idle_since_ms >= ROOM_GRACE_MS) &&

@@ -209,7 +209,7 @@ void spfkit__policyd_drain_check(struct spfkit__policyd *srv)
 {
 	if (srv->pool != NULL)
 		spfkit__policyd_pool_drained(srv); /* worker 0 waits for every worker */
-	else if (srv->draining && srv->conns == NULL)
+	else if (srv->draining && spfkit__list_empty(&srv->conns))
 		event_base_loopexit(srv->base, NULL);
 }
 
@@ -219,12 +219,7 @@ void spfkit__policyd_conn_close(struct conn *c)
 
 	if (c->job != NULL)
 		spfkit__policyd_job_free(c->job);
-	if (c->prev != NULL)
-		c->prev->next = c->next;
-	else
-		srv->conns = c->next;
-	if (c->next != NULL)
-		c->next->prev = c->prev;
+	spfkit__list_unlink(&srv->conns, &c->link);
 	srv->n_conns--;
 	spfkit__metrics_gauge(srv->loop.metrics, SPFKIT__METRICS_OPEN, -1);
 	conn_events_free(c);
@@ -237,7 +232,7 @@ void spfkit__policyd_conn_close(struct conn *c)
 	spfkit__free(NULL, c);
 	spfkit__policyd_accept_on_close(srv);
 	/* spawn mode: the one client is gone, so is the service */
-	if (srv->pool == NULL && srv->n_listeners == 0 && srv->conns == NULL)
+	if (srv->pool == NULL && srv->n_listeners == 0 && spfkit__list_empty(&srv->conns))
 		event_base_loopexit(srv->base, NULL);
 	spfkit__policyd_drain_check(srv);
 }
@@ -586,10 +581,7 @@ struct conn *spfkit__policyd_conn_new(struct spfkit__policyd *srv, int in_fd, in
 	c->out_fd = out_fd;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	spfkit__policy_init(&c->req);
-	c->next = srv->conns;
-	if (c->next != NULL)
-		c->next->prev = c;
-	srv->conns = c;
+	spfkit__list_push_front(&srv->conns, &c->link);
 	srv->n_conns++;
 	spfkit__metrics_count(srv->loop.metrics, SPFKIT__METRICS_CONNECTIONS);
 	spfkit__metrics_gauge(srv->loop.metrics, SPFKIT__METRICS_OPEN, 1);

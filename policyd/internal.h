@@ -20,6 +20,7 @@
 #include <spfkit/event.h>
 
 #include "spfkit_util.h"
+#include "list.h"
 #include "checker.h"
 #include "decision.h"
 #include "escape.h"
@@ -72,8 +73,14 @@ struct conn {
 	int has_addr;           /* a TCP client: addr counts against --max-per-client */
 	struct spfkit_ip addr;
 	struct pool_slot *slot; /* --workers: worker 0's record of it (pool.c); NULL alone */
-	struct conn *prev, *next;
+	struct spfkit__link link; /* in srv->conns */
 };
+
+/* The connection of a link of srv->conns; NULL for NULL (the walk's end). */
+static inline struct conn *spfkit__policyd_conn_of(const struct spfkit__link *k)
+{
+	return SPFKIT__LIST_ENTRY(k, struct conn, link);
+}
 
 /* One request: the shared check (mta/checker.c) and what Postfix needs around it. */
 struct job {
@@ -120,7 +127,7 @@ struct spfkit__policyd {
 	struct spfkit__mta_loop loop; /* base, resolver and dnsloop, for the checks */
 	struct spfkit__mta_acceptor *acceptor; /* worker 0's listeners (mta/acceptor.c) */
 	size_t n_listeners;
-	struct conn *conns;
+	struct spfkit__list conns; /* of struct conn */
 	size_t n_conns;
 	int draining;
 	struct event *room_retry;   /* over --max-connections: look for an idle one again */

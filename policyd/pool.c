@@ -39,8 +39,13 @@ struct pool_slot {
 	struct spfkit_ip addr;
 	int has_addr;
 	unsigned worker;
-	struct pool_slot *prev, *next;
+	struct spfkit__link link; /* in the pool's slots */
 };
+
+static struct pool_slot *slot_of(const struct spfkit__link *k)
+{
+	return SPFKIT__LIST_ENTRY(k, struct pool_slot, link);
+}
 
 enum pool_msg_kind {
 	MSG_CONN,   /* to a worker: serve this accepted descriptor */
@@ -79,7 +84,7 @@ struct spfkit__policyd_pool {
 	pthread_t *tid;
 	int *running;
 	/* worker 0's: every open connection, and how many each worker has */
-	struct pool_slot *slots;
+	struct spfkit__list slots; /* of struct pool_slot */
 	size_t n_slots;
 	size_t *load;
 	unsigned done; /* workers past their drain */
@@ -120,12 +125,7 @@ static int post_kind(struct mailbox *mb, enum pool_msg_kind kind, struct pool_sl
 
 static void slot_release(struct spfkit__policyd_pool *p, struct pool_slot *s)
 {
-	if (s->prev != NULL)
-		s->prev->next = s->next;
-	else
-		p->slots = s->next;
-	if (s->next != NULL)
-		s->next->prev = s->prev;
+	spfkit__list_unlink(&p->slots, &s->link);
 	p->n_slots--;
 	p->load[s->worker]--;
 	spfkit__free(NULL, s);
@@ -242,8 +242,8 @@ void spfkit__policyd_pool_free(struct spfkit__policyd_pool *p)
 	/* the servers may be gone already; their event bases may not */
 	for (i = 0; i < p->n; i++)
 		mailbox_clear(&p->mb[i]);
-	while (p->slots != NULL)
-		slot_release(p, p->slots);
+	while (!spfkit__list_empty(&p->slots))
+		slot_release(p, slot_of(p->slots.head));
 	spfkit__free(NULL, p->mb);
 	spfkit__free(NULL, p->tid);
 	spfkit__free(NULL, p->running);
@@ -349,7 +349,7 @@ size_t spfkit__policyd_pool_conns_from(const struct spfkit__policyd_pool *p,
 	const struct pool_slot *s;
 	size_t n = 0;
 
-	for (s = p->slots; s != NULL; s = s->next)
+	for (s = slot_of(p->slots.head); s != NULL; s = slot_of(s->link.next))
 		if (s->has_addr && s->addr.family == ip->family &&
 		    memcmp(s->addr.addr, ip->addr, sizeof(ip->addr)) == 0)
 			n++;
@@ -402,10 +402,7 @@ int spfkit__policyd_pool_place(struct spfkit__policyd *srv, int fd, const char *
 		s->addr = *addr;
 	}
 	s->worker = make_room ? most_loaded(p) : least_loaded(p);
-	s->next = p->slots;
-	if (s->next != NULL)
-		s->next->prev = s;
-	p->slots = s;
+	spfkit__list_push_front(&p->slots, &s->link);
 	p->n_slots++;
 	p->load[s->worker]++;
 	if (s->worker == srv->worker) {
@@ -467,7 +464,7 @@ void spfkit__policyd_pool_drained(struct spfkit__policyd *srv)
 {
 	struct spfkit__policyd_pool *p = srv->pool;
 
-	if (!srv->draining || srv->conns != NULL)
+	if (!srv->draining || !spfkit__list_empty(&srv->conns))
 		return;
 	if (srv->worker != 0) {
 		if (!srv->done_sent && post_kind(&p->mb[0], MSG_DONE, NULL) == 0)

@@ -233,8 +233,8 @@ void spfkit__policyd_drain(struct spfkit__policyd *srv)
 
 	srv->draining = 1;
 	spfkit__mta_acceptor_stop(srv->acceptor);
-	for (c = srv->conns; c != NULL; c = next) {
-		next = c->next;
+	for (c = spfkit__policyd_conn_of(srv->conns.head); c != NULL; c = next) {
+		next = spfkit__policyd_conn_of(c->link.next);
 		if (c->job == NULL && c->req.scanned == 0 && c->out.len == 0)
 			spfkit__policyd_conn_close(c);
 	}
@@ -245,8 +245,8 @@ void spfkit__policyd_free(struct spfkit__policyd *srv)
 {
 	if (srv == NULL)
 		return;
-	while (srv->conns != NULL)
-		spfkit__policyd_conn_close(srv->conns);
+	while (!spfkit__list_empty(&srv->conns))
+		spfkit__policyd_conn_close(spfkit__policyd_conn_of(srv->conns.head));
 	spfkit__mta_acceptor_free(srv->acceptor);
 	event_free(srv->room_retry);
 	spfkit__policyd_cache_free(srv);

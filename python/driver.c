@@ -18,6 +18,7 @@
  */
 #include <string.h>
 
+#include "list.h"
 #include "spfkit_py.h"
 
 struct job;
@@ -40,7 +41,7 @@ struct job {
 	PyObject *trace;   /* list or NULL */
 	struct question *questions;
 	int rc;            /* first error of an answer */
-	struct job *prev, *next;
+	struct spfkit__link link; /* in the driver's jobs */
 };
 
 struct driver {
@@ -48,7 +49,7 @@ struct driver {
 	struct spfkit_resolver *dns;
 	struct spfkit_py_resolver *settings; /* strong */
 	PyObject *watch;                     /* strong; None for a zone */
-	struct job *jobs;
+	struct spfkit__list jobs; /* of struct job */
 	unsigned long next_token;
 	int pumped; /* a zone: answers come from wait(0) */
 };
@@ -73,13 +74,13 @@ static void on_watch(void *arg, int fd, unsigned events)
 
 static void job_unlink(struct driver *d, struct job *j)
 {
-	if (j->prev != NULL)
-		j->prev->next = j->next;
-	else
-		d->jobs = j->next;
-	if (j->next != NULL)
-		j->next->prev = j->prev;
-	j->prev = j->next = NULL;
+	spfkit__list_unlink(&d->jobs, &j->link);
+}
+
+/* The job of a link of d->jobs; NULL for NULL (the walk's end). */
+static struct job *job_of(const struct spfkit__link *k)
+{
+	return SPFKIT__LIST_ENTRY(k, struct job, link);
 }
 
 /* Cancel every open question; with `answer`, hand it in for each. */
@@ -228,10 +229,7 @@ static struct job *job_new(struct driver *d, PyObject *context, PyObject *done)
 	j->context = context;
 	Py_INCREF(done);
 	j->done = done;
-	j->next = d->jobs;
-	if (d->jobs != NULL)
-		d->jobs->prev = j;
-	d->jobs = j;
+	spfkit__list_push_front(&d->jobs, &j->link);
 	return j;
 }
 
@@ -308,7 +306,7 @@ static PyObject *driver_expire(PyObject *obj, PyObject *arg)
 
 	if (token == (unsigned long)-1 && PyErr_Occurred())
 		return NULL;
-	for (j = d->jobs; j != NULL; j = j->next)
+	for (j = job_of(d->jobs.head); j != NULL; j = job_of(j->link.next))
 		if (j->token == token) {
 			job_cancel(d, j, &out_of_time);
 			job_advance(d, j);
@@ -364,7 +362,7 @@ static PyObject *driver_pending(PyObject *obj, PyObject *unused)
 	long n = 0;
 
 	(void)unused;
-	for (j = d->jobs; j != NULL; j = j->next)
+	for (j = job_of(d->jobs.head); j != NULL; j = job_of(j->link.next))
 		n++;
 	return PyLong_FromLong(n);
 }
@@ -378,8 +376,8 @@ static void driver_clear(struct driver *d)
 	d->dns = NULL;
 	if (dns != NULL)
 		spfkit_cares_set_watch(dns, NULL, NULL);
-	while (d->jobs != NULL) {
-		struct job *j = d->jobs;
+	while (!spfkit__list_empty(&d->jobs)) {
+		struct job *j = job_of(d->jobs.head);
 
 		job_unlink(d, j);
 		while (j->questions != NULL) {

@@ -1,7 +1,10 @@
 /*
  * Intrusive doubly-linked list: embed a struct spfkit__link in the
- * element, recover the element with SPFKIT_CONTAINER_OF. Used for LRU
- * orders and FIFO queues. Not thread-safe: the owner locks.
+ * element, recover the element with SPFKIT_CONTAINER_OF. Removal in
+ * constant time from anywhere: the library's LRU orders and FIFO queues,
+ * the daemons' connections and DNS questions, the Python driver's jobs.
+ * In util/ (not lib/core/) so that the library and the front ends share
+ * the one copy. Not thread-safe: the owner locks. A zeroed list is empty.
  */
 #ifndef SPFKIT_LIST_H
 #define SPFKIT_LIST_H
@@ -18,6 +21,15 @@ struct spfkit__list {
 
 #define SPFKIT_CONTAINER_OF(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/* The element holding link (NULL: NULL), to walk a list: e = ENTRY(l.head); e; e = ENTRY(e->m.next). */
+#define SPFKIT__LIST_ENTRY(link, type, member) \
+	((link) != NULL ? SPFKIT_CONTAINER_OF(link, type, member) : (type *)NULL)
+
+static inline int spfkit__list_empty(const struct spfkit__list *l)
+{
+	return l->head == NULL;
+}
 
 static inline void spfkit__list_unlink(struct spfkit__list *l, struct spfkit__link *n)
 {
