@@ -676,6 +676,8 @@ static int top_mechanism(struct walk *w, const struct node *n, const struct spfk
 		k = spfkit__lint_cover_term(&w->cover, w->r, n->rec->text + t->offset, t->len,
 					    (long)t->offset);
 	w->top_term = k >= 0 ? &w->cover.terms[k] : NULL;
+	if (w->top_term != NULL)
+		w->top_term->lookup = t->mech == SPFKIT_MECH_A || t->mech == SPFKIT_MECH_MX;
 	always = mechanism(w, n, t);
 	w->top_term = NULL;
 	spfkit__lint_cover_end_include(&w->cover);

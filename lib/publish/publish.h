@@ -457,6 +457,7 @@ struct lint_cover_set {
 	long offset;
 	struct tree_ranges set; /* kept normal (flatten_set.c) */
 	int unknown;            /* some of its addresses are not known (a failed question) */
+	int lookup;             /* an a or mx term: it costs a DNS-querying term */
 };
 
 struct lint_cover {

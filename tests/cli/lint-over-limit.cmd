@@ -1,0 +1,1 @@
+lint --zone lint-owner.zone own.example
