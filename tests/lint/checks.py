@@ -13,6 +13,8 @@ string.
 dns-failure needs a failing server: tests/cli/lint-dns-failure covers it.
 """
 import json
+import os
+import re
 import subprocess
 import sys
 
@@ -130,9 +132,28 @@ def report_cases(spfkit, zone):
         yield None
 
 
+def docs_table(zone):
+    """docs/lint.md's checks table has a row for each check tested here,
+    and no other (the acceptance of issue 31: a row for each new check)."""
+    docs = os.path.join(os.path.dirname(os.path.abspath(zone)), "..", "..", "docs", "lint.md")
+    with open(docs, encoding="utf-8") as f:
+        rows = set(re.findall(r"^\| `([a-z0-9-]+)` \| (?:error|warning|notice) \|", f.read(), re.M))
+    want = set(ZONE_IDS) | set(RECORD_CASES) | {"dns-failure"}
+    if rows != want:
+        yield "docs/lint.md's checks table: missing %s, not tested %s" % (
+            sorted(want - rows), sorted(rows - want))
+    else:
+        yield None
+
+
 def main():
     spfkit, zone = sys.argv[1], sys.argv[2]
     bad = n = 0
+    for why in docs_table(zone):
+        n += 1
+        if why:
+            bad += 1
+            print("FAIL " + why)
     for case in (provider_case, report_cases):
         for why in case(spfkit, zone):
             n += 1
