@@ -102,8 +102,12 @@ static void print_counts(FILE *f, const struct lint_report *r)
 	if (c->unevaluated == 1) {
 		fprintf(f, "lookups: none: the record does not parse, so receivers return permerror "
 			   "before any lookup; once it is fixed, the terms that parse cost %u DNS "
-			   "term%s (limit %u)\n",
+			   "term%s (limit %u)",
 			c->dns_terms_fixed, c->dns_terms_fixed == 1 ? "" : "s", SPFKIT_LIMIT_DNS_TERMS);
+		if (c->fixed_typos > 0)
+			fprintf(f, ", %u misspelt term%s read as meant", c->fixed_typos,
+				c->fixed_typos == 1 ? "" : "s");
+		putc('\n', f);
 		fputs("void lookups: none (nothing is evaluated)\n", f);
 		return;
 	}

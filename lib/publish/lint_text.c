@@ -230,6 +230,40 @@ static const struct {
 	{ "all.", 0, "all" },     { "al", 0, "all" },          { "v", '=', NULL },
 };
 
+int spfkit__lint_typo_meant(const char *tok, size_t len, struct spfkit__buf *out)
+{
+	struct token t;
+	const char *meant, *rest;
+	size_t k, mlen, q;
+
+	memset(&t, 0, sizeof(t));
+	t.p = tok;
+	t.len = len;
+	split_token(&t);
+	q = (size_t)(t.name - tok);
+	for (k = 0; k < sizeof(typos) / sizeof(typos[0]); k++) {
+		if (!name_is(&t, typos[k].name) || (typos[k].sep != 0 && t.sep != typos[k].sep))
+			continue;
+		meant = typos[k].meant;
+		if (meant == NULL || strchr(meant, ' ') != NULL)
+			return 0; /* a second version, or more than one meaning */
+		mlen = strlen(meant);
+		/* meant ends in its separator ("include:"), or is a whole name ("ptr") */
+		rest = t.name + t.name_len;
+		if (meant[mlen - 1] == ':' || meant[mlen - 1] == '=') {
+			if (t.sep == 0)
+				return 0;
+			rest++;
+		}
+		spfkit__buf_reset(out);
+		spfkit__buf_append(out, tok, q);
+		spfkit__buf_append(out, meant, mlen);
+		spfkit__buf_append(out, rest, (size_t)(tok + len - rest));
+		return out->err == 0;
+	}
+	return 0;
+}
+
 static void typo_check(struct lint_report *r, const char *domain, const struct token *t)
 {
 	const char *brace;

@@ -50,25 +50,59 @@ void spfkit__lint_syntax_finding(struct lint_report *r, const char *domain, cons
 			 pe->section != NULL ? pe->section : "4.6", hints);
 }
 
+#define TYPO_ROOM 32u /* a meant term is at most this much longer than its misspelling */
+
+struct fixed {
+	struct spfkit__buf b, probe, meant;
+	int redirect, exp; /* taken already: §6 allows one each */
+};
+
+/* Append the term to f->b when it parses on its own and is not a second redirect=/exp=. */
+static int take(struct fixed *f, const char *term, size_t len)
+{
+	struct spfkit_record *one = NULL;
+	int ok;
+
+	spfkit__buf_reset(&f->probe);
+	spfkit__buf_puts(&f->probe, "v=spf1 ");
+	spfkit__buf_append(&f->probe, term, len);
+	ok = f->probe.err == 0 &&
+	     spfkit_record_parse(f->probe.data, f->probe.len, NULL, &one, NULL) == 0 &&
+	     !(one->redirect >= 0 && f->redirect) && !(one->exp >= 0 && f->exp);
+	if (ok) {
+		f->redirect |= one->redirect >= 0;
+		f->exp |= one->exp >= 0;
+		spfkit__buf_putc(&f->b, ' ');
+		spfkit__buf_append(&f->b, term, len);
+	}
+	spfkit_record_free(one);
+	return ok;
+}
+
 /*
  * A top record that does not parse is not evaluated at all: receivers
  * return permerror before any lookup. What it would cost once fixed:
- * the record made of the terms that parse on their own, walked by a run
- * of its own (its questions and findings are not this run's).
+ * the record made of the terms that parse on their own (a recognised
+ * misspelling read as what it meant, a second redirect= or exp= left
+ * out), walked by a run of its own (its questions and findings are not
+ * this run's).
  */
 void spfkit__lint_fixed_count(struct lint_dns *dns, const char *domain, const char *text, size_t len)
 {
-	struct spfkit__buf b, probe;
+	struct fixed f;
 	struct lint_report fr;
 	struct lint_dns fd;
 	struct lint_input in;
-	struct spfkit_record *one;
+	struct spfkit__buf b;
 	size_t i = 0, start;
+	unsigned typos = 0;
 	int rc;
 
-	spfkit__buf_init(&b, NULL, len + 8);
-	spfkit__buf_init(&probe, NULL, len + 8);
-	spfkit__buf_puts(&b, "v=spf1");
+	memset(&f, 0, sizeof(f));
+	spfkit__buf_init(&f.b, NULL, len + 8 + TYPO_ROOM * (len / 2 + 1));
+	spfkit__buf_init(&f.probe, NULL, len + 8 + TYPO_ROOM);
+	spfkit__buf_init(&f.meant, NULL, len + TYPO_ROOM);
+	spfkit__buf_puts(&f.b, "v=spf1");
 	while (i < len && text[i] != ' ')
 		i++; /* the version term */
 	while (i < len) {
@@ -77,21 +111,16 @@ void spfkit__lint_fixed_count(struct lint_dns *dns, const char *domain, const ch
 		start = i;
 		while (i < len && text[i] != ' ')
 			i++;
-		if (i == start)
+		if (i == start || take(&f, text + start, i - start))
 			continue;
-		spfkit__buf_reset(&probe);
-		spfkit__buf_puts(&probe, "v=spf1 ");
-		spfkit__buf_append(&probe, text + start, i - start);
-		one = NULL;
-		if (probe.err == 0 &&
-		    spfkit_record_parse(probe.data, probe.len, NULL, &one, NULL) == 0) {
-			spfkit__buf_putc(&b, ' ');
-			spfkit__buf_append(&b, text + start, i - start);
-		}
-		spfkit_record_free(one);
+		if (spfkit__lint_typo_meant(text + start, i - start, &f.meant) &&
+		    take(&f, f.meant.data, f.meant.len))
+			typos++;
 	}
-	rc = b.err != 0 ? b.err : probe.err;
-	spfkit__buf_free(&probe);
+	rc = f.b.err;
+	b = f.b;
+	spfkit__buf_free(&f.probe);
+	spfkit__buf_free(&f.meant);
 	if (rc != 0) {
 		spfkit__buf_free(&b);
 		return;
@@ -108,6 +137,7 @@ void spfkit__lint_fixed_count(struct lint_dns *dns, const char *domain, const ch
 	rc = spfkit__lint_run(&fd, &in);
 	if (rc == 0 || rc == SPFKIT_E2BIG) {
 		dns->report->counts.dns_terms_fixed = fr.counts.dns_terms;
+		dns->report->counts.fixed_typos = typos;
 		dns->report->counts.unevaluated = 1;
 	}
 	dns->late += fd.late;

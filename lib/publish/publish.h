@@ -164,6 +164,7 @@ struct lint_counts {
 				* client (1 it does not parse, 2 more than one record) */
 	unsigned dns_terms_fixed; /* unevaluated == 1: the DNS terms of the terms that do
 				   * parse, their trees included */
+	unsigned fixed_typos;     /* ...of which misspellings read as what they meant */
 	int flatten_checked;      /* over the limit: flatten's records were built (lint_flatten.c) */
 	unsigned after_flatten;   /* flatten_checked: the DNS terms those records need */
 	int flatten_fixes;        /* ...within the limit: `spfkit flatten` fixes it */
@@ -289,6 +290,9 @@ int spfkit__lint_dns_ask(struct lint_dns *d, const char *name, size_t len, uint1
  */
 size_t spfkit__lint_select(struct lint_report *r, const char *domain, const struct lint_answer *txt,
 			   const char **rec, size_t *len);
+/* The term a recognised misspelling meant ("inlcude:x" is "include:x"),
+ * into out; 1 when there is one meaning, else 0. */
+int spfkit__lint_typo_meant(const char *tok, size_t len, struct spfkit__buf *out);
 /* Byte-level and token-level checks of one record's text (parse or not). */
 void spfkit__lint_text_checks(struct lint_report *r, const char *domain, const char *text,
 			      size_t len);

@@ -120,6 +120,14 @@ def report_cases(spfkit, zone):
         yield "fixable.example: findings at the typo %s, lookups %s" % (ids, out["lookups"])
     else:
         yield None
+    # a misspelling read as meant, a second redirect= left out: 3 once fixed
+    rec = ("v=spf1 inlcude:good-spf.example a:host.example redirect=good-spf.example "
+           "redirect=good-spf.example")
+    out = lint(spfkit, ["--zone", zone, "--domain", "r.example", "--record", rec])
+    if out["lookups"].get("dns_terms_once_fixed") != 3:
+        yield "--record %s: once fixed %s, want 3" % (rec, out["lookups"].get("dns_terms_once_fixed"))
+    else:
+        yield None
     out = lint(spfkit, ["--zone", zone, "lookups-over-10.bad.example"])
     by = out["lookups"].get("by_term", [])
     f = [f for f in out["findings"] if f["id"] == "lookups-over-10"][0]
