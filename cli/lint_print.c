@@ -203,6 +203,10 @@ static void json_finding(struct spfkit__buf *b, const struct lint_finding *x)
 	cli_json_cstr(b, spfkit__lint_checks[x->id].section);
 	cli_json_key(b, &first, "provider");
 	spfkit__buf_puts(b, x->provider ? "true" : "false");
+	if (x->reason != SPFKIT_REASON_NONE) { /* issue 28: the evaluator's code for it */
+		cli_json_key(b, &first, "reason");
+		cli_json_cstr(b, spfkit_reason_name(x->reason));
+	}
 	spfkit__buf_putc(b, '}');
 }
 

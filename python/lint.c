@@ -80,6 +80,9 @@ static PyObject *finding_dict(const struct spfkit_lint_finding *f)
 	ok = ok && put(d, "fix", str_or_none(f->fix)) == 0;
 	ok = ok && put(d, "rfc7208_section", PyUnicode_FromString(f->section)) == 0;
 	ok = ok && put(d, "provider", PyBool_FromLong(f->provider)) == 0;
+	/* as `spfkit lint --json`: only on findings that carry a code */
+	if (f->reason != SPFKIT_REASON_NONE)
+		ok = ok && put(d, "reason", PyUnicode_FromString(spfkit_reason_name(f->reason))) == 0;
 	return finish(d, ok);
 }
 

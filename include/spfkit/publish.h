@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include <spfkit/common.h>
+#include <spfkit/reason.h>
 #include <spfkit/resolver.h>
 
 #ifdef __cplusplus
@@ -184,6 +185,12 @@ struct spfkit_lint_finding {
 	int provider;         /* in a record at a name outside the linted domain
 				 (neither it nor under it): the provider's; its
 				 warnings and notices do not count in status */
+	/* added in issue 28: for a finding that means permerror or temperror
+	 * at receivers, or a record that does not parse, the reason code the
+	 * evaluator gives in that case (<spfkit/reason.h>: "dns-terms",
+	 * "unknown-mechanism", "dns-servfail"...); SPFKIT_REASON_NONE for
+	 * every other finding */
+	enum spfkit_reason reason;
 };
 
 /* How many findings, in the order the walk found them. */

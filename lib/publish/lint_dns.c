@@ -72,6 +72,12 @@ static void too_late(struct lint_dns *d, struct lint_answer *ans, const char *de
 #define LATE_UNANSWERED "no answer within the time limit (--time-limit)"
 #define LATE_NOT_ASKED "not asked: the time limit (--time-limit) was reached"
 
+int spfkit__lint_dns_late(const struct lint_answer *a)
+{
+	return a->status == SPFKIT_DNS_TEMPFAIL && a->detail != NULL &&
+	       (strcmp(a->detail, LATE_UNANSWERED) == 0 || strcmp(a->detail, LATE_NOT_ASKED) == 0);
+}
+
 void spfkit__lint_dns_free(struct lint_dns *d)
 {
 	spfkit__free(NULL, d->cache); /* the entries live in the report's arena */

@@ -59,9 +59,32 @@ static struct lint_finding *new_finding(struct lint_report *r)
 	return &r->items[r->n++];
 }
 
-static void add_v(struct lint_report *r, enum lint_severity sev, enum lint_id id,
-		  const char *domain, const char *term, size_t term_len, long offset, const char *fix,
-		  const char *fmt, va_list ap)
+enum spfkit_reason spfkit__lint_reason_of(enum lint_id id)
+{
+	switch (id) {
+	case L_MULTIPLE_RECORDS:
+		return SPFKIT_REASON_MULTIPLE_RECORDS;
+	case L_LOOKUPS_OVER_10:
+	case L_INCLUDE_LOOP: /* §4.6.4: the loop runs into the 10-term limit */
+	case L_REDIRECT_LOOP:
+		return SPFKIT_REASON_DNS_TERMS;
+	case L_VOID_OVER_2:
+		return SPFKIT_REASON_VOID_LOOKUPS;
+	case L_MX_OVER_10:
+		return SPFKIT_REASON_MX_NAMES;
+	case L_INCLUDE_NO_RECORD:
+		return SPFKIT_REASON_INCLUDE_NONE;
+	case L_REDIRECT_NO_RECORD:
+		return SPFKIT_REASON_REDIRECT_NONE;
+	default:
+		return SPFKIT_REASON_NONE;
+	}
+}
+
+static struct lint_finding *add_v(struct lint_report *r, enum lint_severity sev,
+				  enum lint_id id, const char *domain, const char *term,
+				  size_t term_len, long offset, const char *fix, const char *fmt,
+				  va_list ap)
 {
 	struct lint_finding *f;
 	char msg[LINT_MSG_MAX];
@@ -72,9 +95,10 @@ static void add_v(struct lint_report *r, enum lint_severity sev, enum lint_id id
 		n = 0;
 	f = new_finding(r);
 	if (f == NULL)
-		return;
+		return NULL;
 	f->id = id;
 	f->severity = sev;
+	f->reason = spfkit__lint_reason_of(id);
 	f->domain = domain != NULL && domain[0] != '\0'
 			    ? spfkit__lint_strndup(r, domain, strlen(domain))
 			    : NULL;
@@ -88,30 +112,39 @@ static void add_v(struct lint_report *r, enum lint_severity sev, enum lint_id id
 	f->provider = f->domain != NULL &&
 		      !spfkit__domain_within(f->domain, strlen(f->domain), r->domain,
 					     strlen(r->domain));
-	if (f->message == NULL)
+	if (f->message == NULL) {
 		r->n--; /* out of memory, noted in r->err */
+		return NULL;
+	}
+	return f;
 }
 
-void spfkit__lint_add(struct lint_report *r, enum lint_id id, const char *domain, const char *term,
-		      size_t term_len, long offset, const char *fix, const char *fmt, ...)
+struct lint_finding *spfkit__lint_add(struct lint_report *r, enum lint_id id, const char *domain,
+				      const char *term, size_t term_len, long offset,
+				      const char *fix, const char *fmt, ...)
 {
+	struct lint_finding *f;
 	va_list ap;
 
 	va_start(ap, fmt);
-	add_v(r, spfkit__lint_checks[id].severity, id, domain, term, term_len, offset, fix, fmt,
-	      ap);
+	f = add_v(r, spfkit__lint_checks[id].severity, id, domain, term, term_len, offset, fix,
+		  fmt, ap);
 	va_end(ap);
+	return f;
 }
 
-void spfkit__lint_add_as(struct lint_report *r, enum lint_severity sev, enum lint_id id,
-			 const char *domain, const char *term, size_t term_len, long offset,
-			 const char *fix, const char *fmt, ...)
+struct lint_finding *spfkit__lint_add_as(struct lint_report *r, enum lint_severity sev,
+					 enum lint_id id, const char *domain, const char *term,
+					 size_t term_len, long offset, const char *fix,
+					 const char *fmt, ...)
 {
+	struct lint_finding *f;
 	va_list ap;
 
 	va_start(ap, fmt);
-	add_v(r, sev, id, domain, term, term_len, offset, fix, fmt, ap);
+	f = add_v(r, sev, id, domain, term, term_len, offset, fix, fmt, ap);
 	va_end(ap);
+	return f;
 }
 
 size_t spfkit__lint_count(const struct lint_report *r, enum lint_severity s)

@@ -22,6 +22,7 @@ void spfkit__lint_syntax_finding(struct lint_report *r, const char *domain, cons
 				 size_t len, const struct spfkit_parse_error *pe, int rc, size_t first)
 {
 	char hints[LINT_HINTS_MAX];
+	struct lint_finding *syntax;
 	const char *fix = NULL;
 	size_t i = first, toff = pe->term_offset > len ? len : pe->term_offset, hl = 0;
 
@@ -43,11 +44,13 @@ void spfkit__lint_syntax_finding(struct lint_report *r, const char *domain, cons
 			fix = "write the term the message names";
 		spfkit__lint_remove(r, i);
 	}
-	spfkit__lint_add(r, L_SYNTAX, domain, text + toff,
-			 pe->term_len < len - toff ? pe->term_len : len - toff, (long)toff, fix,
-			 "%s at byte %zu (RFC 7208 section %s): receivers return permerror%s",
-			 pe->rule != NULL ? pe->rule : spfkit_strerror(rc), pe->offset,
-			 pe->section != NULL ? pe->section : "4.6", hints);
+	syntax = spfkit__lint_add(r, L_SYNTAX, domain, text + toff,
+				  pe->term_len < len - toff ? pe->term_len : len - toff, (long)toff,
+				  fix, "%s at byte %zu (RFC 7208 section %s): receivers return permerror%s",
+				  pe->rule != NULL ? pe->rule : spfkit_strerror(rc), pe->offset,
+				  pe->section != NULL ? pe->section : "4.6", hints);
+	if (syntax != NULL)
+		syntax->reason = spfkit_parse_error_reason(pe);
 }
 
 #define TYPO_ROOM 32u /* a meant term is at most this much longer than its misspelling */

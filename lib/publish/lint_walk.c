@@ -25,6 +25,7 @@
 
 #include "domain.h"
 #include "publish.h"
+#include "reason.h"
 
 #define WALK_MAX_DEPTH 16u    /* past 10 terms it is a permerror anyway */
 #define WALK_MAX_RECORDS 500u /* records fetched in one run */
@@ -168,13 +169,18 @@ static int ask(struct walk *w, const char *name, size_t len, uint16_t type,
 static int tempfail(struct walk *w, const char *domain, const char *name, size_t len,
 		    uint16_t type, const struct lint_answer *a)
 {
+	struct lint_finding *f;
 	char tn[16];
 
 	if (a->status != SPFKIT_DNS_TEMPFAIL)
 		return 0;
-	spfkit__lint_add(w->r, L_DNS_FAILURE, domain, NULL, 0, -1, NULL, "%s %.*s: %s",
-			 spfkit_rrtype_name(type, tn, sizeof(tn)), (int)(len < 200 ? len : 200),
-			 name, a->detail != NULL ? a->detail : "temporary failure");
+	f = spfkit__lint_add(w->r, L_DNS_FAILURE, domain, NULL, 0, -1, NULL, "%s %.*s: %s",
+			     spfkit_rrtype_name(type, tn, sizeof(tn)),
+			     (int)(len < 200 ? len : 200), name,
+			     a->detail != NULL ? a->detail : "temporary failure");
+	if (f != NULL) /* the evaluator's temperror code for the same answer */
+		f->reason = spfkit__lint_dns_late(a) ? SPFKIT_REASON_TIME_BUDGET
+						     : spfkit__reason_of_detail(a->detail);
 	return 1;
 }
 
@@ -542,11 +548,15 @@ static int mechanism(struct walk *w, const struct node *n, const struct spfkit_t
 	}
 	if (!spfkit__domain_valid(name, len)) {
 		if (t->mech == SPFKIT_MECH_INCLUDE) {
+			struct lint_finding *f;
+
 			w->fatal = 1;
-			spfkit__lint_add(w->r, L_INCLUDE_NO_RECORD, n->domain,
-					 n->rec->text + t->offset, t->len, (long)t->offset, NULL,
-					 "%.*s is not a valid domain name: permerror",
-					 (int)(len < 200 ? len : 200), name);
+			f = spfkit__lint_add(w->r, L_INCLUDE_NO_RECORD, n->domain,
+					     n->rec->text + t->offset, t->len, (long)t->offset,
+					     NULL, "%.*s is not a valid domain name: permerror",
+					     (int)(len < 200 ? len : 200), name);
+			if (f != NULL)
+				f->reason = SPFKIT_REASON_INCLUDE_TARGET;
 			emit_leaf(w, name, len, LINT_HOW_INCLUDE, n->rec->text, t, 1, 0,
 				  "not a valid domain name: receivers return permerror");
 		} else {

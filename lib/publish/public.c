@@ -86,6 +86,7 @@ static int copy_findings(struct spfkit_lint *l)
 		f->fix = spfkit__lint_finding_fix(x);
 		f->section = spfkit__lint_checks[x->id].section;
 		f->provider = x->provider;
+		f->reason = x->reason;
 	}
 	l->n = l->r.n;
 	return 0;

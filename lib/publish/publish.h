@@ -137,6 +137,9 @@ struct lint_finding {
 	int provider;        /* in a record at a name outside the linted domain (not it, not
 			      * under it): the provider's; its warnings and notices are
 			      * left out of the exit status */
+	enum spfkit_reason reason; /* why receivers return permerror or temperror, or
+				    * why the record does not parse (<spfkit/reason.h>);
+				    * SPFKIT_REASON_NONE for other findings */
 };
 
 /* A DNS-querying term of the top record (a redirect= too) and its cost. */
@@ -202,15 +205,29 @@ char *spfkit__lint_strndup(struct lint_report *r, const char *s, size_t len);
 /*
  * Add a finding. term/term_len: the term as written (NULL for none);
  * offset: its byte offset, -1 for none; fix: NULL for the catalogue's.
+ * Its reason is the check's (spfkit__lint_reason_of); the finding is
+ * returned, valid until the next one is added, for a caller that knows
+ * a more precise reason; NULL when it could not be added (r->err).
  */
-void spfkit__lint_add(struct lint_report *r, enum lint_id id, const char *domain, const char *term,
-		      size_t term_len, long offset, const char *fix, const char *fmt, ...)
+struct lint_finding *spfkit__lint_add(struct lint_report *r, enum lint_id id, const char *domain,
+				      const char *term, size_t term_len, long offset,
+				      const char *fix, const char *fmt, ...)
 	__attribute__((format(printf, 8, 9)));
 /* The same with the severity given (legacy-syntax has milder cases). */
-void spfkit__lint_add_as(struct lint_report *r, enum lint_severity sev, enum lint_id id,
-			 const char *domain, const char *term, size_t term_len, long offset,
-			 const char *fix, const char *fmt, ...)
+struct lint_finding *spfkit__lint_add_as(struct lint_report *r, enum lint_severity sev,
+					 enum lint_id id, const char *domain, const char *term,
+					 size_t term_len, long offset, const char *fix,
+					 const char *fmt, ...)
 	__attribute__((format(printf, 9, 10)));
+/*
+ * The reason code of a check whose finding means permerror (the
+ * RFC 7208 limits, several records, an include or redirect with no
+ * record, a loop, which runs into the limit of §4.6.4): the code the
+ * evaluator gives in the same case. SPFKIT_REASON_NONE for the others;
+ * syntax and dns-failure findings get theirs where they are made (the
+ * parse error's, the DNS answer's).
+ */
+enum spfkit_reason spfkit__lint_reason_of(enum lint_id id);
 size_t spfkit__lint_count(const struct lint_report *r, enum lint_severity s);
 /* The same, of the findings in provider records only. */
 size_t spfkit__lint_count_provider(const struct lint_report *r, enum lint_severity s);
@@ -258,6 +275,8 @@ void spfkit__lint_dns_free(struct lint_dns *d);
  * after it are not asked (TEMPFAIL "not asked: ..."); d->late counts
  * both. */
 void spfkit__lint_dns_set_time_limit(struct lint_dns *d, unsigned seconds);
+/* Is a TEMPFAIL answer one the time limit made (not the resolver's)? */
+int spfkit__lint_dns_late(const struct lint_answer *a);
 #define LINT_EXIT_INCOMPLETE 75 /* sysexits EX_TEMPFAIL: the time limit cut the run short */
 
 struct lint_question {

@@ -264,6 +264,7 @@ int main(void)
 	F(spfkit_lint_finding, fix);
 	F(spfkit_lint_finding, section);
 	F(spfkit_lint_finding, provider);
+	F(spfkit_lint_finding, reason);
 	S(spfkit_tree_void);
 	F(spfkit_tree_void, type);
 	F(spfkit_tree_void, name);

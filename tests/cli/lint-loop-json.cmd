@@ -1,0 +1,1 @@
+lint --zone ../../data/demo.zone loop.example.com --json
