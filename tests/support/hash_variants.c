@@ -2,12 +2,12 @@
 #include "hash_variants.h"
 #include "keyed_hash.h"
 
-uint64_t spfkit__siphash24(const struct spfkit__hash_key *k, const void *p, size_t len)
+uint64_t spfkit__hash_siphash24(const struct spfkit__hash_key *k, const void *p, size_t len)
 {
 	return sip_bytes(k, p, len, 2, 4, 0);
 }
 
-uint64_t spfkit__name_hash_keyed(const struct spfkit__hash_key *k, const char *name, size_t len)
+uint64_t spfkit__namehash_keyed(const struct spfkit__hash_key *k, const char *name, size_t len)
 {
 	if (len > 0 && name[len - 1] == '.')
 		len--;

@@ -8,8 +8,8 @@
 #include "core.h"
 
 /* SipHash-2-4, the paper's variant: to check the code against its test vector. */
-uint64_t spfkit__siphash24(const struct spfkit__hash_key *k, const void *p, size_t len);
+uint64_t spfkit__hash_siphash24(const struct spfkit__hash_key *k, const void *p, size_t len);
 /* spfkit__hash_keyed() of a DNS name with ASCII case folded and one final dot ignored. */
-uint64_t spfkit__name_hash_keyed(const struct spfkit__hash_key *k, const char *name, size_t len);
+uint64_t spfkit__namehash_keyed(const struct spfkit__hash_key *k, const char *name, size_t len);
 
 #endif
