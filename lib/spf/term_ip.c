@@ -1,9 +1,9 @@
 /*
- * The general readers of ip4 and ip6 terms and of dual-cidr-lengths
- * (RFC 7208 §5.6, §12; the groups and "::" of RFC 4291 §2.2), for
- * term_parse.c: an ip6-network in any form, and every term the fast path
- * there (ip_term(), with term_ip.h's readers) does not take, which these
- * read again from the start to word the error.
+ * The general readers of ip4 and ip6 terms (RFC 7208 §5.6, §12; the
+ * groups and "::" of RFC 4291 §2.2), for term_parse.c: an ip6-network in
+ * any form, and every ip term the fast path there (ip_term(), with
+ * term_ip.h's readers) does not take, which these read again from the
+ * start to word the error.
  */
 #include <string.h>
 
@@ -12,68 +12,12 @@
 #include "term_ip.h"
 #include "term_parse.h"
 
-/* dual-cidr-length = [ ip4-cidr-length ] [ "/" ip6-cidr-length ], to e. */
-void spfkit__term_ip_dual_cidr(struct spfkit__term_parse *tp, const unsigned char *p,
-			       const unsigned char *e, const char *sec)
-{
-	struct spfkit_term *t = tp->t;
-
-	if (*p == '/') {
-		p++;
-		if (*p == '/') {
-			p = spfkit__term_ip_cidr(tp, p + 1, 128, &t->cidr6, SPFKIT_REASON_IP6_CIDR,
-						 sec);
-		} else {
-			p = spfkit__term_ip_cidr(tp, p, 32, &t->cidr4, SPFKIT_REASON_IP4_CIDR, sec);
-			if (p != NULL && *p == '/') {
-				if (*++p != '/') {
-					spfkit__term_parse_fail(tp, p, SPFKIT_REASON_IP6_CIDR_SLASHES,
-								sec);
-					return;
-				}
-				p = spfkit__term_ip_cidr(tp, p + 1, 128, &t->cidr6,
-							 SPFKIT_REASON_IP6_CIDR, sec);
-			}
-		}
-		if (p == NULL)
-			return;
-	}
-	if (p != e)
-		spfkit__term_parse_fail(tp, p, SPFKIT_REASON_CIDR_TEXT, sec);
-}
-
-/*
- * Where a trailing dual-cidr-length starts in [s, e), or e. A domain-spec
- * may itself hold "/" ("a:foo:bar/baz.example.com" is legal), so the
- * cidr is taken from the end: "/N", "//N" or "/N//M" with digits only.
- */
-const unsigned char *spfkit__term_ip_cidr_suffix(const unsigned char *s, const unsigned char *e)
-{
-	const unsigned char *i = e, *slash, *j;
-
-	while (i > s && spfkit__is_digit(i[-1]))
-		i--;
-	if (i == e || i == s || i[-1] != '/')
-		return e;
-	slash = i - 1;
-	if (slash == s || slash[-1] != '/')
-		return slash; /* "/N" */
-	j = slash - 1;    /* "//N"; maybe "/N" before it */
-	while (j > s && spfkit__is_digit(j[-1]))
-		j--;
-	if (j < slash - 1 && j > s && j[-1] == '/')
-		return j - 1;
-	return slash - 1;
-}
-
-
-
+/* HEXDIG value plus one; 0 for any other byte. */
 const unsigned char spfkit__term_ip_hex[256] = {
 	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
 	['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
 	['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
 };
-
 
 /*
  * The run of HEXDIGs at p: its end, and in *v the value of its first four
@@ -174,8 +118,6 @@ static const unsigned char *parse_ip6(struct spfkit__term_parse *tp, const unsig
 	memcpy(out, a, sizeof(a));
 	return p;
 }
-
-
 
 /* ip4 ":" ip4-network [ ip4-cidr-length ], from past the ":" to e. */
 void spfkit__term_ip_mech4(struct spfkit__term_parse *tp, const unsigned char *p,

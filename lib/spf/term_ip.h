@@ -1,8 +1,8 @@
 /*
  * The readers of an ip4-network, of an ip6-network in its common form and
- * of a cidr-length (RFC 7208 §5.6, §12; RFC 4291 §2.2), inline: the walk
- * over a record's terms (term_parse.c) reads nearly every ip4 and ip6
- * term with them alone, and term_ip.c's general readers build on them.
+ * of cidr-lengths (RFC 7208 §5.6, §12; RFC 4291 §2.2), inline: the walk
+ * over a record's terms (term_parse.c) reads nearly every ip4, ip6, a and
+ * mx term with them alone, and term_ip.c's general readers build on them.
  * Errors as in term_parse.h.
  */
 #ifndef SPFKIT_TERM_IP_H
@@ -198,13 +198,64 @@ static inline const unsigned char *spfkit__term_ip_plain6(const unsigned char *p
 	return p;
 }
 
+/* dual-cidr-length = [ ip4-cidr-length ] [ "/" ip6-cidr-length ], to e. */
+static inline void spfkit__term_ip_dual_cidr(struct spfkit__term_parse *tp,
+					     const unsigned char *p, const unsigned char *e,
+					     const char *sec)
+{
+	struct spfkit_term *t = tp->t;
+
+	if (*p == '/') {
+		p++;
+		if (*p == '/') {
+			p = spfkit__term_ip_cidr(tp, p + 1, 128, &t->cidr6, SPFKIT_REASON_IP6_CIDR,
+						 sec);
+		} else {
+			p = spfkit__term_ip_cidr(tp, p, 32, &t->cidr4, SPFKIT_REASON_IP4_CIDR, sec);
+			if (p != NULL && *p == '/') {
+				if (*++p != '/') {
+					spfkit__term_parse_fail(tp, p,
+								SPFKIT_REASON_IP6_CIDR_SLASHES, sec);
+					return;
+				}
+				p = spfkit__term_ip_cidr(tp, p + 1, 128, &t->cidr6,
+							 SPFKIT_REASON_IP6_CIDR, sec);
+			}
+		}
+		if (p == NULL)
+			return;
+	}
+	if (p != e)
+		spfkit__term_parse_fail(tp, p, SPFKIT_REASON_CIDR_TEXT, sec);
+}
+
+/*
+ * Where a trailing dual-cidr-length starts in [s, e), or e. A domain-spec
+ * may itself hold "/" ("a:foo:bar/baz.example.com" is legal), so the
+ * cidr is taken from the end: "/N", "//N" or "/N//M" with digits only.
+ */
+static inline const unsigned char *spfkit__term_ip_cidr_suffix(const unsigned char *s,
+								 const unsigned char *e)
+{
+	const unsigned char *i = e, *slash, *j;
+
+	while (i > s && spfkit__is_digit(i[-1]))
+		i--;
+	if (i == e || i == s || i[-1] != '/')
+		return e;
+	slash = i - 1;
+	if (slash == s || slash[-1] != '/')
+		return slash; /* "/N" */
+	j = slash - 1;    /* "//N"; maybe "/N" before it */
+	while (j > s && spfkit__is_digit(j[-1]))
+		j--;
+	if (j < slash - 1 && j > s && j[-1] == '/')
+		return j - 1;
+	return slash - 1;
+}
+
 /* ---- term_ip.c: the general readers ---------------------------------- */
 
-/* dual-cidr-length = [ ip4-cidr-length ] [ "/" ip6-cidr-length ], to e. */
-void spfkit__term_ip_dual_cidr(struct spfkit__term_parse *tp, const unsigned char *p,
-			       const unsigned char *e, const char *sec);
-/* Where a trailing dual-cidr-length starts in [s, e), or e. */
-const unsigned char *spfkit__term_ip_cidr_suffix(const unsigned char *s, const unsigned char *e);
 /* ip4 / ip6 ":" network [ cidr-length ], from past the ":" to e. */
 void spfkit__term_ip_mech4(struct spfkit__term_parse *tp, const unsigned char *p,
 			   const unsigned char *e, const char *sec);
