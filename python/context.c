@@ -244,7 +244,9 @@ static PyMethodDef context_methods[] = {
 	 "lint(domain=None, *, record=None, time_limit=0) -> dict\n\n"
 	 "`spfkit lint`: check domain's SPF record and every record it includes or redirects "
 	 "to, through this Context's Resolver. record: check this text instead of the "
-	 "domain's (includes are still looked up). time_limit: seconds for the whole walk (0: "
+	 "domain's (includes are still looked up); a list of strings is the TXT record's "
+	 "character-strings, joined as receivers join them, their sizes and joins checked "
+	 "too. time_limit: seconds for the whole walk (0: "
 	 "60). The dict has the keys of `spfkit lint --json` (domain, record, lookups, "
 	 "findings, summary, exit_status), and stopped and unanswered. Blocks without the "
 	 "GIL."},

@@ -300,6 +300,42 @@ static PyObject *tree_dict(const struct spfkit_lint *l)
 
 /* ---- the run ------------------------------------------------------------ */
 
+/* record= given as its character-strings (a list or tuple of str or bytes):
+ * the bytes objects (kept alive in *keep) and their pointers and lengths
+ * (PyMem, freed by the caller) into opt. 0, or -1 with an exception. */
+static int take_strings(PyObject *record, PyObject **keep, const char ***strs, size_t **lens,
+			struct spfkit_lint_options *opt)
+{
+	Py_ssize_t i, n = PySequence_Fast_GET_SIZE(record);
+
+	if ((size_t)n > SPFKIT_LINT_MAX_STRINGS) {
+		PyErr_Format(PyExc_ValueError, "record: more than %u strings",
+			     SPFKIT_LINT_MAX_STRINGS);
+		return -1;
+	}
+	*keep = PyTuple_New(n);
+	*strs = PyMem_Calloc((size_t)n + 1, sizeof(**strs));
+	*lens = PyMem_Calloc((size_t)n + 1, sizeof(**lens));
+	if (*keep == NULL || *strs == NULL || *lens == NULL) {
+		if (!PyErr_Occurred())
+			PyErr_NoMemory();
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		PyObject *b = spfkit_py_as_bytes(PySequence_Fast_GET_ITEM(record, i), "record string");
+
+		if (b == NULL)
+			return -1;
+		PyTuple_SET_ITEM(*keep, i, b);
+		(*strs)[i] = PyBytes_AS_STRING(b);
+		(*lens)[i] = (size_t)PyBytes_GET_SIZE(b);
+	}
+	opt->strings = *strs;
+	opt->string_lens = *lens;
+	opt->nstrings = (size_t)n;
+	return 0;
+}
+
 /* The walk, blocking, with the GIL released. */
 static int run_walk(struct spfkit_py_context *self, const struct spfkit_lint_options *opt,
 		    struct spfkit_lint **l, char *errbuf, size_t errlen)
@@ -321,6 +357,9 @@ static PyObject *lint_or_tree(PyObject *obj, PyObject *args, PyObject *kwargs, i
 	static char *kwlist[] = {"domain", "record", "time_limit", NULL};
 	struct spfkit_py_context *self = (struct spfkit_py_context *)obj;
 	PyObject *domain = Py_None, *record = Py_None, *dom = NULL, *rec = NULL, *out = NULL;
+	PyObject *seq = NULL;
+	const char **strs = NULL;
+	size_t *lens = NULL;
 	struct spfkit_lint_options opt;
 	struct spfkit_lint *l = NULL;
 	unsigned time_limit = 0;
@@ -352,7 +391,15 @@ static PyObject *lint_or_tree(PyObject *obj, PyObject *args, PyObject *kwargs, i
 			goto done;
 		}
 	}
-	if (record != Py_None) {
+	if (PyList_Check(record) || PyTuple_Check(record)) {
+		seq = PySequence_Fast(record, "record");
+		if (seq == NULL || take_strings(seq, &rec, &strs, &lens, &opt) < 0)
+			goto done;
+		if (opt.nstrings == 0) {
+			PyErr_SetString(PyExc_ValueError, "record: no strings");
+			goto done;
+		}
+	} else if (record != Py_None) {
 		rec = spfkit_py_as_bytes(record, "record");
 		if (rec == NULL)
 			goto done;
@@ -360,6 +407,11 @@ static PyObject *lint_or_tree(PyObject *obj, PyObject *args, PyObject *kwargs, i
 		opt.record_len = (size_t)PyBytes_GET_SIZE(rec);
 	}
 	rc = run_walk(self, &opt, &l, err, sizeof(err));
+	if (rc == SPFKIT_E2BIG) {
+		PyErr_Format(PyExc_ValueError, "record: its strings are over %u bytes in all",
+			     SPFKIT_LINT_MAX_TEXT);
+		goto done;
+	}
 	if (rc != 0) {
 		spfkit_py_raise(rc, tree ? "tree" : "lint", err);
 		goto done;
@@ -369,6 +421,9 @@ static PyObject *lint_or_tree(PyObject *obj, PyObject *args, PyObject *kwargs, i
 done:
 	Py_XDECREF(dom);
 	Py_XDECREF(rec);
+	Py_XDECREF(seq);
+	PyMem_Free(strs);
+	PyMem_Free(lens);
 	return out;
 }
 

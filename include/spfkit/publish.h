@@ -70,7 +70,18 @@ struct spfkit_lint_options {
 	unsigned time_limit_s; /* 0: SPFKIT_LINT_TIME_LIMIT_S. A question not
 				  answered in time is a dns-failure finding */
 	int tree;              /* 1: also build the tree (spfkit_lint_tree()) */
+	/* Instead of record: the record as the DNS character-strings of its
+	 * TXT record (zone file "v=spf1 ..." "..."), joined as receivers
+	 * join them (RFC 7208 §3.3), so that their sizes and joins are
+	 * checked too (string-over-255, split-inside-token). At most
+	 * SPFKIT_LINT_MAX_STRINGS strings, SPFKIT_LINT_MAX_TEXT bytes in all. */
+	const char *const *strings;
+	const size_t *string_lens;
+	size_t nstrings;
 };
+
+#define SPFKIT_LINT_MAX_STRINGS 256u  /* options.strings taken at most */
+#define SPFKIT_LINT_MAX_TEXT 65535u   /* their bytes: a TXT record's whole data */
 
 /* Zero every field (the defaults) and set size (inline: the caller's size). */
 static inline void spfkit_lint_options_init(struct spfkit_lint_options *opt)
@@ -99,8 +110,9 @@ const char *spfkit_lint_severity_name(enum spfkit_lint_severity s);
  * was found. *out: the run, to free with spfkit_lint_free(); NULL on
  * failure.
  * 0, SPFKIT_EINVAL (opt or out NULL, opt->size not set by
- * spfkit_lint_options_init(), neither a domain nor a record, a NUL in
- * the domain), SPFKIT_ENOMEM, or the resolver's error (SPFKIT_EDNS: a
+ * spfkit_lint_options_init(), neither a domain nor a record, both a
+ * record and strings, a NUL in the domain), SPFKIT_E2BIG (strings over
+ * their limits), SPFKIT_ENOMEM, or the resolver's error (SPFKIT_EDNS: a
  * question could not be sent).
  */
 SPFKIT_MUSTCHECK int spfkit_lint_run(struct spfkit_resolver *dns,

@@ -277,6 +277,55 @@ static int copy_node(struct spfkit_lint *l, const struct tree_node *n,
 
 /* ---- the run --------------------------------------------------------------- */
 
+/* The record as character-strings: checked here, joined by join_strings(). */
+static int take_strings(const struct spfkit_lint_options *o)
+{
+	size_t i, total = 0;
+
+	if (o->nstrings == 0)
+		return 0;
+	if (o->record != NULL || o->strings == NULL || o->string_lens == NULL)
+		return SPFKIT_EINVAL;
+	if (o->nstrings > SPFKIT_LINT_MAX_STRINGS)
+		return SPFKIT_E2BIG;
+	for (i = 0; i < o->nstrings; i++) {
+		if (o->strings[i] == NULL && o->string_lens[i] > 0)
+			return SPFKIT_EINVAL;
+		if (o->string_lens[i] > SPFKIT_LINT_MAX_TEXT - total)
+			return SPFKIT_E2BIG;
+		total += o->string_lens[i];
+	}
+	return 0;
+}
+
+/* The strings joined (§3.3: with nothing between them) into the report's
+ * arena, as the record lint reads; the strings themselves are read as given. */
+static int join_strings(struct spfkit_lint *l, const struct spfkit_lint_options *o,
+			struct lint_input *in)
+{
+	size_t i, total = 0;
+	char *buf;
+
+	for (i = 0; i < o->nstrings; i++)
+		total += o->string_lens[i]; /* bounded by take_strings() */
+	buf = spfkit__arena_alloc(&l->r.arena, total + 1);
+	if (buf == NULL)
+		return SPFKIT_ENOMEM;
+	total = 0;
+	for (i = 0; i < o->nstrings; i++) {
+		if (o->string_lens[i] > 0)
+			memcpy(buf + total, o->strings[i], o->string_lens[i]);
+		total += o->string_lens[i];
+	}
+	buf[total] = '\0';
+	in->record = buf;
+	in->record_len = total;
+	in->strs = o->strings;
+	in->lens = o->string_lens;
+	in->nstrs = o->nstrings;
+	return 0;
+}
+
 static int take_options(const struct spfkit_lint_options *opt, struct spfkit_lint_options *o)
 {
 	if (opt == NULL || spfkit__sized_copy(o, sizeof(*o), opt, OPTIONS_1_0_SIZE) != 0)
@@ -285,11 +334,11 @@ static int take_options(const struct spfkit_lint_options *opt, struct spfkit_lin
 		return SPFKIT_EINVAL;
 	if (o->record == NULL && o->record_len > 0)
 		return SPFKIT_EINVAL;
-	if (o->domain == NULL && o->record == NULL)
+	if (o->domain == NULL && o->record == NULL && o->nstrings == 0)
 		return SPFKIT_EINVAL;
 	if (o->domain != NULL && memchr(o->domain, '\0', o->domain_len) != NULL)
 		return SPFKIT_EINVAL;
-	return 0;
+	return take_strings(o);
 }
 
 /* The walk, as cmd_lint.c's lint_one() and cmd_tree.c's walk() run it. */
@@ -313,6 +362,8 @@ static int walk(struct spfkit_lint *l, struct spfkit_resolver *dns,
 	}
 	in.record = o->record;
 	in.record_len = o->record_len;
+	if (o->nstrings > 0 && join_strings(l, o, &in) != 0)
+		return SPFKIT_ENOMEM;
 	in.flatten_check = 1; /* as `spfkit lint`: whether flatten fixes a tree over the limit */
 	spfkit__lint_dns_init(&d, dns, &l->r);
 	spfkit__lint_dns_set_time_limit(&d, o->time_limit_s != 0 ? o->time_limit_s

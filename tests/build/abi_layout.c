@@ -213,6 +213,9 @@ int main(void)
 	F(spfkit_lint_options, record_len);
 	F(spfkit_lint_options, time_limit_s);
 	F(spfkit_lint_options, tree);
+	F(spfkit_lint_options, strings);
+	F(spfkit_lint_options, string_lens);
+	F(spfkit_lint_options, nstrings);
 	S(spfkit_tree_record);
 	F(spfkit_tree_record, text);
 	F(spfkit_tree_record, len);

@@ -76,6 +76,12 @@ static void test_arguments(void **state)
 	*(size_t *)(void *)big = sizeof(big);
 	assert_int_equal(spfkit_lint_run(NULL, (const void *)big, &l), 0);
 	spfkit_lint_free(l);
+	/* an older caller's, without the strings: they read as none */
+	o.size = offsetof(struct spfkit_lint_options, tree) + sizeof(int);
+	assert_int_equal(spfkit_lint_run(NULL, &o, &l), 0);
+	spfkit_lint_free(l);
+	o.size = offsetof(struct spfkit_lint_options, tree); /* older than any release */
+	assert_int_equal(spfkit_lint_run(NULL, &o, &l), SPFKIT_EINVAL);
 	big[sizeof(o) + 3] = 1;
 	assert_int_equal(spfkit_lint_run(NULL, (const void *)big, &l), SPFKIT_EINVAL);
 	assert_null(l);
@@ -225,12 +231,59 @@ static void test_zone_tree(void **state)
 	spfkit_zone_free(z);
 }
 
+/* The record as its character-strings: their joins and sizes are checked. */
+static void test_strings(void **state)
+{
+	static const char *const strs[] = {"v=spf1 ip4:192.0.2.1", "-all"};
+	static const size_t lens[] = {20, 4};
+	const struct spfkit_lint_finding *f;
+	struct spfkit_lint_options o;
+	struct spfkit_lint *l = NULL;
+	const char *many[SPFKIT_LINT_MAX_STRINGS + 1];
+	size_t many_lens[SPFKIT_LINT_MAX_STRINGS + 1], i;
+
+	(void)state;
+	spfkit_lint_options_init(&o);
+	o.strings = strs;
+	o.string_lens = lens;
+	o.nstrings = 2;
+	assert_int_equal(spfkit_lint_run(NULL, &o, &l), 0);
+	/* joined with nothing between them (RFC 7208 §3.3) */
+	assert_int_equal(spfkit_lint_summary(l)->record_len, 24);
+	assert_memory_equal(spfkit_lint_summary(l)->record, "v=spf1 ip4:192.0.2.1-all", 24);
+	f = find(l, "split-inside-token");
+	assert_non_null(f);
+	assert_string_equal(f->term, "ip4:192.0.2.1-all");
+	spfkit_lint_free(l);
+
+	o.record = "v=spf1 -all"; /* both: which one? */
+	o.record_len = 11;
+	assert_int_equal(spfkit_lint_run(NULL, &o, &l), SPFKIT_EINVAL);
+	o.record = NULL;
+	o.record_len = 0;
+	o.string_lens = NULL;
+	assert_int_equal(spfkit_lint_run(NULL, &o, &l), SPFKIT_EINVAL);
+	for (i = 0; i <= SPFKIT_LINT_MAX_STRINGS; i++) {
+		many[i] = "v=spf1 ";
+		many_lens[i] = 7;
+	}
+	o.strings = many;
+	o.string_lens = many_lens;
+	o.nstrings = SPFKIT_LINT_MAX_STRINGS + 1;
+	assert_int_equal(spfkit_lint_run(NULL, &o, &l), SPFKIT_E2BIG);
+	o.nstrings = 2;
+	many_lens[1] = SPFKIT_LINT_MAX_TEXT; /* 7 + 65535: over a TXT record's data */
+	assert_int_equal(spfkit_lint_run(NULL, &o, &l), SPFKIT_E2BIG);
+	assert_null(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_arguments),
 		cmocka_unit_test(test_record_no_dns),
 		cmocka_unit_test(test_zone_tree),
+		cmocka_unit_test(test_strings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
