@@ -69,10 +69,19 @@ long spfkit__lint_cover_term(struct lint_cover *c, struct lint_report *r, const 
 	return new_set(c, r, &c->terms, &c->nterms, &c->capterms, term, len, offset);
 }
 
+/* Appended only (each add sorting the set would be quadratic); the report normalizes. */
 void spfkit__lint_cover_add(struct lint_cover *c, struct lint_cover_set *s, int v6,
 			    const unsigned char *addr, unsigned prefix)
 {
-	if (s != NULL && spfkit__flat_set_add_prefix(&s->set, v6, addr, prefix) != 0)
+	if (s == NULL || c->overflow)
+		return;
+	if (++c->ranges > LINT_COVER_MAX_RANGES) {
+		c->overflow = 1;
+		return;
+	}
+	if (prefix > (v6 ? 128u : 32u))
+		prefix = v6 ? 128u : 32u;
+	if (spfkit__tree_ranges_add(&s->set, v6, addr, prefix) != 0)
 		oom(c);
 }
 
@@ -88,19 +97,49 @@ void spfkit__lint_cover_add_answer(struct lint_cover *c, struct lint_cover_set *
 			spfkit__lint_cover_add(c, s, v6, a->rrs[i].data, prefix);
 }
 
-/* Is every address of a inside b? */
-static int inside(struct lint_cover *c, const struct tree_ranges *a, const struct tree_ranges *b)
+/* a before b: IPv4 first, then by first address (the order of a normal set). */
+static int starts_before(const struct tree_range *a, const struct tree_range *b)
 {
-	struct tree_ranges rest = { NULL, 0, 0 };
-	int yes;
+	if (a->v6 != b->v6)
+		return a->v6 < b->v6;
+	if (a->first_hi != b->first_hi)
+		return a->first_hi < b->first_hi;
+	return a->first_lo < b->first_lo;
+}
 
-	if (spfkit__flat_set_minus(&rest, a, b) != 0) {
-		oom(c);
-		return 0;
+static int ends_within(const struct tree_range *x, const struct tree_range *r)
+{
+	if (x->last_hi != r->last_hi)
+		return x->last_hi < r->last_hi;
+	return x->last_lo <= r->last_lo;
+}
+
+/*
+ * Is every address of a inside b? Both normal: ranges neither overlap
+ * nor touch, so a covered range lies within one range of b, the last one
+ * starting at or before it (a binary search: a hostile tree's sets may be
+ * large).
+ */
+static int inside(const struct tree_ranges *a, const struct tree_ranges *b)
+{
+	size_t i, lo, hi, mid;
+
+	for (i = 0; i < a->n; i++) {
+		const struct tree_range *x = &a->items[i];
+
+		lo = 0;
+		hi = b->n; /* the first range of b starting after x */
+		while (lo < hi) {
+			mid = lo + (hi - lo) / 2;
+			if (starts_before(x, &b->items[mid]))
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		if (lo == 0 || b->items[lo - 1].v6 != x->v6 || !ends_within(x, &b->items[lo - 1]))
+			return 0;
 	}
-	yes = rest.n == 0;
-	spfkit__tree_ranges_free(&rest);
-	return yes;
+	return 1;
 }
 
 void spfkit__lint_cover_report(struct lint_cover *c, struct lint_report *r, const char *domain)
@@ -108,13 +147,19 @@ void spfkit__lint_cover_report(struct lint_cover *c, struct lint_report *r, cons
 	const struct lint_cover_set *t, *inc;
 	size_t i, j;
 
+	if (c->overflow || c->err != 0)
+		return;
+	for (i = 0; i < c->ninc; i++)
+		spfkit__flat_set_normalize(&c->incs[i].set);
+	for (i = 0; i < c->nterms; i++)
+		spfkit__flat_set_normalize(&c->terms[i].set);
 	for (i = 0; i < c->nterms; i++) {
 		t = &c->terms[i];
 		if (t->set.n == 0 || t->unknown)
 			continue; /* nothing known to compare */
 		for (j = 0; j < c->ninc; j++) {
 			inc = &c->incs[j];
-			if (inc->set.n == 0 || !inside(c, &t->set, &inc->set))
+			if (inc->set.n == 0 || !inside(&t->set, &inc->set))
 				continue;
 			spfkit__lint_add(r, L_COVERED_BY_INCLUDE, domain, t->term, t->len, t->offset,
 					 NULL,

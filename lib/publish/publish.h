@@ -478,7 +478,7 @@ struct lint_cover_set {
 	const char *term; /* as written, in the report's arena */
 	size_t len;
 	long offset;
-	struct tree_ranges set; /* kept normal (flatten_set.c) */
+	struct tree_ranges set; /* appended to; made normal (flatten_set.c) by the report */
 	int unknown;            /* some of its addresses are not known (a failed question) */
 	int lookup;             /* an a or mx term: it costs a DNS-querying term */
 };
@@ -487,8 +487,12 @@ struct lint_cover {
 	struct lint_cover_set *incs, *terms;
 	size_t ninc, capinc, nterms, capterms;
 	long cur; /* the include being walked (an index of incs), or -1 */
+	size_t ranges;  /* added to every set so far (LINT_COVER_MAX_RANGES) */
+	int overflow;   /* past that: a hostile tree; no covered-by-include findings */
 	int err;  /* SPFKIT_ENOMEM */
 };
+
+#define LINT_COVER_MAX_RANGES 100000u /* bounds the memory and work of a hostile tree */
 
 void spfkit__lint_cover_free(struct lint_cover *c); /* also makes an empty one (cur -1) */
 /* A pass include of the top record is walked from now: c->cur. */
