@@ -20,9 +20,10 @@ BUILD_DEPS = meson ninja-build pkg-config gcc python3 python3-dev \
 # asks Debian's pyspf for a second opinion on the benchmark corpus; the
 # spfkit Python module's tests run under pytest, its example on aiosmtpd.
 # Prometheus (promtool, and the server the metrics e2e test runs) checks
-# the daemons' /metrics (issue 29).
+# the daemons' /metrics (issue 29). Headless Chromium renders `spfkit tree
+# --html` (issue 31).
 TEST_DEPS = libspf2-dev python3-yaml graphviz python3-spf python3-pytest python3-aiosmtpd \
-	prometheus
+	prometheus chromium
 BENCH_DEPS = libspf2-dev valgrind postfix-policyd-spf-python python3-spf python3-dev
 
 SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \

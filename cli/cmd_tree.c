@@ -4,9 +4,10 @@
  * the worst case, its void lookups, the addresses it authorises, its
  * TTL and its terms made by macros. The tree is lint's walk, watched
  * (tree.h): the same resolver, parser and counting rules as lint.
- * Output as text, --json, --dot (Graphviz), or --svg (spfkit's own
- * drawing, tree_svg.c); with --output the file appears whole or not at
- * all (temp file, rename).
+ * Output as text, --json, --dot (Graphviz), --svg (spfkit's own
+ * drawing, tree_svg.c) or --html (the picture, lint's findings and
+ * flatten's proposal, tree_html.c); with --output the file appears whole
+ * or not at all (temp file, rename).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,14 +24,14 @@
 struct tree_opts {
 	const char *zone, *dns, *timeout, *tries, *record, *domain, *output, *time_limit;
 	const char *arg_domain;
-	int json, dot, svg, help;
+	int json, dot, svg, html, help;
 	unsigned limit_s; /* --time-limit, parsed */
 };
 
 void cli_tree_usage(FILE *f)
 {
 	fputs("Usage: spfkit tree DOMAIN [--zone FILE | --dns HOST[:PORT],...]\n"
-	      "                   [--json | --dot | --svg] [--output FILE]\n"
+	      "                   [--json | --dot | --svg | --html] [--output FILE]\n"
 	      "       spfkit tree --record 'v=spf1 ...' [--domain DOMAIN] [same options]\n"
 	      "\n"
 	      "Show the include/redirect tree of a domain's SPF record (RFC 7208). For each\n"
@@ -62,6 +63,11 @@ void cli_tree_usage(FILE *f)
 	      "                        red: the path where the count of lookups or void\n"
 	      "                        lookups goes over its limit; grey: records never\n"
 	      "                        reached; orange: a branch with 2 void lookups\n"
+	      "  --html                one self-contained HTML page (no script, nothing\n"
+	      "                        fetched): the picture with spfkit lint's findings\n"
+	      "                        beside the records they concern, the findings as a\n"
+	      "                        table, and the records spfkit flatten would publish\n"
+	      "                        (checked as flatten checks them), or why it would not\n"
 	      "  --output FILE         write FILE instead of stdout; it is written to a\n"
 	      "                        temporary file first and renamed, so FILE is whole\n"
 	      "                        or untouched\n"
@@ -87,6 +93,7 @@ static int parse_args(int argc, char **argv, struct tree_opts *o)
 		{ "--output", &o->output, NULL },   { "--json", NULL, &o->json },
 		{ "--time-limit", &o->time_limit, NULL },
 		{ "--dot", NULL, &o->dot },         { "--svg", NULL, &o->svg },
+		{ "--html", NULL, &o->html },
 		{ "--help", NULL, &o->help },
 	};
 
@@ -99,8 +106,8 @@ static int check_combination(const struct tree_opts *o)
 {
 	const char *real_dns = o->dns ? "--dns" : o->timeout ? "--timeout" : o->tries ? "--tries" : NULL;
 
-	if (o->json + o->dot + o->svg > 1) {
-		cli_error(CMD, "give one of --json, --dot and --svg");
+	if (o->json + o->dot + o->svg + o->html > 1) {
+		cli_error(CMD, "give one of --json, --dot, --svg and --html");
 		return -1;
 	}
 	if (o->zone != NULL && real_dns != NULL) {
@@ -165,8 +172,11 @@ static int finish_file(FILE *f, const char *tmp, const char *final, int ok)
 	return -1;
 }
 
-static int print_as(const struct tree_opts *o, FILE *f, const struct tree *t)
+static int print_as(const struct tree_opts *o, FILE *f, const struct tree *t,
+		    const struct tree_html *h)
 {
+	if (o->html)
+		return tree_print_html(f, t, h);
 	if (o->json)
 		return tree_print_json(f, t);
 	if (o->dot)
@@ -177,14 +187,15 @@ static int print_as(const struct tree_opts *o, FILE *f, const struct tree *t)
 	return ferror(f) ? SPFKIT_EIO : 0;
 }
 
-static int write_output(const struct tree_opts *o, const struct tree *t)
+static int write_output(const struct tree_opts *o, const struct tree *t,
+			const struct tree_html *h)
 {
 	char tmp[TREE_PATH_MAX];
 	FILE *f;
 	int rc;
 
 	if (o->output == NULL) {
-		rc = print_as(o, stdout, t);
+		rc = print_as(o, stdout, t, h);
 		if (rc != 0 || fflush(stdout) != 0) {
 			cli_error(CMD, "cannot write the output: %s", spfkit_strerror(rc ? rc : SPFKIT_EIO));
 			return TREE_EXIT_INTERNAL;
@@ -196,7 +207,7 @@ static int write_output(const struct tree_opts *o, const struct tree *t)
 		cli_error(CMD, "cannot create a temporary file beside %.200s", o->output);
 		return TREE_EXIT_INTERNAL;
 	}
-	rc = print_as(o, f, t);
+	rc = print_as(o, f, t, h);
 	if (finish_file(f, tmp, o->output, rc == 0) != 0) {
 		cli_error(CMD, "cannot write %.200s", o->output);
 		return TREE_EXIT_INTERNAL;
@@ -207,23 +218,32 @@ static int write_output(const struct tree_opts *o, const struct tree *t)
 /* ---- the run ------------------------------------------------------------------ */
 
 static int walk(const struct tree_opts *o, struct spfkit_resolver *resolver, struct tree *t,
-		struct lint_report *r)
+		struct lint_report *r, struct tree_html *h)
 {
 	struct lint_input in;
 	struct lint_dns dns;
-	int rc, incomplete;
+	int rc = 0, incomplete;
 
 	memset(&in, 0, sizeof(in));
 	in.observe = spfkit__tree_observe;
 	in.observe_arg = t;
+	if (o->html) {
+		/* one walk for the tree, lint's findings and the flatten model */
+		rc = tree_html_watch(h, r);
+		in.observe = tree_html_observe;
+		in.observe_arg = h;
+	}
 	in.domain = o->record != NULL ? o->domain : o->arg_domain;
 	in.record = o->record;
 	in.record_len = o->record != NULL ? strlen(o->record) : 0;
 	spfkit__lint_dns_init(&dns, resolver, r);
 	spfkit__lint_dns_set_time_limit(&dns, o->limit_s);
-	rc = spfkit__lint_run(&dns, &in);
+	if (rc == 0)
+		rc = spfkit__lint_run(&dns, &in);
 	if (rc == 0)
 		rc = spfkit__tree_add_records(t, &dns);
+	if (rc == 0 && t->err == 0 && o->html)
+		rc = tree_html_flatten(h, &dns); /* while the walk's answers are here */
 	incomplete = lint_dns_incomplete(CMD, &dns);
 	spfkit__lint_dns_free(&dns);
 	if (rc == 0)
@@ -236,7 +256,7 @@ static int walk(const struct tree_opts *o, struct spfkit_resolver *resolver, str
 		cli_error(CMD, "cannot finish: %s", spfkit_strerror(rc));
 		return TREE_EXIT_INTERNAL;
 	}
-	rc = write_output(o, t);
+	rc = write_output(o, t, h);
 	return incomplete && rc != TREE_EXIT_INTERNAL ? LINT_EXIT_INCOMPLETE : rc;
 }
 
@@ -244,15 +264,26 @@ static int run(const struct tree_opts *o)
 {
 	struct cli_resolver res;
 	struct lint_report r;
+	struct tree_html *h;
 	struct tree t;
 	int status;
 
+	h = spfkit__zalloc(NULL, sizeof(*h));
+	if (h == NULL) {
+		cli_error(CMD, "out of memory");
+		return TREE_EXIT_INTERNAL;
+	}
 	status = open_resolver(o, &res);
-	if (status != 0)
+	if (status != 0) {
+		spfkit__free(NULL, h);
 		return status;
+	}
 	spfkit__lint_report_init(&r);
 	spfkit__tree_init(&t, &r);
-	status = walk(o, res.resolver, &t, &r);
+	tree_html_init(h, &t);
+	status = walk(o, res.resolver, &t, &r, h);
+	tree_html_free(h);
+	spfkit__free(NULL, h);
 	spfkit__tree_free(&t);
 	spfkit__lint_report_free(&r);
 	cli_resolver_close(&res);

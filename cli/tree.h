@@ -5,6 +5,7 @@
  *   tree_text.c   text and JSON output
  *   tree_dot.c    Graphviz dot output
  *   tree_svg.c    the SVG picture, spfkit's own layout (--svg, and --html's)
+ *   tree_html.c   --html: the picture, lint's findings and flatten's proposal
  *
  * The tree itself is lib/publish's (publish.h: tree_build.c, tree_addr.c).
  */
@@ -36,6 +37,33 @@ int tree_print_svg(FILE *f, const struct tree *t, const struct lint_report *find
 /* Bytes escaped for XML text and attributes; not printable ASCII as \xNN. */
 void tree_svg_bytes(FILE *f, const char *s, size_t len);
 void tree_svg_str(FILE *f, const char *s);
+
+/* ---- tree_html.c ---------------------------------------------------------- */
+
+enum tree_flat_state { TREE_FLAT_NONE = 0, TREE_FLAT_REFUSED, TREE_FLAT_PROPOSED };
+
+/* What --html adds to the walk: the flatten model watching it, and the proposal. */
+struct tree_html {
+	struct tree *t;
+	struct flat_model m;
+	int m_init;
+	enum tree_flat_state state;
+	char why[600]; /* REFUSED: why there is no proposal */
+	struct flat_output out;
+	struct flat_verify v;
+	uint32_t ttl;
+};
+
+void tree_html_init(struct tree_html *h, struct tree *t);
+/* The flatten model, on r; 0 or SPFKIT_ENOMEM. */
+int tree_html_watch(struct tree_html *h, struct lint_report *r);
+/* The lint_walk_fn: the tree and the model both watch; arg is a struct tree_html. */
+void tree_html_observe(void *arg, const struct lint_walk_event *ev);
+/* After the walk, with its answers: the proposal, or why none; 0 or an spfkit_err. */
+int tree_html_flatten(struct tree_html *h, struct lint_dns *dns);
+/* The page; 0 or an spfkit_err. */
+int tree_print_html(FILE *f, const struct tree *t, const struct tree_html *h);
+void tree_html_free(struct tree_html *h);
 
 /* ---- cmd_tree.c ----------------------------------------------------------- */
 

@@ -232,47 +232,43 @@ static void status_text(char *buf, size_t size, const struct tree_node *n,
 			 SPFKIT_LIMIT_VOID_LOOKUPS);
 }
 
-/* The lines of a node's box, from the pen's position; the pen ends below them. */
-static void node_body(struct pen *p, const struct tree_node *n, const struct look *l)
+/* The domain, with what its subtree costs at the right of its first line. */
+static void node_title(struct pen *p, const struct tree_node *n, const struct look *l)
+{
+	struct pen q = *p;
+	char cost[40];
+
+	q.width = p->width > 130 ? p->width - 130 : p->width; /* room for the cost */
+	put_str(&q, F_NAME, 1, C_TEXT,
+		n->domain[0] != '\0' ? n->domain : "(record given, no domain)", 2);
+	if (p->f != NULL && n->record != NULL && n->parsed) {
+		snprintf(cost, sizeof(cost), "%u lookup%s", n->terms_tree,
+			 n->terms_tree == 1 ? "" : "s");
+		text_open(p, F_NAME, 1, l->badge, "end", p->x + p->width);
+		tree_svg_str(p->f, cost);
+		fputs("</text>\n", p->f);
+	}
+	p->y = q.y;
+}
+
+/* The term that leads here, the counts, and the limit this branch breaks. */
+static void node_counts(struct pen *p, const struct tree_node *n)
 {
 	struct tree_marks m;
-	char line[512], a[48], b[48], v[64];
-	size_t i;
+	char line[600], a[48], b[48], v[64];
 
-	spfkit__tree_marks(n, &m);
-	{
-		/* the name, with the subtree's cost at the right on its first line */
-		struct pen q = *p;
-
-		q.width = p->width > 130 ? p->width - 130 : p->width;
-		put_str(&q, F_NAME, 1, C_TEXT, n->domain[0] != '\0' ? n->domain : "(record given, no domain)", 2);
-		if (p->f != NULL && n->record != NULL && n->parsed) {
-			snprintf(line, sizeof(line), "%u lookup%s", n->terms_tree,
-				 n->terms_tree == 1 ? "" : "s");
-			text_open(p, F_NAME, 1, l->badge, "end", p->x + p->width);
-			tree_svg_str(p->f, line);
-			fputs("</text>\n", p->f);
-		}
-		p->y = q.y;
-	}
 	if (n->via != NULL) {
-		snprintf(line, sizeof(line), "%s ", n->how == LINT_HOW_REDIRECT ? "redirected by" : "included by");
-		/* the term as written: DNS data */
-		{
-			size_t k = strlen(line), vl = strlen(n->via);
-
-			if (k + vl < sizeof(line)) {
-				memcpy(line + k, n->via, vl + 1);
-				put_str(p, F_SMALL, 0, C_DIM, line, 2);
-			}
-		}
+		snprintf(line, sizeof(line), "%s %.500s",
+			 n->how == LINT_HOW_REDIRECT ? "redirected by" : "included by", n->via);
+		put_str(p, F_SMALL, 0, C_DIM, line, 2);
 	}
 	if (n->record != NULL && n->parsed) {
 		voids_text(v, sizeof(v), n->voids_tree);
 		snprintf(line, sizeof(line),
-			 "cost: %u lookup%s with its subtree, %u here (limit %u) | void lookups: %s",
+			 "cost: %u lookup%s with its subtree, %u here (limit %u) | void lookups: %s "
+			 "(limit %u)",
 			 n->terms_tree, n->terms_tree == 1 ? "" : "s", n->terms_here,
-			 SPFKIT_LIMIT_DNS_TERMS, v);
+			 SPFKIT_LIMIT_DNS_TERMS, v, SPFKIT_LIMIT_VOID_LOOKUPS);
 		put_str(p, F_INFO, 0, C_TEXT, line, SVG_OTHER_LINES);
 		snprintf(line, sizeof(line), "addresses with the subtree: IPv4 %s, IPv6 %s%s",
 			 spfkit__tree_count_str(&n->v4_tree, a, sizeof(a)),
@@ -280,10 +276,20 @@ static void node_body(struct pen *p, const struct tree_node *n, const struct loo
 			 n->all_tree ? " (and +all: every address)" : "");
 		put_str(p, F_INFO, 0, C_TEXT, line, SVG_OTHER_LINES);
 	}
+	spfkit__tree_marks(n, &m);
 	status_text(line, sizeof(line), n, &m);
 	if (line[0] != '\0')
-		put_str(p, F_INFO, 1, m.void_heavy && m.lookups == TREE_UNDER && m.voids == TREE_UNDER
-					     ? C_ORANGE : C_RED, line, SVG_OTHER_LINES);
+		put_str(p, F_INFO, 1,
+			m.lookups == TREE_UNDER && m.voids == TREE_UNDER ? C_ORANGE : C_RED, line,
+			SVG_OTHER_LINES);
+}
+
+/* The TTL, the record (and the others at its name), macros, the problem. */
+static void node_texts(struct pen *p, const struct tree_node *n)
+{
+	char line[100];
+	size_t i;
+
 	if (n->record != NULL) {
 		if (n->has_ttl) {
 			snprintf(line, sizeof(line), "TTL %lu s", (unsigned long)n->ttl);
@@ -298,16 +304,24 @@ static void node_body(struct pen *p, const struct tree_node *n, const struct loo
 		put_text(p, F_SMALL, 0, C_DIM, n->more[i].text, n->more[i].len, SVG_RECORD_LINES);
 	}
 	for (i = 0; i < n->ndynamic; i++) {
-		snprintf(line, sizeof(line), "made by macros, not followed: ");
-		put_str(p, F_SMALL, 0, C_DIM, line, 1);
+		put_str(p, F_SMALL, 0, C_DIM, "made by macros, not followed:", 1);
 		put_str(p, F_SMALL, 0, C_DIM, n->dynamic[i], 2);
 	}
 	if (n->problem != NULL)
 		put_str(p, F_INFO, n->error, n->error ? C_RED : C_DIM, n->problem, SVG_OTHER_LINES);
 	if (n->repeated)
 		put_str(p, F_SMALL, 0, C_DIM,
-			"repeated: shown above; its lookups are counted again, its subtree not drawn again",
+			"repeated: shown above; its lookups are counted again, its subtree not drawn "
+			"again",
 			2);
+}
+
+/* The lines of a node's box, from the pen's position; the pen ends below them. */
+static void node_body(struct pen *p, const struct tree_node *n, const struct look *l)
+{
+	node_title(p, n, l);
+	node_counts(p, n);
+	node_texts(p, n);
 }
 
 /* ---- findings beside a box (--html) ------------------------------------------ */
@@ -317,14 +331,26 @@ static const char *severity_colour(enum lint_severity s)
 	return s == LINT_ERROR ? C_RED : s == LINT_WARNING ? C_ORANGE : C_DIM;
 }
 
-static void finding_body(struct pen *p, const struct lint_finding *f)
+/* The same finding again: a record reached on several paths is checked on each. */
+static int same_finding(const struct lint_finding *a, const struct lint_finding *b)
+{
+	return a->id == b->id && a->offset == b->offset && a->severity == b->severity &&
+	       strcmp(a->message, b->message) == 0;
+}
+
+static void finding_body(struct pen *p, const struct lint_finding *f, unsigned times)
 {
 	char line[600];
 	const char *fix = spfkit__lint_finding_fix(f);
 
-	snprintf(line, sizeof(line), "%s %s", spfkit__lint_severity_name(f->severity),
-		 spfkit__lint_checks[f->id].id);
-	put_str(p, F_SMALL, 1, severity_colour(f->severity), line, 1);
+	if (times > 1)
+		snprintf(line, sizeof(line), "%s %s (found %u times)",
+			 spfkit__lint_severity_name(f->severity), spfkit__lint_checks[f->id].id,
+			 times);
+	else
+		snprintf(line, sizeof(line), "%s %s", spfkit__lint_severity_name(f->severity),
+			 spfkit__lint_checks[f->id].id);
+	put_str(p, F_SMALL, 1, severity_colour(f->severity), line, 2);
 	if (f->term != NULL) {
 		snprintf(line, sizeof(line), "term: %.300s", f->term);
 		put_str(p, F_SMALL, 0, C_DIM, line, 2);
@@ -405,9 +431,19 @@ static unsigned findings_height(const struct layout *L, size_t i, FILE *f, unsig
 	int any = 0;
 
 	for (k = 0; L->r != NULL && k < L->r->n; k++) {
+		unsigned times = 1;
+		size_t j;
+
 		if (L->owner[k] != i)
 			continue;
-		finding_body(&p, &L->r->items[k]);
+		for (j = 0; j < L->r->n && times > 0; j++) {
+			if (j == k || L->owner[j] != i || !same_finding(&L->r->items[j], &L->r->items[k]))
+				continue;
+			times = j < k ? 0 : times + 1; /* shown once, at its first place */
+		}
+		if (times == 0)
+			continue;
+		finding_body(&p, &L->r->items[k], times);
 		any = 1;
 	}
 	return any ? p.y - top + SVG_PAD : 0;
@@ -431,13 +467,16 @@ static void header(const struct layout *L, struct pen *p)
 	snprintf(line, sizeof(line), "SPF tree of %s",
 		 L->t->r->domain[0] != '\0' ? L->t->r->domain : "the record given");
 	put_str(p, F_TITLE, 1, C_TEXT, line, 2);
-	snprintf(line, sizeof(line),
-		 "%u DNS-querying term%s, worst case (limit %u)%s | void lookups: IPv4 clients %u, "
-		 "IPv6 clients %u (limit %u) | %u record%s",
+	snprintf(line, sizeof(line), "%u DNS-querying term%s, worst case (limit %u)%s",
 		 c->dns_terms, c->dns_terms == 1 ? "" : "s", SPFKIT_LIMIT_DNS_TERMS,
-		 over ? ": OVER THE LIMIT, receivers return permerror" : "", c->void_v4, c->void_v6,
-		 SPFKIT_LIMIT_VOID_LOOKUPS, c->records, c->records == 1 ? "" : "s");
-	put_str(p, F_INFO, over, over ? C_RED : C_TEXT, line, 3);
+		 over ? ": OVER THE LIMIT, receivers return permerror" : "");
+	put_str(p, F_INFO, over, over ? C_RED : C_TEXT, line, 2);
+	over = c->void_v4 > SPFKIT_LIMIT_VOID_LOOKUPS || c->void_v6 > SPFKIT_LIMIT_VOID_LOOKUPS;
+	snprintf(line, sizeof(line),
+		 "void lookups: IPv4 clients %u, IPv6 clients %u (limit %u)%s | %u record%s read",
+		 c->void_v4, c->void_v6, SPFKIT_LIMIT_VOID_LOOKUPS,
+		 over ? ": OVER THE LIMIT" : "", c->records, c->records == 1 ? "" : "s");
+	put_str(p, F_INFO, over, over ? C_RED : C_TEXT, line, 2);
 	p->y += 4;
 }
 
@@ -608,7 +647,8 @@ static void draw(const struct layout *L, FILE *f, int standalone)
 	fputs("</svg>\n", f);
 }
 
-int tree_print_svg(FILE *f, const struct tree *t, const struct lint_report *findings, int standalone)
+int tree_print_svg(FILE *f, const struct tree *t, const struct lint_report *findings,
+		   int standalone)
 {
 	struct layout L;
 	int rc = layout_init(&L, t, findings);

@@ -6,6 +6,9 @@
                                         whole SVG file; every fixture's picture is at most
                                         1920 px wide, text >= 12 px inside it; colours where
                                         a limit breaks and only there; escaping
+    tree_tests.py SPFKIT ZONE html      --html: a self-contained page per fixture; lint's
+                                        findings beside their boxes and in a table; the
+                                        flatten proposal, or why there is none
     tree_tests.py SPFKIT GEN_CORPUS svg-corpus
                                         the same on the benchmark corpus's largest tree
     tree_tests.py SPFKIT ZONE output    --output writes what stdout gets, or nothing (exit 70)
@@ -29,6 +32,16 @@ import tempfile
 def fail(msg):
     print("FAIL " + msg)
     sys.exit(1)
+
+
+def report(bad, ok):
+    """Print every complaint and exit 1, or print the ok line: 0."""
+    for b in bad:
+        print("FAIL " + b)
+    if bad:
+        sys.exit(1)
+    print(ok)
+    return 0
 
 
 def zone_domains(zone):
@@ -151,12 +164,60 @@ def test_svg(spfkit, zone):
     hostile = svg_of(spfkit, zone, "hostile.example")
     if "\\xe2\\x80\\x9csmart" not in hostile or "&lt;b&gt;" not in hostile:
         bad.append("hostile.example: bytes not escaped as \\xNN and XML entities")
-    for b in bad:
-        print("FAIL " + b)
-    if bad:
-        sys.exit(1)
-    print("svg: file and stdout equal, no dot needed; widths, fonts, colours and escaping ok")
-    return 0
+    return report(bad, "svg: file and stdout equal, no dot needed; widths, fonts, colours and "
+                       "escaping ok")
+
+
+def html_of(spfkit, zone, args):
+    p = subprocess.run([spfkit, "tree", "--zone", zone, "--html"] + args, capture_output=True,
+                       timeout=120)
+    if p.returncode not in (0, 2) or not p.stdout.startswith(b"<!DOCTYPE html>"):
+        fail("tree --html %s: exit %d: %s" % (args, p.returncode, p.stderr))
+    return p.returncode, p.stdout.decode("utf-8")
+
+
+def test_html(spfkit, zone):
+    """--html: self-contained; findings beside their boxes; the flatten proposal or why not."""
+    bad = []
+    for d in zone_domains(zone):
+        _, page = html_of(spfkit, zone, [d])
+        urls = set(re.findall(r"\w+://[^\s\"'<>]*", page)) - {"http://www.w3.org/2000/svg"}
+        if re.search(r"<script|<link|<iframe|<img|\bsrc=|url\(|@import", page, re.I) or urls:
+            bad.append("%s: not self-contained: %s" % (d, sorted(urls)))
+        if not page.rstrip().endswith("</html>") or page.count("<svg") != 1:
+            bad.append("%s: not one whole page with one picture" % d)
+        bad += svg_problems(page[page.index("<svg"):page.index("</svg>") + 6]
+                            .replace("<svg ", '<svg ', 1), d + " (html)")
+    status, page = html_of(spfkit, zone, ["over.example"])
+    if status != 2:
+        bad.append("over.example --html: exit %d, want 2 as the text output" % status)
+    column = re.findall(r'<g class="findings" id="findings-(\d+)">(.*?)</g>', page, re.S)
+    beside = {n: body for n, body in column}
+    # lookups-over-10 is about over.example: beside the root's box (node 0)
+    if "lookups-over-10" not in beside.get("0", ""):
+        bad.append("over.example: lookups-over-10 not beside the root's box")
+    if "lookups-over-10" not in page[page.index('id="findings"'):]:
+        bad.append("over.example: lookups-over-10 not in the findings table")
+    if 'id="flatten-zone"' not in page or "over.example. 600 IN TXT" not in page \
+            or "<b>0</b> flattened" not in page:
+        bad.append("over.example: no flatten proposal (0 lookups after)")
+    _, page = html_of(spfkit, zone, ["multi.example"])
+    if 'id="flatten-none"' not in page or "multiple-records" not in page \
+            or "v=spf1 ip4:198.51.100.7 ~all" not in page:
+        bad.append("multi.example: no refusal naming multiple-records, or its second record "
+                   "not shown")
+    _, page = html_of(spfkit, zone, ["--record", "v=spf1 include:chain.example -all"])
+    if "flattening needs the domain" not in page:
+        bad.append("--record without --domain: the page does not say why there is no proposal")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "t.html")
+        p = subprocess.run([spfkit, "tree", "--zone", zone, "--html", "--output", out,
+                            "chain.example"], capture_output=True, timeout=60)
+        if p.returncode != 0 or p.stdout or open(out).read() != html_of(spfkit, zone,
+                                                                         ["chain.example"])[1]:
+            bad.append("--html --output: exit %d, not the bytes of stdout" % p.returncode)
+    return report(bad, "html: every fixture's page self-contained, findings beside boxes, "
+                       "proposals")
 
 
 def test_svg_corpus(spfkit, gen):
@@ -172,15 +233,12 @@ def test_svg_corpus(spfkit, gen):
         if largest["lookups"]["dns_terms"] > 10 and "over" not in node_classes(svg):
             bad.append("%s: %d lookups and no box coloured over the limit"
                        % (d, largest["lookups"]["dns_terms"]))
-        for b in bad:
-            print("FAIL " + b)
-        if bad:
-            sys.exit(1)
-        w = re.search(r'<svg [^>]*width="(\d+)"', svg).group(1)
-        print("largest corpus tree %s: %d records, %d lookups: SVG %s px wide, fonts %s px"
-              % (d, records, largest["lookups"]["dns_terms"], w,
-                 sorted(set(int(x) for x in re.findall(r'font-size="(\d+)"', svg)))))
-    return 0
+        w = re.search(r'<svg [^>]*width="(\d+)"', svg)
+        return report(bad, "largest corpus tree %s: %d records, %d lookups: SVG %s px wide, "
+                      "fonts %s px" % (d, records, largest["lookups"]["dns_terms"],
+                                       w.group(1) if w else "?",
+                                       sorted(set(int(x) for x in
+                                                  re.findall(r'font-size="(\d+)"', svg)))))
 
 
 def test_output(spfkit, zone):
@@ -277,6 +335,8 @@ def main():
         return test_svg(spfkit, arg)
     if what == "output":
         return test_output(spfkit, arg)
+    if what == "html":
+        return test_html(spfkit, arg)
     if what == "svg-corpus":
         return test_svg_corpus(spfkit, arg)
     if what == "count":
