@@ -1,0 +1,1 @@
+tree --zone tree.zone v6mix.example
