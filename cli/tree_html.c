@@ -225,6 +225,12 @@ static void flatten_part(FILE *f, const struct tree *t, const struct tree_html *
 	if (h->v.permerror_removed > 0)
 		fprintf(f, "; %zu of them got permerror from the original and get its intended result "
 			   "flattened", h->v.permerror_removed);
+	for (i = 0; i < h->out.nleft; i++) {
+		fputs("; <code>", f);
+		tree_svg_str(f, h->out.left_alone[i]);
+		fputs("</code> is left alone (the source reads it: the new records take other names)",
+		      f);
+	}
 	fputs(". Run <code>spfkit flatten</code> again when a provider changes its ranges "
 	      "(<code>--check-live</code> tells).</p>\n<pre id=\"flatten-zone\">",
 	      f);
