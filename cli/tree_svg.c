@@ -42,11 +42,11 @@ static unsigned line_height(unsigned size)
 	return size + size / 3 + 1;
 }
 
-/* Characters of a size-px monospace font in width px (0.6 em each, rounded up to be safe). */
+/* Characters of a size-px monospace font in width px: 0.61 em each, a
+ * little more than the 0.6 em of the fonts named, for the ones not. */
 static unsigned columns(unsigned width, unsigned size)
 {
-	unsigned per = (size * 61 + 99) / 100; /* 0.61 em, rounded up */
-	unsigned n = width / (per != 0 ? per : 1);
+	unsigned n = width * 100u / (size * 61u);
 
 	return n > 8 ? n : 8;
 }
