@@ -217,35 +217,41 @@ static int write_output(const struct tree_opts *o, const struct tree *t,
 
 /* ---- the run ------------------------------------------------------------------ */
 
+/*
+ * The report and the walk's answers live in a flatten walk (struct
+ * flat_walk), so that --html's proposal is flatten's own run over them
+ * (spfkit__flat_run_records); its model is used with --html only.
+ */
 static int walk(const struct tree_opts *o, struct spfkit_resolver *resolver, struct tree *t,
-		struct lint_report *r, struct tree_html *h)
+		struct flat_walk *w, struct tree_html *h)
 {
 	struct lint_input in;
-	struct lint_dns dns;
 	int rc = 0, incomplete;
 
 	memset(&in, 0, sizeof(in));
 	in.observe = spfkit__tree_observe;
 	in.observe_arg = t;
 	if (o->html) {
-		/* one walk for the tree, lint's findings and the flatten model */
-		rc = tree_html_watch(h, r);
+		/* one walk for the tree, lint's findings (as spfkit lint makes them) and
+		 * the flatten model */
+		rc = tree_html_watch(h);
 		in.observe = tree_html_observe;
 		in.observe_arg = h;
+		in.flatten_check = 1;
 	}
 	in.domain = o->record != NULL ? o->domain : o->arg_domain;
 	in.record = o->record;
 	in.record_len = o->record != NULL ? strlen(o->record) : 0;
-	spfkit__lint_dns_init(&dns, resolver, r);
-	spfkit__lint_dns_set_time_limit(&dns, o->limit_s);
+	spfkit__lint_dns_init(&w->dns, resolver, &w->r);
+	spfkit__lint_dns_set_time_limit(&w->dns, o->limit_s);
 	if (rc == 0)
-		rc = spfkit__lint_run(&dns, &in);
+		rc = spfkit__lint_run(&w->dns, &in);
 	if (rc == 0)
-		rc = spfkit__tree_add_records(t, &dns);
+		rc = spfkit__tree_add_records(t, &w->dns);
 	if (rc == 0 && t->err == 0 && o->html)
-		rc = tree_html_flatten(h, &dns); /* while the walk's answers are here */
-	incomplete = lint_dns_incomplete(CMD, &dns);
-	spfkit__lint_dns_free(&dns);
+		rc = tree_html_flatten(h); /* while the walk's answers are here */
+	incomplete = lint_dns_incomplete(CMD, &w->dns);
+	spfkit__lint_dns_free(&w->dns);
 	if (rc == 0)
 		rc = t->err;
 	if (rc == SPFKIT_E2BIG) {
@@ -262,31 +268,30 @@ static int walk(const struct tree_opts *o, struct spfkit_resolver *resolver, str
 
 static int run(const struct tree_opts *o)
 {
+	struct flat_walk *w = spfkit__zalloc(NULL, sizeof(*w));
+	struct tree_html *h = spfkit__zalloc(NULL, sizeof(*h));
 	struct cli_resolver res;
-	struct lint_report r;
-	struct tree_html *h;
 	struct tree t;
 	int status;
 
-	h = spfkit__zalloc(NULL, sizeof(*h));
-	if (h == NULL) {
+	if (w == NULL || h == NULL) {
 		cli_error(CMD, "out of memory");
-		return TREE_EXIT_INTERNAL;
+		status = TREE_EXIT_INTERNAL;
+	} else {
+		status = open_resolver(o, &res);
 	}
-	status = open_resolver(o, &res);
-	if (status != 0) {
-		spfkit__free(NULL, h);
-		return status;
+	if (status == 0) {
+		spfkit__lint_report_init(&w->r);
+		spfkit__tree_init(&t, &w->r);
+		tree_html_init(h, &t, w);
+		status = walk(o, res.resolver, &t, w, h);
+		tree_html_free(h);
+		spfkit__tree_free(&t);
+		spfkit__lint_report_free(&w->r);
+		cli_resolver_close(&res);
 	}
-	spfkit__lint_report_init(&r);
-	spfkit__tree_init(&t, &r);
-	tree_html_init(h, &t);
-	status = walk(o, res.resolver, &t, &r, h);
-	tree_html_free(h);
 	spfkit__free(NULL, h);
-	spfkit__tree_free(&t);
-	spfkit__lint_report_free(&r);
-	cli_resolver_close(&res);
+	spfkit__free(NULL, w);
 	return status;
 }
 

@@ -45,22 +45,20 @@ enum tree_flat_state { TREE_FLAT_NONE = 0, TREE_FLAT_REFUSED, TREE_FLAT_PROPOSED
 /* What --html adds to the walk: the flatten model watching it, and the proposal. */
 struct tree_html {
 	struct tree *t;
-	struct flat_model m;
+	struct flat_walk *w; /* the report and answers of the walk; its model */
 	int m_init;
 	enum tree_flat_state state;
 	char why[600]; /* REFUSED: why there is no proposal */
-	struct flat_output out;
-	struct flat_verify v;
-	uint32_t ttl;
+	struct flat_result res;
 };
 
-void tree_html_init(struct tree_html *h, struct tree *t);
-/* The flatten model, on r; 0 or SPFKIT_ENOMEM. */
-int tree_html_watch(struct tree_html *h, struct lint_report *r);
+void tree_html_init(struct tree_html *h, struct tree *t, struct flat_walk *w);
+/* The flatten model, on the walk's report; 0 or SPFKIT_ENOMEM. */
+int tree_html_watch(struct tree_html *h);
 /* The lint_walk_fn: the tree and the model both watch; arg is a struct tree_html. */
 void tree_html_observe(void *arg, const struct lint_walk_event *ev);
 /* After the walk, with its answers: the proposal, or why none; 0 or an spfkit_err. */
-int tree_html_flatten(struct tree_html *h, struct lint_dns *dns);
+int tree_html_flatten(struct tree_html *h);
 /* The page; 0 or an spfkit_err. */
 int tree_print_html(FILE *f, const struct tree *t, const struct tree_html *h);
 void tree_html_free(struct tree_html *h);

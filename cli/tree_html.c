@@ -9,10 +9,10 @@
  * One walk serves all three: lint's walker, watched by the tree and by
  * the flatten model at once (tree_html_observe), so the findings, the
  * counts and the proposal come from the same DNS answers. The proposal
- * is made as `spfkit flatten` makes it (cmd_flatten.c): lib/publish's
- * emit, the lookups after, and the evaluation of original and flattened
- * for every boundary address and a seeded sample, before the walk's
- * answers are let go; it is shown only when that found no difference.
+ * is flatten's own run over that walk (spfkit__flat_run_records: the
+ * records, the lookups after, and the evaluation of original and
+ * flattened for every boundary address and a seeded sample), made before
+ * the walk's answers are let go; none is shown when flatten would refuse.
  */
 #include <string.h>
 
@@ -21,15 +21,16 @@
 #define HTML_SAMPLES 256u /* as spfkit flatten's default */
 #define HTML_SEED 1ul
 
-void tree_html_init(struct tree_html *h, struct tree *t)
+void tree_html_init(struct tree_html *h, struct tree *t, struct flat_walk *w)
 {
 	memset(h, 0, sizeof(*h));
 	h->t = t;
+	h->w = w;
 }
 
-int tree_html_watch(struct tree_html *h, struct lint_report *r)
+int tree_html_watch(struct tree_html *h)
 {
-	int rc = spfkit__flat_model_init(&h->m, r, NULL, 0);
+	int rc = spfkit__flat_model_init(&h->w->m, &h->w->r, NULL, 0);
 
 	h->m_init = rc == 0;
 	return rc;
@@ -41,15 +42,14 @@ void tree_html_observe(void *arg, const struct lint_walk_event *ev)
 
 	spfkit__tree_observe(h->t, ev);
 	if (h->m_init)
-		spfkit__flat_model_observe(&h->m, ev);
+		spfkit__flat_model_observe(&h->w->m, ev);
 }
 
 void tree_html_free(struct tree_html *h)
 {
 	if (h->m_init)
-		spfkit__flat_model_free(&h->m);
-	spfkit__flat_output_free(&h->out);
-	spfkit__buf_free(&h->v.report);
+		spfkit__flat_model_free(&h->w->m);
+	spfkit__flat_run_result_free(&h->res);
 	h->m_init = 0;
 }
 
@@ -59,72 +59,39 @@ static void refuse(struct tree_html *h, const char *why)
 	snprintf(h->why, sizeof(h->why), "%s", why);
 }
 
-int tree_html_flatten(struct tree_html *h, struct lint_dns *dns)
+int tree_html_flatten(struct tree_html *h)
 {
-	const struct lint_report *r = h->t->r;
-	struct flat_emit_opts eo;
-	char err[512];
-	int rc;
+	struct flat_walk *w = h->w;
+	struct flat_run_opts o;
+	struct flat_problem why;
 
-	if (!h->m_init || r->domain == NULL || r->domain[0] == '\0') {
+	if (!h->m_init || w->r.domain == NULL || w->r.domain[0] == '\0') {
 		refuse(h, "flattening needs the domain (--domain with --record)");
 		return 0;
 	}
-	if (h->m.err != 0)
-		return h->m.err;
-	if (dns->late > 0) {
+	if (w->m.err != 0)
+		return w->m.err;
+	/* what spfkit__flat_run_walk() refuses after its walk, for this one */
+	if (w->dns.late > 0) {
 		refuse(h, "the time limit was reached before the tree was read");
 		return 0;
 	}
-	if (!spfkit__flat_model_usable(&h->m)) {
-		refuse(h, h->m.problem);
+	if (!spfkit__flat_model_usable(&w->m)) {
+		refuse(h, w->m.problem);
 		return 0;
 	}
-	memset(&eo, 0, sizeof(eo));
-	eo.domain = r->domain;
-	eo.dns = dns;
-	rc = spfkit__flat_emit(&h->m, &eo, &h->out, err, sizeof(err));
-	if (rc == SPFKIT_E2BIG) {
-		refuse(h, err);
+	w->text = w->r.record;
+	w->len = w->r.record_len;
+	memset(&o, 0, sizeof(o));
+	o.domain = w->r.domain;
+	o.seed = HTML_SEED;
+	o.samples = HTML_SAMPLES;
+	o.now = 0; /* the proof evaluates at one fixed time: the page does not change with it */
+	memset(&why, 0, sizeof(why));
+	if (spfkit__flat_run_records(w, &o, &h->res, &why) != 0) {
+		refuse(h, why.text);
 		return 0;
 	}
-	if (rc == 0)
-		rc = spfkit__flat_lookups_after(dns, r->domain, &h->out);
-	if (rc != 0)
-		return rc;
-	if (h->out.lookups_after > SPFKIT_LIMIT_DNS_TERMS) {
-		snprintf(h->why, sizeof(h->why),
-			 "the flattened records would still need %u DNS-querying terms (limit %u)",
-			 h->out.lookups_after, SPFKIT_LIMIT_DNS_TERMS);
-		h->state = TREE_FLAT_REFUSED;
-		return 0;
-	}
-	h->v.domain = r->domain;
-	h->v.source = r->record;
-	h->v.source_len = r->record_len;
-	h->v.out = &h->out;
-	h->v.m = &h->m;
-	h->v.dns = dns;
-	h->v.seed = HTML_SEED;
-	h->v.samples = HTML_SAMPLES;
-	h->v.now = 0; /* the proof evaluates at one fixed time: the page does not change with it */
-	rc = spfkit__flat_verify_run(&h->v);
-	if (rc == SPFKIT_E2BIG) {
-		snprintf(h->why, sizeof(h->why), "more than %u addresses to check", FLAT_MAX_CHECKED);
-		h->state = TREE_FLAT_REFUSED;
-		return 0;
-	}
-	if (rc != 0)
-		return rc;
-	if (h->v.differences > 0) {
-		snprintf(h->why, sizeof(h->why),
-			 "the flattened records differ from the original for %zu of %zu addresses "
-			 "checked (spfkit flatten refuses them too)",
-			 h->v.differences, h->v.addresses);
-		h->state = TREE_FLAT_REFUSED;
-		return 0;
-	}
-	h->ttl = h->m.has_ttl ? h->m.min_ttl : 3600;
 	h->state = TREE_FLAT_PROPOSED;
 	return 0;
 }
@@ -220,14 +187,14 @@ static void flatten_part(FILE *f, const struct tree *t, const struct tree_html *
 		c->dns_terms > SPFKIT_LIMIT_DNS_TERMS ? "Flattening brings the tree under the limit."
 						      : "The tree is within the limit; flattening is not "
 							"needed, and it fixes addresses that providers change.",
-		c->dns_terms, h->out.lookups_after, SPFKIT_LIMIT_DNS_TERMS, h->out.blocks4,
-		h->out.blocks6, h->out.n, h->out.n == 1 ? "" : "s", h->v.addresses);
-	if (h->v.permerror_removed > 0)
+		c->dns_terms, h->res.out.lookups_after, SPFKIT_LIMIT_DNS_TERMS, h->res.out.blocks4,
+		h->res.out.blocks6, h->res.out.n, h->res.out.n == 1 ? "" : "s", h->res.v.addresses);
+	if (h->res.v.permerror_removed > 0)
 		fprintf(f, "; %zu of them got permerror from the original and get its intended result "
-			   "flattened", h->v.permerror_removed);
-	for (i = 0; i < h->out.nleft; i++) {
+			   "flattened", h->res.v.permerror_removed);
+	for (i = 0; i < h->res.out.nleft; i++) {
 		fputs("; <code>", f);
-		tree_svg_str(f, h->out.left_alone[i]);
+		tree_svg_str(f, h->res.out.left_alone[i]);
 		fputs("</code> is left alone (the source reads it: the new records take other names)",
 		      f);
 	}
@@ -235,8 +202,8 @@ static void flatten_part(FILE *f, const struct tree *t, const struct tree_html *
 	      "(<code>--check-live</code> tells).</p>\n<pre id=\"flatten-zone\">",
 	      f);
 	spfkit__buf_init(&zone, NULL, 1u << 24);
-	for (i = 0; i < h->out.n; i++)
-		spfkit__flat_zone_line(&zone, &h->out.recs[i], h->ttl);
+	for (i = 0; i < h->res.out.n; i++)
+		spfkit__flat_zone_line(&zone, &h->res.out.recs[i], h->res.ttl);
 	for (i = 0; i < zone.len;) {
 		/* a line at a time: the line breaks stay, the rest is escaped */
 		const char *nl = memchr(zone.data + i, '\n', zone.len - i);
