@@ -251,15 +251,18 @@ static void dynamic_note(struct walk *w, const struct node *n, const struct spfk
 
 /* ---- covered-by-include (lint_cover.c) ----------------------------------- */
 
-/* Where a pass term's addresses go: the top record's own term being
- * walked, or the top include whose tree is being walked; NULL: neither. */
-static struct lint_cover_set *cover_into(struct walk *w, const struct spfkit_term *t)
+/*
+ * Where a term's addresses go: a pass term of the top record to its own
+ * set, a term of a top include's tree to that include's, its pass set
+ * when it passes there, else (*excl) the ranges that keep a term of the
+ * top record from being called covered; NULL: nowhere.
+ */
+static struct lint_cover_set *cover_into(struct walk *w, const struct spfkit_term *t, int *excl)
 {
-	if (t->qualifier != '+')
-		return NULL;
+	*excl = t->qualifier != '+' || w->not_pass > 0;
 	if (w->depth == 1)
-		return w->top_term;
-	if (w->cover.cur >= 0 && w->not_pass == 0)
+		return *excl ? NULL : w->top_term;
+	if (w->cover.cur >= 0)
 		return &w->cover.incs[w->cover.cur];
 	return NULL;
 }
@@ -268,14 +271,15 @@ static struct lint_cover_set *cover_into(struct walk *w, const struct spfkit_ter
 static void cover_addresses(struct walk *w, const struct spfkit_term *t,
 			    const struct lint_answer *a4, const struct lint_answer *a6)
 {
-	struct lint_cover_set *s = cover_into(w, t);
+	int excl;
+	struct lint_cover_set *s = cover_into(w, t, &excl);
 
 	if (s == NULL)
 		return;
 	if (a4->status == SPFKIT_DNS_TEMPFAIL || a6->status == SPFKIT_DNS_TEMPFAIL)
 		s->unknown = 1;
-	spfkit__lint_cover_add_answer(&w->cover, s, a4, 0, t->cidr4);
-	spfkit__lint_cover_add_answer(&w->cover, s, a6, 1, t->cidr6);
+	spfkit__lint_cover_add_answer(&w->cover, s, excl, a4, 0, t->cidr4);
+	spfkit__lint_cover_add_answer(&w->cover, s, excl, a6, 1, t->cidr6);
 }
 
 /* "a": A for IPv4 clients, AAAA for IPv6 ones (§5.3). */
@@ -519,7 +523,10 @@ static int mechanism(struct walk *w, const struct node *n, const struct spfkit_t
 	if (t->mech == SPFKIT_MECH_ALL)
 		return 1;
 	if (t->mech == SPFKIT_MECH_IP4 || t->mech == SPFKIT_MECH_IP6) {
-		spfkit__lint_cover_add(&w->cover, cover_into(w, t), t->mech == SPFKIT_MECH_IP6, t->ip,
+		int excl;
+		struct lint_cover_set *s = cover_into(w, t, &excl);
+
+		spfkit__lint_cover_add(&w->cover, s, excl, t->mech == SPFKIT_MECH_IP6, t->ip,
 				       t->mech == SPFKIT_MECH_IP6 ? t->cidr6 : t->cidr4);
 		return 0;
 	}

@@ -479,6 +479,8 @@ struct lint_cover_set {
 	size_t len;
 	long offset;
 	struct tree_ranges set; /* appended to; made normal (flatten_set.c) by the report */
+	struct tree_ranges excl; /* an include's: ranges of its tree's terms that do not
+				  * pass; a term touching them is not called covered */
 	int unknown;            /* some of its addresses are not known (a failed question) */
 	int lookup;             /* an a or mx term: it costs a DNS-querying term */
 };
@@ -502,10 +504,11 @@ void spfkit__lint_cover_end_include(struct lint_cover *c);
 /* A pass ip4/ip6/a/mx term of the top record: its index in c->terms, or -1. */
 long spfkit__lint_cover_term(struct lint_cover *c, struct lint_report *r, const char *term,
 			     size_t len, long offset);
-/* addr/prefix, or every address of an A (v6 0) or AAAA answer with the prefix, into s (NULL: none). */
-void spfkit__lint_cover_add(struct lint_cover *c, struct lint_cover_set *s, int v6,
+/* addr/prefix, or every address of an A (v6 0) or AAAA answer with the
+ * prefix, into s's set (excl: its excl), s NULL: none. */
+void spfkit__lint_cover_add(struct lint_cover *c, struct lint_cover_set *s, int excl, int v6,
 			    const unsigned char *addr, unsigned prefix);
-void spfkit__lint_cover_add_answer(struct lint_cover *c, struct lint_cover_set *s,
+void spfkit__lint_cover_add_answer(struct lint_cover *c, struct lint_cover_set *s, int excl,
 				   const struct lint_answer *a, int v6, unsigned prefix);
 /* After the walk: a covered-by-include finding for each term an include's set holds whole. */
 void spfkit__lint_cover_report(struct lint_cover *c, struct lint_report *r, const char *domain);

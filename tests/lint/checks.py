@@ -120,6 +120,12 @@ def report_cases(spfkit, zone):
         yield "fixable.example: findings at the typo %s, lookups %s" % (ids, out["lookups"])
     else:
         yield None
+    out = lint(spfkit, ["--zone", zone, "covered-excl.example"])
+    terms = sorted(f["term"] for f in out["findings"] if f["id"] == "covered-by-include")
+    if terms != ["ip4:192.0.2.20"]:
+        yield "covered-excl.example: covered-by-include at %s, want ip4:192.0.2.20 only" % terms
+    else:
+        yield None
     # a misspelling read as meant, a second redirect= left out: 3 once fixed
     rec = ("v=spf1 inlcude:good-spf.example a:host.example redirect=good-spf.example "
            "redirect=good-spf.example")

@@ -118,6 +118,11 @@ own-provider    TXT   "v=spf1 include:_spf.own-provider.example include:_spf.saa
 own-provider    MX    10 host.example.
 _spf.own-provider TXT "v=spf1 ip4:192.0.2.1 exists:%{l}.own-provider.example ~all"
 _spf.saas       TXT   "v=spf1 exists:%{i}._spf.saas.example ip4:10.1.0.0/16 ~all"
+; covered-by-include: the provider fails 192.0.2.10 before passing its /24,
+; so ip4:192.0.2.10 is not authorized twice; ip4:192.0.2.20 is
+excl-prov       TXT   "v=spf1 -ip4:192.0.2.10 ip4:192.0.2.0/24 -all"
+covered-excl    TXT   "v=spf1 ip4:192.0.2.10 ip4:192.0.2.20 include:excl-prov.example -all"
+covered-excl    MX    10 host.example.
 ; a typo the parser refuses: one syntax finding; the other terms cost 2 once fixed
 fixable         TXT   "v=spf1 a:host.example ipv4:192.0.2.1 include:good-spf.example -all"
 """
