@@ -251,7 +251,7 @@ static void make_headers(const struct spfkit__mta_config *cfg, const struct spfk
 	if (cfg->hide_receiver)
 		res.receiver = NULL;
 	if (cfg->header_type & SPFKIT_MTA_HEADER_SPF) {
-		/* RFC 8616 §3: UTF-8 only where the message may carry it (RFC 6532) */
+		/* a trace field, read by people: UTF-8 where the message may carry it (RFC 6532) */
 		rc = in->smtputf8 ? spfkit_format_received_spf_utf8(&res, 1, out->headers[n],
 								    SPFKIT__MTA_TEXT_MAX)
 				  : spfkit_format_received_spf(&res, 1, out->headers[n],
@@ -260,10 +260,15 @@ static void make_headers(const struct spfkit__mta_config *cfg, const struct spfk
 			n++;
 	}
 	if (cfg->header_type & SPFKIT_MTA_HEADER_AR) {
-		rc = in->smtputf8 ? spfkit_format_auth_results_utf8(&res, cfg->authserv_id, 1,
-								    out->headers[n], SPFKIT__MTA_TEXT_MAX)
-				  : spfkit_format_auth_results(&res, cfg->authserv_id, 1, out->headers[n],
-							       SPFKIT__MTA_TEXT_MAX);
+		/*
+		 * Always ASCII, smtp.mailfrom in A-labels, SMTPUTF8 or not: it is
+		 * text for programs, which RFC 8616 §3 keeps ASCII, and DMARC
+		 * compares A-labels (§6). A U-label value is worse than useless to
+		 * Debian's OpenDMARC 1.4.2: it takes only ASCII letters there and
+		 * tempfails the whole message otherwise (tests/mta/test_smtputf8_e2e.py).
+		 */
+		rc = spfkit_format_auth_results(&res, cfg->authserv_id, 1, out->headers[n],
+						SPFKIT__MTA_TEXT_MAX);
 		if (rc >= 0 && (size_t)rc < SPFKIT__MTA_TEXT_MAX)
 			n++;
 	}
@@ -308,9 +313,10 @@ static void bypass_header(const struct spfkit__mta_config *cfg, const struct spf
 	spfkit__text_puts(&w, " - client-ip=");
 	put_or_unknown(&w, in->client_ip, in->client_ip ? strlen(in->client_ip) : 0, 0);
 	spfkit__text_puts(&w, "; helo=");
-	put_or_unknown(&w, in->helo, in->helo_len, in->smtputf8);
+	/* UTF-8 in the X-Comment of an SMTPUTF8 message; an A-R stays ASCII (make_headers) */
+	put_or_unknown(&w, in->helo, in->helo_len, in->smtputf8 && !ar);
 	spfkit__text_puts(&w, "; envelope-from=");
-	put_or_unknown(&w, in->sender, in->sender_len, in->smtputf8);
+	put_or_unknown(&w, in->sender, in->sender_len, in->smtputf8 && !ar);
 	spfkit__text_puts(&w, "; receiver=");
 	put_or_unknown(&w, recv, recv ? strlen(recv) : 0, 0);
 	if (ar)

@@ -49,8 +49,9 @@ struct spfkit__mta_input {
 	const char *client_ip;   /* text form, for trace headers and {url} */
 	const char *receiver;    /* this host, for receiver= and {url}; NULL: unknown */
 	/* The message is SMTPUTF8 (RFC 6531): its header fields may hold UTF-8
-	 * (RFC 6532), so the headers give the sender and HELO as sent, U-labels
-	 * and all (RFC 8616 §3); otherwise they are ASCII, domains in A-labels. */
+	 * (RFC 6532), so Received-SPF gives the sender and HELO as sent,
+	 * U-labels and all; otherwise it is ASCII, domains in A-labels.
+	 * Authentication-Results is ASCII either way (make_headers says why). */
 	int smtputf8;
 	enum spfkit__mta_bypass bypass;
 	struct spfkit__mta_check helo_check;

@@ -347,8 +347,10 @@ class Sink(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
     daemon_threads = True
 
-    def __init__(self, cleanup):
+    def __init__(self, cleanup, smtputf8=False):
         self.messages = []
+        # SMTPUTF8 offered: Postfix bounces an SMTPUTF8 message to a server without it
+        self.smtputf8 = smtputf8
         super().__init__(("127.0.0.1", 0), SinkHandler)
         self.port = self.server_address[1]
         threading.Thread(target=self.serve_forever, daemon=True).start()
@@ -383,7 +385,8 @@ class SinkHandler(socketserver.StreamRequestHandler):
                 return
             cmd = line.decode(errors="replace").strip().upper()
             if cmd.startswith("EHLO"):
-                self.wfile.write(b"250-sink.test\r\n250 8BITMIME\r\n")
+                self.wfile.write(b"250-sink.test\r\n%s250 8BITMIME\r\n"
+                                 % (b"250-SMTPUTF8\r\n" if self.server.smtputf8 else b""))
             elif cmd.startswith("DATA"):
                 self.reply("354 go on")
                 data = b""

@@ -742,8 +742,9 @@ static void smtputf8_message_gets_utf8_headers(void **state)
 				      " designates");
 	expect_contains(d.headers[0], "envelope-from=\"user@" MUNCHEN "\"");
 	expect_lacks(d.headers[0], "xn--");
+	/* the A-R is for programs: ASCII, A-labels, SMTPUTF8 or not (RFC 8616 §3, §6) */
 	assert_string_equal(d.headers[1], "Authentication-Results: mx.test; spf=pass "
-					  "smtp.mailfrom=" MUNCHEN);
+					  "smtp.mailfrom=" MUNCHEN_A);
 	spfkit__mta_config_free(cfg);
 }
 
@@ -786,6 +787,14 @@ static void bypass_header_keeps_utf8_only_for_smtputf8(void **state)
 	s.in.smtputf8 = 0;
 	spfkit__mta_decide(cfg, &s.in, &d);
 	expect_contains(d.action, "envelope-from=user@m??nchen.example;");
+	spfkit__mta_config_free(cfg);
+	/* the A-R form of it stays ASCII even then */
+	cfg = conf("Header_Type = AR\nAuthserv_Id = mx.test\n");
+	s.in.smtputf8 = 1;
+	spfkit__mta_decide(cfg, &s.in, &d);
+	expect_contains(d.action, "envelope-from=user@m??nchen.example;");
+	spfkit__mta_config_free(cfg);
+	cfg = conf("");
 	/* broken UTF-8 and a C1 control are never passed on, SMTPUTF8 or not */
 	s.in.smtputf8 = 1;
 	s.in.sender = "u@\xc3\x28x\xc2\x85y.example";
