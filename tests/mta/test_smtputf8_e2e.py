@@ -234,12 +234,13 @@ def main():
         harness.wait_listening(dmarc_port, 15, dmarc, "opendmarc")
         sink = harness.Sink(cleanup, smtputf8=True)
         spf_milter = "inet:127.0.0.1:%d" % milter.port
-        dmarc = "inet:127.0.0.1:%d" % dmarc_port
+        dmarc_milter = "inet:127.0.0.1:%d" % dmarc_port
         files = {
             "policy_map": "%s/32 spfkit_policy\n%s/32 spfkit_policy\n" % (POLICYD_PASS, POLICYD_FAIL),
             "milter_map": "%s/32 %s\n%s/32 %s\n%s/32 %s, %s\n%s/32 %s\n"
                           % (MILTER_PASS, spf_milter, MILTER_FAIL, spf_milter,
-                             DMARC_AFTER_MILTER, spf_milter, dmarc, DMARC_ALONE, dmarc),
+                             DMARC_AFTER_MILTER, spf_milter, dmarc_milter, DMARC_ALONE,
+                             dmarc_milter),
         }
         pf = harness.Postfix(cleanup, tmp, sink.port,
                              "smtputf8_enable = yes\n"
