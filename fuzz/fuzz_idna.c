@@ -43,13 +43,13 @@ static int convert(struct spfkit__arena *ar, const char *name, size_t len, const
 
 	switch (rc) {
 	case 0:
-		if (*out != name || *out_len != len || !spfkit__idna_is_ascii(name, len))
+		if (*out != name || *out_len != len || !spfkit__ascii_only(name, len))
 			abort();
 		break;
 	case 1:
-		if (spfkit__idna_is_ascii(name, len) || memchr(name, '\0', len) != NULL)
+		if (spfkit__ascii_only(name, len) || memchr(name, '\0', len) != NULL)
 			abort();
-		if (strlen(*out) != *out_len || !spfkit__idna_is_ascii(*out, *out_len) || *out_len > 254)
+		if (strlen(*out) != *out_len || !spfkit__ascii_only(*out, *out_len) || *out_len > 254)
 			abort();
 		if (spfkit__idna_to_alabels(ar, *out, *out_len, &again, &again_len, &why) != 0 ||
 		    again != *out)
@@ -135,7 +135,7 @@ static void evaluate(const struct spfkit_request *req, const char *published, si
 		if (domain_rc == SPFKIT_ESYNTAX && (a->code != SPFKIT_RESULT_NONE || a->queries != 0))
 			abort();
 		if (domain_rc == 1 && a->code != SPFKIT_RESULT_NONE &&
-		    (a->identity_domain == NULL || !spfkit__idna_is_ascii(a->identity_domain,
+		    (a->identity_domain == NULL || !spfkit__ascii_only(a->identity_domain,
 								      strlen(a->identity_domain))))
 			abort();
 		headers(a);
@@ -181,7 +181,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	req.helo_len = helo_len;
 	req.now = 1700000000;
 	evaluate(&req, rc == 0 || rc == 1 ? out : NULL, out_len,
-		 sender_len > 0 && !spfkit__idna_is_ascii(dom, dom_len) ? rc : 0);
+		 sender_len > 0 && !spfkit__ascii_only(dom, dom_len) ? rc : 0);
 	spfkit__arena_free(&ar);
 	return 0;
 }

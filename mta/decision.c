@@ -174,12 +174,7 @@ static enum spfkit__mta_kind identity_kind(const struct spfkit__mta_config *cfg,
 
 int spfkit__mta_sender_is_utf8(const char *sender, size_t len)
 {
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if ((unsigned char)sender[i] >= 0x80)
-			return 1;
-	return 0;
+	return !spfkit__ascii_only(sender, len);
 }
 
 static int refuses(enum spfkit__mta_kind k)

@@ -213,6 +213,9 @@ static inline int spfkit__lower(int c) { return (c >= 'A' && c <= 'Z') ? c + 32 
 /* Visible ASCII, %x21-7E. */
 static inline int spfkit__is_vchar(int c) { return c >= 0x21 && c <= 0x7e; }
 
+/* 1 when none of p[0..len) is 0x80 or above: ASCII only. */
+int spfkit__ascii_only(const char *p, size_t len);
+
 /* Equal ignoring ASCII case, lengths given. */
 int spfkit__memcaseeq(const void *a, size_t alen, const void *b, size_t blen);
 

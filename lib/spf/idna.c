@@ -5,7 +5,6 @@
  * "münchen.example" names.
  */
 #include <stdarg.h>
-#include <stdint.h>
 #include <string.h>
 
 #include <idn2.h>
@@ -23,32 +22,6 @@
  * from costing more than a few microseconds.
  */
 #define IDNA_INPUT_MAX 1024u
-
-/*
- * Every evaluation asks this of three short strings (local part, HELO,
- * domain: some 40 bytes): eight bytes a step, no branch on the data, and
- * no vector loop whose set-up costs more than such strings do (RFC 8616
- * support must cost ASCII mail nothing: issue 30).
- */
-int spfkit__idna_is_ascii(const char *p, size_t len)
-{
-	uint64_t any = 0, word;
-	unsigned char small = 0;
-	size_t i;
-
-	if (len < sizeof(word)) {
-		for (i = 0; i < len; i++)
-			small |= (unsigned char)p[i];
-		return small < 0x80;
-	}
-	for (i = 0; i + sizeof(word) <= len; i += sizeof(word)) {
-		memcpy(&word, p + i, sizeof(word));
-		any |= word;
-	}
-	memcpy(&word, p + len - sizeof(word), sizeof(word)); /* the tail, overlapping */
-	any |= word;
-	return (any & UINT64_C(0x8080808080808080)) == 0;
-}
 
 /* idn2_strerror() texts are long and name libidn2's internals: ours name the rule. */
 static const char *idna_why(int rc)
@@ -122,7 +95,7 @@ __attribute__((noinline)) static int to_alabels(struct spfkit__arena *ar, const 
 int spfkit__idna_to_alabels(struct spfkit__arena *ar, const char *name, size_t len,
 			    const char **out, size_t *out_len, const char **why)
 {
-	if (spfkit__idna_is_ascii(name, len)) {
+	if (spfkit__ascii_only(name, len)) {
 		*out = name;
 		*out_len = len;
 		return 0;
@@ -169,7 +142,7 @@ int spfkit__idna_identities(struct spfkit_eval *ev)
 
 	ev->sender_received = ev->sender_ascii = ev->sender;
 	ev->helo_received = ev->helo_ascii = ev->helo;
-	if (!spfkit__idna_is_ascii(ev->local, ev->local_len)) {
+	if (!spfkit__ascii_only(ev->local, ev->local_len)) {
 		ev->ascii_less_letters |= LETTER('l') | LETTER('s');
 		ev->sender_ascii = NULL;
 	}

@@ -10,9 +10,6 @@
 
 #include "core.h"
 
-/* 1 when none of the len bytes is 0x80 or above. */
-int spfkit__idna_is_ascii(const char *p, size_t len);
-
 /*
  * The domain name[0..len) in A-labels: IDNA2008 (RFC 5891) with the
  * UTS #46 non-transitional mapping (lowercase, NFC, full stops), as

@@ -131,12 +131,12 @@ static void conversion_nul(void **state)
 static void ascii_scan(void **state)
 {
 	(void)state;
-	assert_true(spfkit__idna_is_ascii("", 0));
-	assert_true(spfkit__idna_is_ascii("a.example", 9));
-	assert_false(spfkit__idna_is_ascii("a.\x80", 3));
-	assert_false(spfkit__idna_is_ascii("\xff", 1));
+	assert_true(spfkit__ascii_only("", 0));
+	assert_true(spfkit__ascii_only("a.example", 9));
+	assert_false(spfkit__ascii_only("a.\x80", 3));
+	assert_false(spfkit__ascii_only("\xff", 1));
 	/* the length, not the NUL, ends the scan */
-	assert_false(spfkit__idna_is_ascii("ab\0\xc3", 4));
+	assert_false(spfkit__ascii_only("ab\0\xc3", 4));
 }
 
 /* The scan reads eight bytes a step and the tail overlapping: a high bit
@@ -151,10 +151,10 @@ static void ascii_scan_every_position(void **state)
 	for (len = 0; len < sizeof(buf) - 1; len++) {
 		memset(buf, 'a', sizeof(buf));
 		buf[len] = (char)0xc3;
-		assert_true(spfkit__idna_is_ascii(buf, len));
+		assert_true(spfkit__ascii_only(buf, len));
 		for (at = 0; at < len; at++) {
 			buf[at] = (char)0x80;
-			assert_false(spfkit__idna_is_ascii(buf, len));
+			assert_false(spfkit__ascii_only(buf, len));
 			buf[at] = 'a';
 		}
 	}
