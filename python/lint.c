@@ -13,31 +13,13 @@
 
 #include "spfkit_py.h"
 
-static PyObject *text_or_none(const char *s, size_t len)
-{
-	if (s == NULL)
-		Py_RETURN_NONE;
-	return PyUnicode_DecodeUTF8(s, (Py_ssize_t)len, "surrogateescape");
-}
-
 static PyObject *str_or_none(const char *s)
 {
-	return text_or_none(s, s != NULL ? strlen(s) : 0);
+	return spfkit_py_text(s, s != NULL ? strlen(s) : 0);
 }
 
-/* d[key] = v, stealing v; -1 when v is NULL or the store fails. */
-static int put(PyObject *d, const char *key, PyObject *v)
-{
-	int rc;
 
-	if (v == NULL)
-		return -1;
-	rc = PyDict_SetItemString(d, key, v);
-	Py_DECREF(v);
-	return rc;
-}
-
-/* d when every put() went well; else NULL (the exception set) and d dropped. */
+/* d when every spfkit_py_put() went well; else NULL (the exception set) and d dropped. */
 static PyObject *finish(PyObject *d, int ok)
 {
 	if (!ok) {
@@ -53,7 +35,7 @@ static PyObject *records_list(const struct spfkit_tree_record *r, size_t n)
 	size_t i;
 
 	for (i = 0; list != NULL && i < n; i++) {
-		PyObject *v = text_or_none(r[i].text, r[i].len);
+		PyObject *v = spfkit_py_text(r[i].text, r[i].len);
 
 		if (v == NULL) {
 			Py_CLEAR(list);
@@ -71,18 +53,20 @@ static PyObject *finding_dict(const struct spfkit_lint_finding *f)
 	PyObject *d = PyDict_New();
 	int ok = d != NULL;
 
-	ok = ok && put(d, "id", PyUnicode_FromString(f->id)) == 0;
-	ok = ok && put(d, "severity", PyUnicode_FromString(spfkit_lint_severity_name(f->severity))) == 0;
-	ok = ok && put(d, "domain", str_or_none(f->domain)) == 0;
-	ok = ok && put(d, "term", str_or_none(f->term)) == 0;
-	ok = ok && put(d, "offset", f->offset >= 0 ? PyLong_FromLong(f->offset) : Py_NewRef(Py_None)) == 0;
-	ok = ok && put(d, "message", str_or_none(f->message)) == 0;
-	ok = ok && put(d, "fix", str_or_none(f->fix)) == 0;
-	ok = ok && put(d, "rfc7208_section", PyUnicode_FromString(f->section)) == 0;
-	ok = ok && put(d, "provider", PyBool_FromLong(f->provider)) == 0;
+	ok = ok && spfkit_py_put(d, "id", PyUnicode_FromString(f->id)) == 0;
+	ok = ok && spfkit_py_put(d, "severity",
+				 PyUnicode_FromString(spfkit_lint_severity_name(f->severity))) == 0;
+	ok = ok && spfkit_py_put(d, "domain", str_or_none(f->domain)) == 0;
+	ok = ok && spfkit_py_put(d, "term", str_or_none(f->term)) == 0;
+	ok = ok && spfkit_py_put(d, "offset", f->offset >= 0 ? PyLong_FromLong(f->offset)
+							     : Py_NewRef(Py_None)) == 0;
+	ok = ok && spfkit_py_put(d, "message", str_or_none(f->message)) == 0;
+	ok = ok && spfkit_py_put(d, "fix", str_or_none(f->fix)) == 0;
+	ok = ok && spfkit_py_put(d, "rfc7208_section", PyUnicode_FromString(f->section)) == 0;
+	ok = ok && spfkit_py_put(d, "provider", PyBool_FromLong(f->provider)) == 0;
 	/* as `spfkit lint --json`: only on findings that carry a code */
 	if (f->reason != SPFKIT_REASON_NONE)
-		ok = ok && put(d, "reason", PyUnicode_FromString(spfkit_reason_name(f->reason))) == 0;
+		ok = ok && spfkit_py_put(d, "reason", PyUnicode_FromString(spfkit_reason_name(f->reason))) == 0;
 	return finish(d, ok);
 }
 
@@ -129,13 +113,13 @@ static PyObject *lookups_dict(const struct spfkit_lint_summary *s)
 	PyObject *d = counts_dict(s);
 	int ok = d != NULL;
 
-	ok = ok && put(d, "evaluated", PyBool_FromLong(s->unevaluated == 0)) == 0;
-	ok = ok && put(d, "dns_terms_once_fixed",
+	ok = ok && spfkit_py_put(d, "evaluated", PyBool_FromLong(s->unevaluated == 0)) == 0;
+	ok = ok && spfkit_py_put(d, "dns_terms_once_fixed",
 		       uint_or_none(s->unevaluated == 1, s->dns_terms_once_fixed)) == 0;
-	ok = ok && put(d, "dns_terms_after_flatten",
+	ok = ok && spfkit_py_put(d, "dns_terms_after_flatten",
 		       uint_or_none(s->flatten_checked, s->dns_terms_after_flatten)) == 0;
-	ok = ok && put(d, "flatten_fixes", PyBool_FromLong(s->flatten_fixes)) == 0;
-	ok = ok && put(d, "by_term", costs_list(s)) == 0;
+	ok = ok && spfkit_py_put(d, "flatten_fixes", PyBool_FromLong(s->flatten_fixes)) == 0;
+	ok = ok && spfkit_py_put(d, "by_term", costs_list(s)) == 0;
 	return finish(d, ok);
 }
 
@@ -146,10 +130,10 @@ static PyObject *lint_dict(const struct spfkit_lint *l)
 	size_t i, n = spfkit_lint_count(l);
 	int ok = d != NULL;
 
-	ok = ok && put(d, "domain", str_or_none(s->domain)) == 0;
-	ok = ok && put(d, "record", text_or_none(s->record, s->record_len)) == 0;
-	ok = ok && put(d, "spf_records", records_list(s->spf_records, s->nspf_records)) == 0;
-	ok = ok && put(d, "lookups", lookups_dict(s)) == 0;
+	ok = ok && spfkit_py_put(d, "domain", str_or_none(s->domain)) == 0;
+	ok = ok && spfkit_py_put(d, "record", spfkit_py_text(s->record, s->record_len)) == 0;
+	ok = ok && spfkit_py_put(d, "spf_records", records_list(s->spf_records, s->nspf_records)) == 0;
+	ok = ok && spfkit_py_put(d, "lookups", lookups_dict(s)) == 0;
 	list = ok ? PyList_New((Py_ssize_t)n) : NULL;
 	ok = ok && list != NULL;
 	for (i = 0; ok && i < n; i++) {
@@ -162,18 +146,18 @@ static PyObject *lint_dict(const struct spfkit_lint *l)
 	if (list != NULL && !ok)
 		Py_DECREF(list);
 	else if (list != NULL)
-		ok = put(d, "findings", list) == 0;
-	ok = ok && put(d, "summary",
+		ok = spfkit_py_put(d, "findings", list) == 0;
+	ok = ok && spfkit_py_put(d, "summary",
 		       Py_BuildValue("{s:n,s:n,s:n,s:{s:n,s:n,s:n}}", "error",
 				     (Py_ssize_t)s->errors, "warning", (Py_ssize_t)s->warnings,
 				     "notice", (Py_ssize_t)s->notices, "provider", "error",
 				     (Py_ssize_t)s->provider_errors, "warning",
 				     (Py_ssize_t)s->provider_warnings, "notice",
 				     (Py_ssize_t)s->provider_notices)) == 0;
-	ok = ok && put(d, "exit_status", PyLong_FromLong(s->status)) == 0;
-	ok = ok && put(d, "stopped", PyBool_FromLong(s->stopped)) == 0;
-	ok = ok && put(d, "unanswered", PyLong_FromUnsignedLong(s->unanswered)) == 0;
-	ok = ok && put(d, "flatten_note", str_or_none(s->flatten_note)) == 0;
+	ok = ok && spfkit_py_put(d, "exit_status", PyLong_FromLong(s->status)) == 0;
+	ok = ok && spfkit_py_put(d, "stopped", PyBool_FromLong(s->stopped)) == 0;
+	ok = ok && spfkit_py_put(d, "unanswered", PyLong_FromUnsignedLong(s->unanswered)) == 0;
+	ok = ok && spfkit_py_put(d, "flatten_note", str_or_none(s->flatten_note)) == 0;
 	return finish(d, ok);
 }
 
@@ -246,22 +230,23 @@ static PyObject *node_dict(const struct spfkit_tree_node *n)
 	PyObject *d = PyDict_New(), *children = NULL;
 	int ok = d != NULL;
 
-	ok = ok && put(d, "domain", str_or_none(n->domain)) == 0;
-	ok = ok && put(d, "how", PyUnicode_FromString(how_name(n->how))) == 0;
-	ok = ok && put(d, "via", str_or_none(n->via)) == 0;
-	ok = ok && put(d, "record", text_or_none(n->record, n->record_len)) == 0;
+	ok = ok && spfkit_py_put(d, "domain", str_or_none(n->domain)) == 0;
+	ok = ok && spfkit_py_put(d, "how", PyUnicode_FromString(how_name(n->how))) == 0;
+	ok = ok && spfkit_py_put(d, "via", str_or_none(n->via)) == 0;
+	ok = ok && spfkit_py_put(d, "record", spfkit_py_text(n->record, n->record_len)) == 0;
 	if (ok && n->nother_records > 0) /* as the JSON: only where a name has several */
-		ok = put(d, "other_records", records_list(n->other_records, n->nother_records)) == 0;
-	ok = ok && put(d, "ttl", n->has_ttl ? PyLong_FromUnsignedLong(n->ttl) : Py_NewRef(Py_None)) == 0;
-	ok = ok && put(d, "lookups", Py_BuildValue("{s:I,s:I}", "here", n->lookups_here, "subtree",
+		ok = spfkit_py_put(d, "other_records", records_list(n->other_records, n->nother_records)) == 0;
+	ok = ok && spfkit_py_put(d, "ttl", n->has_ttl ? PyLong_FromUnsignedLong(n->ttl)
+						      : Py_NewRef(Py_None)) == 0;
+	ok = ok && spfkit_py_put(d, "lookups", Py_BuildValue("{s:I,s:I}", "here", n->lookups_here, "subtree",
 						 n->lookups_subtree)) == 0;
-	ok = ok && put(d, "void_lookups", voids_dict(n)) == 0;
-	ok = ok && put(d, "addresses", addresses_dict(n)) == 0;
-	ok = ok && put(d, "dynamic", strings_list(n->dynamic, n->ndynamic)) == 0;
-	ok = ok && put(d, "problem", str_or_none(n->problem)) == 0;
-	ok = ok && put(d, "error", PyBool_FromLong(n->error)) == 0;
-	ok = ok && put(d, "loop", PyBool_FromLong(n->loop)) == 0;
-	ok = ok && put(d, "repeated", PyBool_FromLong(n->repeated)) == 0;
+	ok = ok && spfkit_py_put(d, "void_lookups", voids_dict(n)) == 0;
+	ok = ok && spfkit_py_put(d, "addresses", addresses_dict(n)) == 0;
+	ok = ok && spfkit_py_put(d, "dynamic", strings_list(n->dynamic, n->ndynamic)) == 0;
+	ok = ok && spfkit_py_put(d, "problem", str_or_none(n->problem)) == 0;
+	ok = ok && spfkit_py_put(d, "error", PyBool_FromLong(n->error)) == 0;
+	ok = ok && spfkit_py_put(d, "loop", PyBool_FromLong(n->loop)) == 0;
+	ok = ok && spfkit_py_put(d, "repeated", PyBool_FromLong(n->repeated)) == 0;
 	children = ok ? PyList_New(0) : NULL;
 	ok = ok && children != NULL;
 	for (c = n->child; ok && c != NULL; c = c->next) {
@@ -273,7 +258,7 @@ static PyObject *node_dict(const struct spfkit_tree_node *n)
 	if (children != NULL && !ok)
 		Py_DECREF(children);
 	else if (children != NULL)
-		ok = put(d, "children", children) == 0;
+		ok = spfkit_py_put(d, "children", children) == 0;
 	return finish(d, ok);
 }
 
@@ -284,17 +269,17 @@ static PyObject *tree_dict(const struct spfkit_lint *l)
 	PyObject *d = PyDict_New();
 	int ok = d != NULL;
 
-	ok = ok && put(d, "domain", str_or_none(s->domain)) == 0;
-	ok = ok && put(d, "tree", root != NULL ? node_dict(root) : Py_NewRef(Py_None)) == 0;
-	ok = ok && put(d, "total", Py_BuildValue("{s:I,s:I,s:I,s:I,s:I,s:I}", "dns_terms",
+	ok = ok && spfkit_py_put(d, "domain", str_or_none(s->domain)) == 0;
+	ok = ok && spfkit_py_put(d, "tree", root != NULL ? node_dict(root) : Py_NewRef(Py_None)) == 0;
+	ok = ok && spfkit_py_put(d, "total", Py_BuildValue("{s:I,s:I,s:I,s:I,s:I,s:I}", "dns_terms",
 					       s->dns_terms, "dns_terms_limit",
 					       SPFKIT_LIMIT_DNS_TERMS, "void_lookups_ipv4",
 					       s->void_lookups_ipv4, "void_lookups_ipv6",
 					       s->void_lookups_ipv6, "void_lookups_limit",
 					       SPFKIT_LIMIT_VOID_LOOKUPS, "records", s->records)) == 0;
-	ok = ok && put(d, "exit_status", PyLong_FromLong(s->tree_status)) == 0;
-	ok = ok && put(d, "stopped", PyBool_FromLong(s->stopped)) == 0;
-	ok = ok && put(d, "unanswered", PyLong_FromUnsignedLong(s->unanswered)) == 0;
+	ok = ok && spfkit_py_put(d, "exit_status", PyLong_FromLong(s->tree_status)) == 0;
+	ok = ok && spfkit_py_put(d, "stopped", PyBool_FromLong(s->stopped)) == 0;
+	ok = ok && spfkit_py_put(d, "unanswered", PyLong_FromUnsignedLong(s->unanswered)) == 0;
 	return finish(d, ok);
 }
 

@@ -30,6 +30,24 @@ PyObject *spfkit_py_as_bytes(PyObject *o, const char *what)
 	return NULL;
 }
 
+int spfkit_py_put(PyObject *d, const char *key, PyObject *v)
+{
+	int rc;
+
+	if (v == NULL)
+		return -1;
+	rc = PyDict_SetItemString(d, key, v);
+	Py_DECREF(v);
+	return rc;
+}
+
+PyObject *spfkit_py_text(const char *s, size_t len)
+{
+	if (s == NULL)
+		Py_RETURN_NONE;
+	return PyUnicode_DecodeUTF8(s, (Py_ssize_t)len, "surrogateescape");
+}
+
 /* result_name(code) -> "pass" ...: the library's names, for tests. */
 static PyObject *result_names(PyObject *mod, PyObject *unused)
 {

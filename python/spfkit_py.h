@@ -135,4 +135,12 @@ PyObject *spfkit_py_raise(int err, const char *doing, const char *detail);
  * NULL with TypeError otherwise. */
 PyObject *spfkit_py_as_bytes(PyObject *o, const char *what);
 
+/* d[key] = v, stealing v (the lint, tree and trace dicts are built so);
+ * -1 when v is NULL (its exception set) or the store fails. */
+int spfkit_py_put(PyObject *d, const char *key, PyObject *v);
+
+/* Library text as str, bytes that are not UTF-8 kept by surrogateescape;
+ * None for NULL. */
+PyObject *spfkit_py_text(const char *s, size_t len);
+
 #endif

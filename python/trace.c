@@ -15,9 +15,10 @@ static const char *const kind_names[] = {
 	[SPFKIT_TRACE_RESULT] = "result", [SPFKIT_TRACE_NOTE] = "note",
 };
 
+/* Text always, empty rather than None: a record's data may be empty. */
 static PyObject *text_of(const char *s, size_t len)
 {
-	return PyUnicode_DecodeUTF8(s, (Py_ssize_t)len, "surrogateescape");
+	return spfkit_py_text(s != NULL ? s : "", len);
 }
 
 /* One record's data as Python: an address, (pref, name), a name or text. */
@@ -65,16 +66,6 @@ static PyObject *answer_dict(const struct spfkit_dns_answer *a)
 			     a->detail != NULL ? a->detail : "");
 }
 
-static int put(PyObject *d, const char *key, PyObject *v)
-{
-	int rc;
-
-	if (v == NULL)
-		return -1;
-	rc = PyDict_SetItemString(d, key, v);
-	Py_DECREF(v);
-	return rc;
-}
 
 static int fill_kind(PyObject *d, const struct spfkit_trace_event *e)
 {
@@ -83,31 +74,32 @@ static int fill_kind(PyObject *d, const struct spfkit_trace_event *e)
 	switch (e->kind) {
 	case SPFKIT_TRACE_QUERY:
 	case SPFKIT_TRACE_ANSWER:
-		if (put(d, "name", text_of(e->name ? e->name : "", e->name ? strlen(e->name) : 0)) < 0 ||
-		    put(d, "qtype", PyUnicode_FromString(spfkit_rrtype_name(e->qtype, type,
+		if (spfkit_py_put(d, "name",
+				       text_of(e->name, e->name != NULL ? strlen(e->name) : 0)) < 0 ||
+		    spfkit_py_put(d, "qtype", PyUnicode_FromString(spfkit_rrtype_name(e->qtype, type,
 									 sizeof(type)))) < 0 ||
-		    put(d, "id", PyLong_FromUnsignedLong(e->query_id)) < 0)
+		    spfkit_py_put(d, "id", PyLong_FromUnsignedLong(e->query_id)) < 0)
 			return -1;
 		if (e->kind == SPFKIT_TRACE_ANSWER && e->answer != NULL)
-			return put(d, "answer", answer_dict(e->answer));
+			return spfkit_py_put(d, "answer", answer_dict(e->answer));
 		return 0;
 	case SPFKIT_TRACE_TERM:
-		if (put(d, "matched", PyBool_FromLong(e->matched)) < 0)
+		if (spfkit_py_put(d, "matched", PyBool_FromLong(e->matched)) < 0)
 			return -1;
-		if (e->matched && put(d, "result",
+		if (e->matched && spfkit_py_put(d, "result",
 				      PyUnicode_FromString(spfkit_result_name(e->result))) < 0)
 			return -1;
 		break;
 	case SPFKIT_TRACE_COUNT:
-		return put(d, "dns_terms", PyLong_FromUnsignedLong(e->dns_terms)) < 0 ||
-		       put(d, "void_lookups", PyLong_FromUnsignedLong(e->void_lookups)) < 0 ? -1 : 0;
+		return spfkit_py_put(d, "dns_terms", PyLong_FromUnsignedLong(e->dns_terms)) < 0 ||
+		       spfkit_py_put(d, "void_lookups", PyLong_FromUnsignedLong(e->void_lookups)) < 0 ? -1 : 0;
 	case SPFKIT_TRACE_RESULT:
-		return put(d, "result", PyUnicode_FromString(spfkit_result_name(e->result)));
+		return spfkit_py_put(d, "result", PyUnicode_FromString(spfkit_result_name(e->result)));
 	default:
 		break;
 	}
 	if (e->text != NULL)
-		return put(d, "text", text_of(e->text, e->text_len));
+		return spfkit_py_put(d, "text", text_of(e->text, e->text_len));
 	return 0;
 }
 
@@ -121,7 +113,7 @@ static PyObject *event_dict(const struct spfkit_trace_event *e)
 
 	if (d == NULL)
 		return NULL;
-	if ((e->domain != NULL && put(d, "domain", text_of(e->domain, strlen(e->domain))) < 0) ||
+	if ((e->domain != NULL && spfkit_py_put(d, "domain", text_of(e->domain, strlen(e->domain))) < 0) ||
 	    fill_kind(d, e) < 0) {
 		Py_DECREF(d);
 		return NULL;
