@@ -144,13 +144,19 @@ static void put_text(struct spfkit__text *o, const char *s, enum style st, size_
 	}
 }
 
-/* The length of s when it is a dot-atom (RFC 5322 §3.2.3; with utf8,
- * RFC 6532 §3.2 adds UTF-8 to atext) of at most cap bytes, else 0. */
-static size_t dot_atom_len(const char *s, size_t cap, int utf8)
+/*
+ * The length of s when it may go out unquoted, else 0: at most cap bytes,
+ * each in `set` or (with utf8) part of a UTF-8 character; for a dot-atom
+ * (RFC 5322 §3.2.3 atext and '.', RFC 6532 §3.2 adds UTF-8) no '.' first,
+ * last or doubled; for an RFC 2045 token (RFC 8601 §2.2 "value"; RFC 6531
+ * §3.3 for a domain in U-labels) no such rule.
+ */
+static size_t unquoted_len(const char *s, size_t cap, int utf8, const struct byteset *set,
+			   int dot_atom)
 {
 	size_t i, u;
 
-	if (s[0] == '.')
+	if (dot_atom && s[0] == '.')
 		return 0;
 	for (i = 0; s[i] != '\0'; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -162,33 +168,26 @@ static size_t dot_atom_len(const char *s, size_t cap, int utf8)
 				return 0;
 			continue;
 		}
-		if (i == cap || (c == '.' ? s[i + 1] == '.' || s[i + 1] == '\0' : !in_set(&atext, c)))
+		if (i == cap)
 			return 0;
+		if (dot_atom && c == '.') {
+			if (s[i + 1] == '.' || s[i + 1] == '\0')
+				return 0;
+		} else if (!in_set(set, c)) {
+			return 0;
+		}
 	}
 	return i;
 }
 
-/* The length of s when it is an RFC 2045 token (RFC 8601 §2.2 "value";
- * with utf8, a domain-name in U-labels, RFC 6531 §3.3) of at most cap
- * bytes, else 0. */
+static size_t dot_atom_len(const char *s, size_t cap, int utf8)
+{
+	return unquoted_len(s, cap, utf8, &atext, 1);
+}
+
 static size_t token_len(const char *s, size_t cap, int utf8)
 {
-	size_t i, u;
-
-	for (i = 0; s[i] != '\0'; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		u = utf8_text(s + i, utf8);
-		if (u > 0) {
-			i += u - 1;
-			if (i >= cap)
-				return 0;
-			continue;
-		}
-		if (i == cap || !in_set(&token, c))
-			return 0;
-	}
-	return i;
+	return unquoted_len(s, cap, utf8, &token, 0);
 }
 
 /* A value as is when it is plain_len bytes of safe text, else as a quoted-string. */
