@@ -101,6 +101,38 @@ void spfkit__lint_cover_add_answer(struct lint_cover *c, struct lint_cover_set *
 			spfkit__lint_cover_add(c, s, excl, v6, a->rrs[i].data, prefix);
 }
 
+/*
+ * Where a term's addresses go: a pass term of the top record (depth 1)
+ * to its own set, a term of a top include's tree to that include's, its
+ * pass set when it passes there, else (*excl) the ranges that keep a
+ * term of the top record from being called covered; NULL: nowhere.
+ */
+struct lint_cover_set *spfkit__lint_cover_into(struct lint_cover *c, size_t depth,
+					       const struct spfkit_term *t, int *excl)
+{
+	*excl = t->qualifier != '+' || c->not_pass > 0;
+	if (depth == 1)
+		return *excl ? NULL : c->top_term;
+	if (c->cur >= 0)
+		return &c->incs[c->cur];
+	return NULL;
+}
+
+/* The A and AAAA answers of an a term or an MX host, with the term's CIDR lengths (§5.3). */
+void spfkit__lint_cover_answers(struct lint_cover *c, size_t depth, const struct spfkit_term *t,
+				const struct lint_answer *a4, const struct lint_answer *a6)
+{
+	int excl;
+	struct lint_cover_set *s = spfkit__lint_cover_into(c, depth, t, &excl);
+
+	if (s == NULL)
+		return;
+	if (a4->status == SPFKIT_DNS_TEMPFAIL || a6->status == SPFKIT_DNS_TEMPFAIL)
+		s->unknown = 1;
+	spfkit__lint_cover_add_answer(c, s, excl, a4, 0, t->cidr4);
+	spfkit__lint_cover_add_answer(c, s, excl, a6, 1, t->cidr6);
+}
+
 /* a before b: IPv4 first, then by first address (the order of a normal set). */
 static int starts_before(const struct tree_range *a, const struct tree_range *b)
 {

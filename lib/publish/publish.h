@@ -19,6 +19,14 @@
  *   lint_flatten.c    over the limit: would flatten's records fix it
  *   lint_walk.c       the include/redirect tree: worst-case counts, loops, targets;
  *                     also the walker of tree and flatten, which watch it
+ *   lint_walk.h       what the walker's pieces below share: its state, a node
+ *   lint_observe.c    the walk's steps, told to tree's and flatten's observer
+ *   lint_count.c      the walk's questions: void lookups counted, failures reported
+ *   lint_lookups.c    the terms that look things up: a, mx and its hosts, exists,
+ *                     ptr, exp; a record's questions asked together
+ *   lint_parked.c     parked-domain: a domain that receives no mail
+ *   lint_published.c  what a domain publishes beside its record: type 99, a
+ *                     wildcard, the record's strings, the TTL
  *   tree_build.c      the tree, built from the walk's events
  *   tree_addr.c       address ranges: union and count (IPv6 counts need 129 bits)
  *   flatten_set.c     address sets (tree_addr.c's ranges, kept sorted and
@@ -489,6 +497,8 @@ struct lint_cover {
 	struct lint_cover_set *incs, *terms;
 	size_t ninc, capinc, nterms, capterms;
 	long cur; /* the include being walked (an index of incs), or -1 */
+	struct lint_cover_set *top_term; /* the top record's pass a/mx term being walked */
+	unsigned not_pass; /* > 0: inside an include whose pass is not the top's pass */
 	size_t ranges;  /* added to every set so far (LINT_COVER_MAX_RANGES) */
 	int overflow;   /* past that: a hostile tree; no covered-by-include findings */
 	int err;  /* SPFKIT_ENOMEM */
@@ -510,6 +520,13 @@ void spfkit__lint_cover_add(struct lint_cover *c, struct lint_cover_set *s, int 
 			    const unsigned char *addr, unsigned prefix);
 void spfkit__lint_cover_add_answer(struct lint_cover *c, struct lint_cover_set *s, int excl,
 				   const struct lint_answer *a, int v6, unsigned prefix);
+/* The set a term's addresses go to, walked at depth (1: the top record); *excl:
+ * into its excl. NULL: none. */
+struct lint_cover_set *spfkit__lint_cover_into(struct lint_cover *c, size_t depth,
+					       const struct spfkit_term *t, int *excl);
+/* The A and AAAA answers of an a term or an MX host, into the set the term's go to. */
+void spfkit__lint_cover_answers(struct lint_cover *c, size_t depth, const struct spfkit_term *t,
+				const struct lint_answer *a4, const struct lint_answer *a6);
 /* After the walk: a covered-by-include finding for each term an include's set holds whole. */
 void spfkit__lint_cover_report(struct lint_cover *c, struct lint_report *r, const char *domain);
 
