@@ -153,7 +153,7 @@ void lint_print_text(FILE *f, const struct lint_report *r)
 		fprintf(f, "(%zu SPF records: merge them into one)\n", r->nrecords);
 	print_counts(f, r);
 	for (s = LINT_ERROR; s <= LINT_NOTICE; s++) {
-		if (spfkit__lint_count(r, (enum lint_severity)s) == 0)
+		if (spfkit__lint_tally(r, (enum lint_severity)s) == 0)
 			continue;
 		fprintf(f, "\n%s\n", heads[s]);
 		for (i = 0; i < r->n; i++)
@@ -161,14 +161,14 @@ void lint_print_text(FILE *f, const struct lint_report *r)
 				print_finding(f, &r->items[i]);
 	}
 	fprintf(f, "\nsummary: %zu error%s, %zu warning%s, %zu notice%s\n",
-		spfkit__lint_count(r, LINT_ERROR),
-		spfkit__lint_count(r, LINT_ERROR) == 1 ? "" : "s",
-		spfkit__lint_count(r, LINT_WARNING),
-		spfkit__lint_count(r, LINT_WARNING) == 1 ? "" : "s",
-		spfkit__lint_count(r, LINT_NOTICE),
-		spfkit__lint_count(r, LINT_NOTICE) == 1 ? "" : "s");
-	pw = spfkit__lint_count_provider(r, LINT_WARNING);
-	pn = spfkit__lint_count_provider(r, LINT_NOTICE);
+		spfkit__lint_tally(r, LINT_ERROR),
+		spfkit__lint_tally(r, LINT_ERROR) == 1 ? "" : "s",
+		spfkit__lint_tally(r, LINT_WARNING),
+		spfkit__lint_tally(r, LINT_WARNING) == 1 ? "" : "s",
+		spfkit__lint_tally(r, LINT_NOTICE),
+		spfkit__lint_tally(r, LINT_NOTICE) == 1 ? "" : "s");
+	pw = spfkit__lint_tally_provider(r, LINT_WARNING);
+	pn = spfkit__lint_tally_provider(r, LINT_NOTICE);
 	if (pw + pn > 0)
 		fprintf(f, "(%zu warning%s and %zu notice%s in records the domain does not control: "
 			   "not in the exit status)\n",
@@ -287,11 +287,11 @@ int lint_print_json(FILE *f, const struct lint_report *r)
 	spfkit__buf_printf(&b,
 			   "{\"error\":%zu,\"warning\":%zu,\"notice\":%zu,"
 			   "\"provider\":{\"error\":%zu,\"warning\":%zu,\"notice\":%zu}}",
-			   spfkit__lint_count(r, LINT_ERROR), spfkit__lint_count(r, LINT_WARNING),
-			   spfkit__lint_count(r, LINT_NOTICE),
-			   spfkit__lint_count_provider(r, LINT_ERROR),
-			   spfkit__lint_count_provider(r, LINT_WARNING),
-			   spfkit__lint_count_provider(r, LINT_NOTICE));
+			   spfkit__lint_tally(r, LINT_ERROR), spfkit__lint_tally(r, LINT_WARNING),
+			   spfkit__lint_tally(r, LINT_NOTICE),
+			   spfkit__lint_tally_provider(r, LINT_ERROR),
+			   spfkit__lint_tally_provider(r, LINT_WARNING),
+			   spfkit__lint_tally_provider(r, LINT_NOTICE));
 	cli_json_key(&b, &first, "exit_status");
 	spfkit__buf_printf(&b, "%d", spfkit__lint_exit_status(r));
 	spfkit__buf_puts(&b, "}\n");

@@ -129,11 +129,11 @@ static void summary(FILE *f, const struct tree *t)
 		vover ? ": over the limit, receivers return permerror" : "", c->records,
 		c->records == 1 ? "" : "s");
 	fprintf(f, "<p>spfkit lint: %zu error%s, %zu warning%s, %zu notice%s.</p>\n",
-		spfkit__lint_count(t->r, LINT_ERROR), spfkit__lint_count(t->r, LINT_ERROR) == 1 ? "" : "s",
-		spfkit__lint_count(t->r, LINT_WARNING),
-		spfkit__lint_count(t->r, LINT_WARNING) == 1 ? "" : "s",
-		spfkit__lint_count(t->r, LINT_NOTICE),
-		spfkit__lint_count(t->r, LINT_NOTICE) == 1 ? "" : "s");
+		spfkit__lint_tally(t->r, LINT_ERROR), spfkit__lint_tally(t->r, LINT_ERROR) == 1 ? "" : "s",
+		spfkit__lint_tally(t->r, LINT_WARNING),
+		spfkit__lint_tally(t->r, LINT_WARNING) == 1 ? "" : "s",
+		spfkit__lint_tally(t->r, LINT_NOTICE),
+		spfkit__lint_tally(t->r, LINT_NOTICE) == 1 ? "" : "s");
 }
 
 static void findings_table(FILE *f, const struct lint_report *r)

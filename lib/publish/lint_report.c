@@ -147,7 +147,7 @@ struct lint_finding *spfkit__lint_add_as(struct lint_report *r, enum lint_severi
 	return f;
 }
 
-size_t spfkit__lint_count(const struct lint_report *r, enum lint_severity s)
+size_t spfkit__lint_tally(const struct lint_report *r, enum lint_severity s)
 {
 	size_t i, n = 0;
 
@@ -156,7 +156,7 @@ size_t spfkit__lint_count(const struct lint_report *r, enum lint_severity s)
 	return n;
 }
 
-size_t spfkit__lint_count_provider(const struct lint_report *r, enum lint_severity s)
+size_t spfkit__lint_tally_provider(const struct lint_report *r, enum lint_severity s)
 {
 	size_t i, n = 0;
 
@@ -175,9 +175,9 @@ void spfkit__lint_remove(struct lint_report *r, size_t i)
 
 int spfkit__lint_exit_status(const struct lint_report *r)
 {
-	if (spfkit__lint_count(r, LINT_ERROR) > 0)
+	if (spfkit__lint_tally(r, LINT_ERROR) > 0)
 		return 2;
-	return spfkit__lint_count(r, LINT_WARNING) > spfkit__lint_count_provider(r, LINT_WARNING)
+	return spfkit__lint_tally(r, LINT_WARNING) > spfkit__lint_tally_provider(r, LINT_WARNING)
 		       ? 1
 		       : 0;
 }

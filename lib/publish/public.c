@@ -143,9 +143,9 @@ static int fill_summary(struct spfkit_lint *l, int stopped, unsigned late, int w
 	s->dynamic = c->dynamic;
 	s->loop = c->loop;
 	s->records = c->records;
-	s->errors = spfkit__lint_count(&l->r, LINT_ERROR);
-	s->warnings = spfkit__lint_count(&l->r, LINT_WARNING);
-	s->notices = spfkit__lint_count(&l->r, LINT_NOTICE);
+	s->errors = spfkit__lint_tally(&l->r, LINT_ERROR);
+	s->warnings = spfkit__lint_tally(&l->r, LINT_WARNING);
+	s->notices = spfkit__lint_tally(&l->r, LINT_NOTICE);
 	s->status = spfkit__lint_exit_status(&l->r);
 	s->tree_status = with_tree ? spfkit__tree_exit_status(&l->t) : 0;
 	s->stopped = stopped;
@@ -156,9 +156,9 @@ static int fill_summary(struct spfkit_lint *l, int stopped, unsigned late, int w
 	s->dns_terms_after_flatten = c->after_flatten;
 	s->flatten_fixes = c->flatten_fixes;
 	s->flatten_note = l->r.flatten_note;
-	s->provider_errors = spfkit__lint_count_provider(&l->r, LINT_ERROR);
-	s->provider_warnings = spfkit__lint_count_provider(&l->r, LINT_WARNING);
-	s->provider_notices = spfkit__lint_count_provider(&l->r, LINT_NOTICE);
+	s->provider_errors = spfkit__lint_tally_provider(&l->r, LINT_ERROR);
+	s->provider_warnings = spfkit__lint_tally_provider(&l->r, LINT_WARNING);
+	s->provider_notices = spfkit__lint_tally_provider(&l->r, LINT_NOTICE);
 	if (copy_records(l, s) != 0 || copy_costs(l, s) != 0)
 		return SPFKIT_ENOMEM;
 	return 0;

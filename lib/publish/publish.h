@@ -236,9 +236,11 @@ struct lint_finding *spfkit__lint_add_as(struct lint_report *r, enum lint_severi
  * parse error's, the DNS answer's).
  */
 enum spfkit_reason spfkit__lint_reason_of(enum lint_id id);
-size_t spfkit__lint_count(const struct lint_report *r, enum lint_severity s);
+/* How many findings of severity s the report holds (lint_count.c counts
+ * the walk's lookups, not findings). */
+size_t spfkit__lint_tally(const struct lint_report *r, enum lint_severity s);
 /* The same, of the findings in provider records only. */
-size_t spfkit__lint_count_provider(const struct lint_report *r, enum lint_severity s);
+size_t spfkit__lint_tally_provider(const struct lint_report *r, enum lint_severity s);
 /* Drop finding i (the later ones move up). */
 void spfkit__lint_remove(struct lint_report *r, size_t i);
 /* 0 clean (notices allowed), 1 warnings only, 2 errors; a provider
