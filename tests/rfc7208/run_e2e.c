@@ -157,6 +157,8 @@ int main(int argc, char **argv)
 	struct counts n;
 	size_t i;
 	int rc = 1;
+	const char *name;
+	int name_len;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s rfc7208-tests.yml\n", argv[0]);
@@ -175,9 +177,10 @@ int main(int argc, char **argv)
 		goto out;
 	for (i = 0; i < suite.nscenarios; i++)
 		run_scenario(ctx, r, d, &suite.scenarios[i], &n);
-	printf("rfc7208 end-to-end over c-ares and tests/dnsd on 127.0.0.1:%d: %u cases, "
+	name = suite_name(argv[1], &name_len);
+	printf("%.*s end-to-end over c-ares and tests/dnsd on 127.0.0.1:%d: %u cases, "
 	       "each strict (%llu queries) and with lookahead (%llu queries)\n",
-	       dnsd_port(d), n.passed + n.failed, n.queries[0], n.queries[1]);
+	       name_len, name, dnsd_port(d), n.passed + n.failed, n.queries[0], n.queries[1]);
 	printf("%u passed, %u failed\n", n.passed, n.failed);
 	rc = n.failed == 0 && n.passed > 0 ? 0 : 1;
 out:

@@ -114,6 +114,8 @@ int main(int argc, char **argv)
 	struct counts n = {0, 0, 0, 0};
 	size_t i;
 	int rc = 1;
+	const char *name;
+	int name_len;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s rfc7208-tests.yml [case]\n", argv[0]);
@@ -134,9 +136,10 @@ int main(int argc, char **argv)
 	cfg.record_memo = 1;
 	for (i = 0; i < suite.nscenarios; i++)
 		run_scenario(ctx, &cfg, &suite.scenarios[i], argc > 2 ? argv[2] : NULL, &n);
-	printf("rfc7208 in-process: %u cases run, each strict, with lookahead and twice with "
+	name = suite_name(argv[1], &name_len);
+	printf("%.*s in-process: %u cases run, each strict, with lookahead and twice with "
 	       "the record memo (%u questions answered from it, %u results from address plans)\n",
-	       n.passed + n.failed, n.memo_answers, n.planned);
+	       name_len, name, n.passed + n.failed, n.memo_answers, n.planned);
 	if (argc == 2 && (n.memo_answers == 0 || n.planned == 0)) {
 		printf("FAIL the record memo answered nothing, or no address plan gave a result: "
 		       "not tested\n");

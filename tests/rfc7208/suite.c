@@ -94,6 +94,15 @@ static int load_scenario(yaml_document_t *doc, struct suite_scenario *sc)
 	return 0;
 }
 
+const char *suite_name(const char *path, int *len)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base != NULL ? base + 1 : path;
+	*len = (int)strcspn(base, "-.");
+	return base;
+}
+
 int suite_load(struct suite *s, const char *path)
 {
 	yaml_parser_t parser;

@@ -45,6 +45,10 @@ struct suite {
 int suite_load(struct suite *s, const char *path);
 void suite_free(struct suite *s);
 
+/* What the runners print the results under, for "%.*s": the file's name
+ * without its folder and "-tests.yml" ("rfc7208", "rfc8616"). */
+const char *suite_name(const char *path, int *len);
+
 /*
  * Fill `zone` with a scenario's zonedata, the way the suite's drivers do:
  * each SPF entry also becomes a TXT record unless the name lists TXT
