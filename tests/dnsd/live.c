@@ -1,5 +1,6 @@
 /* dnsd and a c-ares resolver asking it, for the in-process tests (live.h). */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "live.h"
 
@@ -32,4 +33,33 @@ void live_dns_stop(struct dnsd *d, struct spfkit_resolver *r)
 	spfkit_resolver_free(r);
 	if (d != NULL)
 		dnsd_stop(d);
+}
+
+int live_fx_setup(void **state, struct spfkit_zone *zone, struct spfkit_cares_options *co)
+{
+	struct live_fx *f = calloc(1, sizeof(*f));
+
+	if (f == NULL || zone == NULL) {
+		free(f);
+		spfkit_zone_free(zone);
+		return -1;
+	}
+	f->zone = zone;
+	if (live_dns_start(zone, co, &f->d, &f->r) != 0) {
+		spfkit_zone_free(zone);
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+int live_fx_teardown(void **state)
+{
+	struct live_fx *f = *state;
+
+	live_dns_stop(f->d, f->r);
+	spfkit_zone_free(f->zone);
+	free(f);
+	return 0;
 }

@@ -20,4 +20,19 @@ int live_dns_start(const struct spfkit_zone *zone, struct spfkit_cares_options *
 /* Free the resolver, then stop dnsd. */
 void live_dns_stop(struct dnsd *d, struct spfkit_resolver *r);
 
+/* A cmocka fixture's state: the test's zone, dnsd serving it, the resolver asking it. */
+struct live_fx {
+	struct spfkit_zone *zone;
+	struct dnsd *d;
+	struct spfkit_resolver *r;
+};
+
+/*
+ * A cmocka setup's body: *state becomes a live_fx owning `zone` (NULL
+ * fails) with dnsd and the resolver from `co` started on it. 0 or -1.
+ */
+int live_fx_setup(void **state, struct spfkit_zone *zone, struct spfkit_cares_options *co);
+/* The matching teardown: stops both, frees the zone and the fixture. */
+int live_fx_teardown(void **state);
+
 #endif

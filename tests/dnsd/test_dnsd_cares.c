@@ -23,12 +23,6 @@
 #include "dnsd.h"
 #include "live.h"
 
-struct fx {
-	struct spfkit_zone *zone;
-	struct dnsd *d;
-	struct spfkit_resolver *r;
-};
-
 /* What one callback saw, copied out (the answer is only valid inside it). */
 struct got {
 	int done;
@@ -76,29 +70,11 @@ static struct spfkit_zone *make_zone(void)
 static int setup(void **state)
 {
 	struct spfkit_cares_options co;
-	struct fx *f = calloc(1, sizeof(*f));
-
-	if (f == NULL)
-		return -1;
 	spfkit_cares_options_init(&co);
 	co.timeout_ms = 150;
 	co.tries = 1;
 	co.edns_udp_size = 512;
-	f->zone = make_zone();
-	if (f->zone == NULL || live_dns_start(f->zone, &co, &f->d, &f->r) != 0)
-		return -1;
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-
-	live_dns_stop(f->d, f->r);
-	spfkit_zone_free(f->zone);
-	free(f);
-	return 0;
+	return live_fx_setup(state, make_zone(), &co);
 }
 
 static void on_answer(void *arg, const struct spfkit_dns_answer *a)
@@ -117,7 +93,7 @@ static void on_answer(void *arg, const struct spfkit_dns_answer *a)
 		snprintf(g->detail, sizeof(g->detail), "%s", a->detail);
 }
 
-static struct got *resolve(struct fx *f, const char *name, uint16_t type)
+static struct got *resolve(struct live_fx *f, const char *name, uint16_t type)
 {
 	struct got *g = calloc(1, sizeof(*g));
 	uint64_t h = 0;
@@ -141,7 +117,7 @@ static void want_status(const struct got *g, const char *name, enum spfkit_dns_s
 
 static void a_records(void **state)
 {
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	struct got *g = resolve(f, "a.example", SPFKIT_RR_A);
 
 	want_status(g, "a.example", SPFKIT_DNS_OK);
@@ -153,7 +129,7 @@ static void a_records(void **state)
 /* A name of the RFC 7208 suite with spaces in a label, through c-ares and back. */
 static void name_with_spaces(void **state)
 {
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	struct got *g = resolve(f, "macro%percent  space%20url-space.example", SPFKIT_RR_TXT);
 
 	want_status(g, "macro%percent  space", SPFKIT_DNS_OK);
@@ -164,7 +140,7 @@ static void name_with_spaces(void **state)
 
 static void long_txt_joined(void **state)
 {
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	struct got *g = resolve(f, "long.example", SPFKIT_RR_TXT);
 
 	want_status(g, "long.example", SPFKIT_DNS_OK);
@@ -175,7 +151,7 @@ static void long_txt_joined(void **state)
 
 static void truncated_then_tcp(void **state)
 {
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	struct got *g = resolve(f, "big.example", SPFKIT_RR_A);
 	struct dnsd_counters c;
 
@@ -189,7 +165,7 @@ static void truncated_then_tcp(void **state)
 
 static void huge_txt_over_tcp(void **state)
 {
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	struct got *g = resolve(f, "huge.example", SPFKIT_RR_TXT);
 
 	want_status(g, "huge.example", SPFKIT_DNS_OK);
@@ -200,7 +176,7 @@ static void huge_txt_over_tcp(void **state)
 
 static void nxdomain_and_nodata(void **state)
 {
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	struct got *g = resolve(f, "no.example", SPFKIT_RR_TXT);
 
 	want_status(g, "no.example", SPFKIT_DNS_NXDOMAIN);
@@ -214,7 +190,7 @@ static void nxdomain_and_nodata(void **state)
 
 static void forced_truncation_uses_tcp(void **state)
 {
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	struct got *g;
 
 	assert_int_equal(dnsd_fault(f->d, "a.example", 0, DNSD_TRUNCATE), 0);
@@ -231,7 +207,7 @@ static void faults_are_tempfail(void **state)
 		DNSD_SERVFAIL, DNSD_TIMEOUT,	  DNSD_MAL_LOOP,    DNSD_MAL_PAST_END,
 		DNSD_MAL_SHORT, DNSD_MAL_BAD_ID, DNSD_MAL_GARBAGE, DNSD_MAL_WRONG_QUESTION,
 	};
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	size_t i;
 
 	for (i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
@@ -248,7 +224,7 @@ static void faults_are_tempfail(void **state)
 
 static void delay_within_timeout_answers(void **state)
 {
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	struct got *g;
 
 	dnsd_set_delay(f->d, 60);
@@ -260,15 +236,15 @@ static void delay_within_timeout_answers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(a_records, setup, teardown),
-		cmocka_unit_test_setup_teardown(name_with_spaces, setup, teardown),
-		cmocka_unit_test_setup_teardown(long_txt_joined, setup, teardown),
-		cmocka_unit_test_setup_teardown(truncated_then_tcp, setup, teardown),
-		cmocka_unit_test_setup_teardown(huge_txt_over_tcp, setup, teardown),
-		cmocka_unit_test_setup_teardown(nxdomain_and_nodata, setup, teardown),
-		cmocka_unit_test_setup_teardown(forced_truncation_uses_tcp, setup, teardown),
-		cmocka_unit_test_setup_teardown(faults_are_tempfail, setup, teardown),
-		cmocka_unit_test_setup_teardown(delay_within_timeout_answers, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_records, setup, live_fx_teardown),
+		cmocka_unit_test_setup_teardown(name_with_spaces, setup, live_fx_teardown),
+		cmocka_unit_test_setup_teardown(long_txt_joined, setup, live_fx_teardown),
+		cmocka_unit_test_setup_teardown(truncated_then_tcp, setup, live_fx_teardown),
+		cmocka_unit_test_setup_teardown(huge_txt_over_tcp, setup, live_fx_teardown),
+		cmocka_unit_test_setup_teardown(nxdomain_and_nodata, setup, live_fx_teardown),
+		cmocka_unit_test_setup_teardown(forced_truncation_uses_tcp, setup, live_fx_teardown),
+		cmocka_unit_test_setup_teardown(faults_are_tempfail, setup, live_fx_teardown),
+		cmocka_unit_test_setup_teardown(delay_within_timeout_answers, setup, live_fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,12 +29,6 @@
 #define CORRUPT_NAMES 50u
 #define CORRUPT_SEEDS 4u /* 200 corrupted answers in all */
 
-struct fx {
-	struct spfkit_zone *zone;
-	struct dnsd *d;
-	struct spfkit_resolver *r;
-};
-
 /* What one callback saw, copied out (the answer is only valid inside it). */
 struct got {
 	int done;
@@ -82,28 +76,10 @@ static struct spfkit_zone *make_zone(void)
 static int setup(void **state)
 {
 	struct spfkit_cares_options co;
-	struct fx *f = calloc(1, sizeof(*f));
-
-	if (f == NULL)
-		return -1;
 	spfkit_cares_options_init(&co);
 	co.timeout_ms = TIMEOUT_MS;
 	co.tries = 1;
-	f->zone = make_zone();
-	if (f->zone == NULL || live_dns_start(f->zone, &co, &f->d, &f->r) != 0)
-		return -1;
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-
-	live_dns_stop(f->d, f->r);
-	spfkit_zone_free(f->zone);
-	free(f);
-	return 0;
+	return live_fx_setup(state, make_zone(), &co);
 }
 
 /* The promises of include/spfkit/resolver.h, checked on every answer. */
@@ -141,7 +117,7 @@ static void on_answer(void *arg, const struct spfkit_dns_answer *a)
 		snprintf(g->detail, sizeof(g->detail), "%s", a->detail);
 }
 
-static void submit(struct fx *f, const char *name, uint16_t type, struct got *g)
+static void submit(struct live_fx *f, const char *name, uint16_t type, struct got *g)
 {
 	memset(g, 0, sizeof(*g));
 	g->type = type;
@@ -150,7 +126,7 @@ static void submit(struct fx *f, const char *name, uint16_t type, struct got *g)
 }
 
 /* Wait until all n have their callback; bounded (a few timeouts at most). */
-static void wait_all(struct fx *f, struct got *g, size_t n)
+static void wait_all(struct live_fx *f, struct got *g, size_t n)
 {
 	size_t i, left = n;
 	int rounds;
@@ -164,7 +140,7 @@ static void wait_all(struct fx *f, struct got *g, size_t n)
 		fail_msg("%zu of %zu questions got no callback within 5 s", left, n);
 }
 
-static struct got *ask(struct fx *f, const char *name, uint16_t type, enum dnsd_action act)
+static struct got *ask(struct live_fx *f, const char *name, uint16_t type, enum dnsd_action act)
 {
 	struct got *g = calloc(1, sizeof(*g));
 
@@ -202,7 +178,7 @@ static void want_null_text(const struct got *g, enum dnsd_action act)
 /* RDLENGTH 0: a TXT with no strings, kept as an empty record; the answer stands. */
 static void txt_no_strings(void **state)
 {
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	struct got *g = ask(f, "txt.example", SPFKIT_RR_TXT, DNSD_TXT_NO_STRINGS);
 
 	want_null_text(g, DNSD_TXT_NO_STRINGS);
@@ -211,7 +187,7 @@ static void txt_no_strings(void **state)
 
 static void txt_empty_strings(void **state)
 {
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	struct got *g = ask(f, "txt.example", SPFKIT_RR_TXT, DNSD_TXT_EMPTY_STRINGS);
 
 	want_null_text(g, DNSD_TXT_EMPTY_STRINGS);
@@ -224,7 +200,7 @@ static void txt_empty_strings(void **state)
 static void mismatch_ignored_until_timeout(void **state)
 {
 	static const enum dnsd_action acts[] = { DNSD_MAL_BAD_ID, DNSD_MAL_WRONG_QUESTION };
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	size_t i;
 
 	for (i = 0; i < 2; i++) {
@@ -238,7 +214,7 @@ static void mismatch_ignored_until_timeout(void **state)
 
 static void cname_loop_and_chain(void **state)
 {
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	struct got *g = ask(f, "a.example", SPFKIT_RR_A, DNSD_MAL_CNAME_LOOP);
 
 	want(g, DNSD_MAL_CNAME_LOOP, SPFKIT_DNS_TEMPFAIL, "CNAME loop");
@@ -253,7 +229,7 @@ static void compression_tricks(void **state)
 {
 	static const enum dnsd_action acts[] = { DNSD_MAL_LOOP, DNSD_MAL_PTR_FORWARD,
 						 DNSD_MAL_PTR_LOOP2, DNSD_MAL_PTR_BEYOND };
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	size_t i;
 
 	for (i = 0; i < sizeof(acts) / sizeof(acts[0]); i++) {
@@ -268,7 +244,7 @@ static void compression_tricks(void **state)
 /* TC over UDP: c-ares asks again over TCP, where dnsd answers whole. */
 static void tc_retried_over_tcp(void **state)
 {
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	struct got *g = ask(f, "a.example", SPFKIT_RR_A, DNSD_TRUNCATE);
 	struct dnsd_counters c;
 
@@ -283,7 +259,7 @@ static void tc_retried_over_tcp(void **state)
 /* TC over TCP too: nothing complete to read, a TEMPFAIL (RFC 2181 §9). */
 static void tc_over_tcp_too(void **state)
 {
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	struct got *g = ask(f, "a.example", SPFKIT_RR_A, DNSD_MAL_TC_ALWAYS);
 	struct dnsd_counters c;
 
@@ -296,7 +272,7 @@ static void tc_over_tcp_too(void **state)
 /* A datagram cut inside its last record, TC=0: malformed, not a shorter answer. */
 static void udp_datagram_cut_short(void **state)
 {
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	struct got *g = ask(f, "c1.example", SPFKIT_RR_TXT, DNSD_MAL_CUT);
 
 	want(g, DNSD_MAL_CUT, SPFKIT_DNS_TEMPFAIL, "malformed reply: ");
@@ -307,7 +283,7 @@ static void udp_datagram_cut_short(void **state)
 static void short_and_garbage(void **state)
 {
 	static const enum dnsd_action acts[] = { DNSD_MAL_SHORT, DNSD_MAL_GARBAGE };
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	size_t i;
 
 	for (i = 0; i < 2; i++) {
@@ -320,7 +296,7 @@ static void short_and_garbage(void **state)
 
 static void rdlength_past_end(void **state)
 {
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	struct got *g = ask(f, "a.example", SPFKIT_RR_A, DNSD_MAL_PAST_END);
 
 	want(g, DNSD_MAL_PAST_END, SPFKIT_DNS_TEMPFAIL, "malformed reply: RDATA runs past the end");
@@ -350,7 +326,7 @@ static void count_outcome(struct tally *t, const struct got *g)
 }
 
 /* One seed: every name asked at once (TXT for even, A for odd), all corrupted. */
-static void corrupt_round(struct fx *f, uint32_t seed, struct got *g, struct tally *t)
+static void corrupt_round(struct live_fx *f, uint32_t seed, struct got *g, struct tally *t)
 {
 	char name[32];
 	unsigned i;
@@ -371,7 +347,7 @@ static void corrupt_round(struct fx *f, uint32_t seed, struct got *g, struct tal
 
 static void random_corruption(void **state)
 {
-	struct fx *f = *state;
+	struct live_fx *f = *state;
 	struct got *g = calloc(CORRUPT_NAMES, sizeof(*g));
 	struct tally t;
 	char name[32];
@@ -398,17 +374,17 @@ static void random_corruption(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(txt_no_strings, setup, teardown),
-		cmocka_unit_test_setup_teardown(txt_empty_strings, setup, teardown),
-		cmocka_unit_test_setup_teardown(mismatch_ignored_until_timeout, setup, teardown),
-		cmocka_unit_test_setup_teardown(cname_loop_and_chain, setup, teardown),
-		cmocka_unit_test_setup_teardown(compression_tricks, setup, teardown),
-		cmocka_unit_test_setup_teardown(tc_retried_over_tcp, setup, teardown),
-		cmocka_unit_test_setup_teardown(tc_over_tcp_too, setup, teardown),
-		cmocka_unit_test_setup_teardown(udp_datagram_cut_short, setup, teardown),
-		cmocka_unit_test_setup_teardown(short_and_garbage, setup, teardown),
-		cmocka_unit_test_setup_teardown(rdlength_past_end, setup, teardown),
-		cmocka_unit_test_setup_teardown(random_corruption, setup, teardown),
+		cmocka_unit_test_setup_teardown(txt_no_strings, setup, live_fx_teardown),
+		cmocka_unit_test_setup_teardown(txt_empty_strings, setup, live_fx_teardown),
+		cmocka_unit_test_setup_teardown(mismatch_ignored_until_timeout, setup, live_fx_teardown),
+		cmocka_unit_test_setup_teardown(cname_loop_and_chain, setup, live_fx_teardown),
+		cmocka_unit_test_setup_teardown(compression_tricks, setup, live_fx_teardown),
+		cmocka_unit_test_setup_teardown(tc_retried_over_tcp, setup, live_fx_teardown),
+		cmocka_unit_test_setup_teardown(tc_over_tcp_too, setup, live_fx_teardown),
+		cmocka_unit_test_setup_teardown(udp_datagram_cut_short, setup, live_fx_teardown),
+		cmocka_unit_test_setup_teardown(short_and_garbage, setup, live_fx_teardown),
+		cmocka_unit_test_setup_teardown(rdlength_past_end, setup, live_fx_teardown),
+		cmocka_unit_test_setup_teardown(random_corruption, setup, live_fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
