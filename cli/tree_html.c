@@ -71,23 +71,16 @@ int tree_html_flatten(struct tree_html *h)
 	}
 	if (w->m.err != 0)
 		return w->m.err;
-	/* what spfkit__flat_run_walk() refuses after its walk, for this one */
-	if (w->dns.late > 0) {
-		refuse(h, "the time limit was reached before the tree was read");
+	memset(&why, 0, sizeof(why));
+	if (spfkit__flat_run_judge(w, w->r.domain, 0, &why) != 0) {
+		refuse(h, why.text);
 		return 0;
 	}
-	if (!spfkit__flat_model_usable(&w->m)) {
-		refuse(h, w->m.problem);
-		return 0;
-	}
-	w->text = w->r.record;
-	w->len = w->r.record_len;
 	memset(&o, 0, sizeof(o));
 	o.domain = w->r.domain;
 	o.seed = HTML_SEED;
 	o.samples = HTML_SAMPLES;
 	o.now = 0; /* the proof evaluates at one fixed time: the page does not change with it */
-	memset(&why, 0, sizeof(why));
 	if (spfkit__flat_run_records(w, &o, &h->res, &why) != 0) {
 		refuse(h, why.text);
 		return 0;

@@ -81,27 +81,33 @@ int spfkit__flat_run_walk(struct flat_walk *w, const struct flat_run_opts *o,
 		in.record_len = w->len;
 	}
 	rc = spfkit__lint_run(&w->dns, &in);
+	return spfkit__flat_run_judge(w, o->domain, rc, why);
+}
+
+int spfkit__flat_run_judge(struct flat_walk *w, const char *domain, int rc,
+			   struct flat_problem *why)
+{
 	if (w->dns.late > 0) {
 		spfkit__flat_run_problem(why, "refused",
 					 "cannot flatten %.200s: incomplete: the time limit of %u s "
 					 "was reached; %u DNS questions not answered",
-					 o->domain, w->dns.limit_s, w->dns.late);
+					 domain, w->dns.limit_s, w->dns.late);
 		return -1;
 	}
 	if (rc == 0)
 		rc = w->m.err;
 	if (rc == SPFKIT_E2BIG) {
 		spfkit__flat_run_problem(why, "refused", "cannot flatten %.200s: over %u DNS questions",
-					 o->domain, LINT_MAX_QUESTIONS);
+					 domain, LINT_MAX_QUESTIONS);
 		return -1;
 	}
 	if (rc != 0) {
-		spfkit__flat_run_problem(why, "error", "cannot flatten %.200s: %s", o->domain,
+		spfkit__flat_run_problem(why, "error", "cannot flatten %.200s: %s", domain,
 					 spfkit_strerror(rc));
 		return -1;
 	}
 	if (!spfkit__flat_model_usable(&w->m)) {
-		spfkit__flat_run_problem(why, "refused", "cannot flatten %.200s: %s", o->domain,
+		spfkit__flat_run_problem(why, "refused", "cannot flatten %.200s: %s", domain,
 					 w->m.problem);
 		return -1;
 	}

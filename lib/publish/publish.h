@@ -856,6 +856,13 @@ void spfkit__flat_run_problem(struct flat_problem *why, const char *kind, const 
  * either way. */
 int spfkit__flat_run_walk(struct flat_walk *w, const struct flat_run_opts *o,
 			  struct spfkit_resolver *res, int use_source, struct flat_problem *why);
+/* After a walk into w->m for domain (rc: the walk's own return): 0 when
+ * it can be flattened (w->text is then the record), else -1 with why:
+ * the time limit reached, too many questions, an error, or the model's
+ * refusal. spfkit__flat_run_walk() ends with it; tree --html, whose walk
+ * is the tree's, asks it too. */
+int spfkit__flat_run_judge(struct flat_walk *w, const char *domain, int rc,
+			   struct flat_problem *why);
 void spfkit__flat_run_walk_free(struct flat_walk *w);
 /* The records of the walk w, their lookups after and the proof: 0, or -1
  * with why (kind "difference": res->v.report lists them). res (zeroed
