@@ -12,6 +12,7 @@
 #include <spfkit/cares.h>
 
 #include "dnsd.h"
+#include "live.h"
 #include "suite.h"
 
 #define E2E_TIMEOUT_MS 150
@@ -128,30 +129,12 @@ static void run_scenario(struct spfkit_ctx *const ctx[2], struct spfkit_resolver
 	spfkit_zone_free(zone);
 }
 
-static int start(struct dnsd **d, struct spfkit_resolver **r)
-{
-	struct dnsd_options dopt = {.addr = "127.0.0.1"};
-	struct spfkit_cares_options copt = {.size = sizeof(struct spfkit_cares_options), .timeout_ms = E2E_TIMEOUT_MS, .tries = 1};
-	char servers[64], err[256];
-
-	if (dnsd_start(&dopt, NULL, d) != 0) {
-		fprintf(stderr, "cannot start the test DNS server\n");
-		return -1;
-	}
-	snprintf(servers, sizeof(servers), "127.0.0.1:%d", dnsd_port(*d));
-	copt.servers = servers;
-	if (spfkit_cares_new(&copt, NULL, r, err, sizeof(err)) != 0) {
-		fprintf(stderr, "c-ares: %s\n", err);
-		return -1;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	static struct suite suite;
 	struct spfkit_config cfg;
 	struct spfkit_ctx *ctx[2] = {NULL, NULL};
+	struct spfkit_cares_options copt = {.size = sizeof(struct spfkit_cares_options), .timeout_ms = E2E_TIMEOUT_MS, .tries = 1};
 	struct spfkit_resolver *r = NULL;
 	struct dnsd *d = NULL;
 	struct counts n;
@@ -167,13 +150,7 @@ int main(int argc, char **argv)
 	memset(&n, 0, sizeof(n));
 	if (suite_load(&suite, argv[1]) != 0)
 		return 1;
-	spfkit_config_init(&cfg);
-	cfg.default_explanation = "DEFAULT";
-	cfg.no_lookahead = 1;
-	if (spfkit_ctx_new(&cfg, &ctx[0]) != 0)
-		goto out;
-	cfg.no_lookahead = 0;
-	if (spfkit_ctx_new(&cfg, &ctx[1]) != 0 || start(&d, &r) != 0)
+	if (suite_contexts(&cfg, ctx) != 0 || live_dns_start(NULL, &copt, &d, &r) != 0)
 		goto out;
 	for (i = 0; i < suite.nscenarios; i++)
 		run_scenario(ctx, r, d, &suite.scenarios[i], &n);
@@ -184,8 +161,7 @@ int main(int argc, char **argv)
 	printf("%u passed, %u failed\n", n.passed, n.failed);
 	rc = n.failed == 0 && n.passed > 0 ? 0 : 1;
 out:
-	spfkit_resolver_free(r);
-	dnsd_stop(d);
+	live_dns_stop(d, r);
 	spfkit_ctx_free(ctx[0]);
 	spfkit_ctx_free(ctx[1]);
 	suite_free(&suite);

@@ -123,14 +123,7 @@ int main(int argc, char **argv)
 	}
 	if (suite_load(&suite, argv[1]) != 0)
 		return 1;
-	spfkit_config_init(&cfg);
-	/* The suite expects the literal DEFAULT where no exp= gives a text. */
-	cfg.default_explanation = "DEFAULT";
-	cfg.no_lookahead = 1;
-	if (spfkit_ctx_new(&cfg, &ctx[0]) != 0)
-		goto out;
-	cfg.no_lookahead = 0;
-	if (spfkit_ctx_new(&cfg, &ctx[1]) != 0)
+	if (suite_contexts(&cfg, ctx) != 0)
 		goto out;
 	cfg.no_lookahead = 1;
 	cfg.record_memo = 1;

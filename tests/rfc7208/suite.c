@@ -299,6 +299,18 @@ int suite_fill_zone(const struct suite_scenario *sc, struct spfkit_zone *zone)
 	return 0;
 }
 
+int suite_contexts(struct spfkit_config *cfg, struct spfkit_ctx *ctx[2])
+{
+	spfkit_config_init(cfg);
+	/* The suite expects the literal DEFAULT where no exp= gives a text. */
+	cfg->default_explanation = "DEFAULT";
+	cfg->no_lookahead = 1;
+	if (spfkit_ctx_new(cfg, &ctx[0]) != 0)
+		return -1;
+	cfg->no_lookahead = 0;
+	return spfkit_ctx_new(cfg, &ctx[1]) != 0 ? -1 : 0;
+}
+
 int suite_case_ok(const struct suite_case *c, const struct spfkit_result *got, char *why,
 		  size_t size)
 {

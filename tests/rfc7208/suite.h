@@ -57,6 +57,13 @@ const char *suite_name(const char *path, int *len);
  */
 int suite_fill_zone(const struct suite_scenario *sc, struct spfkit_zone *zone);
 
+/*
+ * The two contexts every runner checks each case with, from the suite's
+ * settings (the literal DEFAULT where no exp= gives a text): [0] strict,
+ * without lookahead, [1] with it; `cfg` is left so. 0, or -1.
+ */
+int suite_contexts(struct spfkit_config *cfg, struct spfkit_ctx *ctx[2]);
+
 /* Does `got` (and its explanation) satisfy the case? Writes why not into buf. */
 int suite_case_ok(const struct suite_case *c, const struct spfkit_result *got, char *why,
 		  size_t size);
