@@ -24,6 +24,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import milterclient as mc  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
+import harness  # noqa: E402  (tests/mta/harness.py)
 
 BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "spfkit-milter"
 DNSD = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
@@ -450,12 +452,7 @@ class SlowDns:
                                       port_file, "--delay", "late.example:1500",
                                       "--timeout", "never.example"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 5
-        while time.time() < deadline and not os.path.exists(port_file):
-            time.sleep(0.02)
-        time.sleep(0.05)
-        with open(port_file) as f:
-            self.server = "127.0.0.1:%s" % f.read().strip()
+        self.server = "127.0.0.1:%d" % harness.dnsd_port(self.proc, port_file, 5)
 
     def stop(self):
         self.proc.terminate()
@@ -786,8 +783,6 @@ def run_group(conf, dns, tests, args=(), preexec_fn=None):
 
 
 def main():
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
-    import harness
     harness.ensure_packages("prometheus")  # promtool, for t_metrics
     return run_all([(conf, dns, tests, (), None) for conf, dns, tests in GROUPS], check_config)
 

@@ -243,6 +243,19 @@ class TempDir:
         return path
 
 
+def dnsd_port(proc, port_file, timeout=10):
+    """The port tests/dnsd (PROC) wrote to PORT_FILE once it listens;
+    AssertionError when it exits first or writes none within TIMEOUT s."""
+    deadline = time.time() + timeout
+    while not os.path.exists(port_file):
+        if time.time() > deadline or proc.poll() is not None:
+            raise AssertionError("dnsd did not start (status %s)" % proc.poll())
+        time.sleep(0.02)
+    time.sleep(0.05)  # created before it is written
+    with open(port_file) as f:
+        return int(f.read().strip())
+
+
 class Dnsd:
     """tests/dnsd on 127.0.0.1 with ZONE; names in TIMEOUTS never answer."""
 
@@ -255,14 +268,7 @@ class Dnsd:
         self.log = open(os.path.join(tmp.path, "dnsd.log"), "w")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
         cleanup.push(lambda: (stop_process(self.proc), self.log.close()))
-        deadline = time.time() + 10
-        while not os.path.exists(port_file):
-            if time.time() > deadline or self.proc.poll() is not None:
-                raise AssertionError("dnsd did not start (status %s)" % self.proc.poll())
-            time.sleep(0.05)
-        time.sleep(0.05)
-        with open(port_file) as f:
-            self.port = int(f.read().strip())
+        self.port = dnsd_port(self.proc, port_file)
 
 
 PRIVATE_DNS_ADDR = "127.0.0.53"
@@ -458,7 +464,8 @@ scache    unix  -  -  n  -    1  scache
 postlog   unix-dgram n - n - 1 postlogd
 """
 
-POSTFIX_MAIN_CF = """\
+# what every private Postfix here has; its users add their restrictions
+POSTFIX_MAIN_CF_BASE = """\
 compatibility_level = 3.6
 queue_directory = {dir}/queue
 data_directory = {dir}/data
@@ -479,6 +486,9 @@ alias_database =
 local_recipient_maps =
 maillog_file = {dir}/maillog
 maillog_file_prefixes = {dir}
+"""
+
+POSTFIX_MAIN_CF = POSTFIX_MAIN_CF_BASE + """\
 smtpd_recipient_restrictions = reject_unauth_destination
 milter_protocol = 6
 milter_default_action = tempfail

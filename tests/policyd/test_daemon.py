@@ -20,6 +20,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
+import harness  # noqa: E402  (tests/mta/harness.py)
+
 BIN = sys.argv[1] if len(sys.argv) > 1 else "spfkit-policyd"
 DNSD = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
 
@@ -672,11 +675,7 @@ class SlowDns:
         self.proc = subprocess.Popen([DNSD, "--zone", zone, "--port", "0", "--port-file", port_file,
                                       "--delay", delay],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.time() + 5
-        while time.time() < deadline and not os.path.exists(port_file):
-            time.sleep(0.02)
-        with open(port_file) as f:
-            self.server = "127.0.0.1:%s" % f.read().strip()
+        self.server = "127.0.0.1:%d" % harness.dnsd_port(self.proc, port_file, 5)
 
     def stop(self):
         """Stop it; its counters line ("queries udp=N ..."), as it printed it."""

@@ -28,7 +28,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
 import test_postfix_e2e as e2e  # noqa: E402  (reads the same argv)
-from harness import Cleanup, Sink, ensure_postfix, expect, free_port  # noqa: E402
+from harness import Cleanup, Sink, dnsd_port, ensure_postfix, expect, free_port  # noqa: E402
 
 CONF = """debugLevel = 1
 Mail_From_reject = False
@@ -152,11 +152,7 @@ def main():
         dnsd = subprocess.Popen([e2e.DNSD, "--zone", zone, "--port", "0", "--port-file",
                                  port_file], stdout=subprocess.DEVNULL)
         procs.append(dnsd)
-        deadline = time.time() + 10
-        while not os.path.exists(port_file) and time.time() < deadline:
-            time.sleep(0.05)
-        with open(port_file) as f:
-            dns_port = int(f.read().strip())
+        dns_port = dnsd_port(dnsd, port_file)
 
         ppolicy = free_port()
         log = open(log_path, "w")

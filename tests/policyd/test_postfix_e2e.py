@@ -76,27 +76,7 @@ policyd-spf unix - n n - 0 spawn
   user=nobody argv={policyd} --dns 127.0.0.1:{dns} {conf}
 """
 
-MAIN_CF = """\
-compatibility_level = 3.6
-queue_directory = {dir}/queue
-data_directory = {dir}/data
-mail_owner = postfix
-myhostname = mx.receiver.test
-mydomain = receiver.test
-mydestination =
-relay_domains = receiver.test
-relayhost = [127.0.0.1]:{sink}
-inet_interfaces = 127.0.0.1
-inet_protocols = ipv4
-mynetworks = 127.0.0.0/8
-smtpd_authorized_xclient_hosts = 127.0.0.0/8
-smtpd_peername_lookup = no
-smtp_dns_support_level = disabled
-alias_maps =
-alias_database =
-local_recipient_maps =
-maillog_file = {dir}/maillog
-maillog_file_prefixes = {dir}
+MAIN_CF = harness.POSTFIX_MAIN_CF_BASE + """\
 smtpd_recipient_restrictions =
     reject_unauth_destination
     check_policy_service {policy}
@@ -232,11 +212,7 @@ def main():
         dnsd = subprocess.Popen([DNSD, "--zone", zone, "--port", "0", "--port-file", port_file,
                                  "--timeout", "slow.example"], stdout=subprocess.DEVNULL)
         procs.append(dnsd)
-        deadline = time.time() + 10
-        while not os.path.exists(port_file) and time.time() < deadline:
-            time.sleep(0.05)
-        with open(port_file) as f:
-            dns_port = int(f.read().strip())
+        dns_port = harness.dnsd_port(dnsd, port_file)
 
         # daemon form: our service on an inet socket
         ppolicy = free_port()

@@ -21,6 +21,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
+import harness  # noqa: E402  (tests/mta/harness.py)
+
 BIN = sys.argv[1]
 DNSD = sys.argv[2] if len(sys.argv) > 2 else None
 ID = "mx.receiver.test"
@@ -714,11 +717,7 @@ class SlowDns:
         self.proc = subprocess.Popen([DNSD, "--zone", zone, "--port", "0", "--port-file",
                                       port_file, "--delay", "slow.test:1500"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 5
-        while time.time() < deadline and not os.path.exists(port_file):
-            time.sleep(0.02)
-        with open(port_file) as f:
-            self.server = "127.0.0.1:%s" % f.read().strip()
+        self.server = "127.0.0.1:%d" % harness.dnsd_port(self.proc, port_file, 5)
 
     def stop(self):
         self.proc.terminate()
@@ -905,8 +904,6 @@ def case_metrics():
     """--metrics (issue 29): a fail and a pass counted as requests, checks and actions;
     the session open while it lasts; promtool check metrics finds the text clean."""
     import urllib.request
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
-    import harness
     harness.ensure_packages("prometheus")
     f = Filter(extra=["--metrics", "127.0.0.1:0"])
     try:
