@@ -324,11 +324,7 @@ class Milter:
         wait_listening(self.port, 15, self.proc, "%s (%s)" % (name, binary))
 
     def log(self):
-        try:
-            with open(self.log_path, errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
+        return file_text(self.log_path)
 
     def _stop_quietly(self):
         if self.status is None:
@@ -526,11 +522,7 @@ class Postfix:
         wait_listening(self.smtp, 20, what="postfix")
 
     def log(self):
-        try:
-            with open(os.path.join(self.dir, "maillog"), errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
+        return file_text(os.path.join(self.dir, "maillog"))
 
     def master_pid(self):
         with open(os.path.join(self.dir, "queue", "pid", "master.pid")) as f:
@@ -648,6 +640,39 @@ class Cases:
         passed = sum(1 for r in self.results if r[0])
         print("%s: %d passed, %d failed" % (self.form, passed, len(self.results) - passed))
         return 0 if self.results and passed == len(self.results) else 1
+
+
+def file_text(path):
+    """A log file's text; "" when there is none."""
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def run_main(form, body):
+    """A real-MTA test's main(): root needed; BODY(cases, cleanup, tails)
+    starts what the test needs and runs its cases, adding to TAILS, as it
+    starts each, (title, function giving its log, how many characters of
+    the end) for the logs to show when a case failed (None: all of it).
+    An exception in BODY is the failed case "setup"; everything started is
+    stopped last. Returns the exit status (Cases.summary)."""
+    need_root()
+    cases = Cases(form)
+    cleanup = Cleanup()
+    tails = []
+    try:
+        body(cases, cleanup, tails)
+    except Exception as e:
+        cases.fail("setup", str(e))
+    finally:
+        if cases.failed():
+            for title, log, chars in tails:
+                text = log()
+                print("---- %s (tail)\n%s" % (title, text[-chars:] if chars else text))
+        cleanup.run()
+    return cases.summary()
 
 
 # ---- what a process listens on -----------------------------------------------

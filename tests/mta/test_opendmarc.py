@@ -208,21 +208,20 @@ def run(cases, pf, sink):
 
 
 def main():
-    harness.need_root()
     milter_bin, dnsd_bin = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    cases = harness.Cases("postfix+milter+opendmarc")
-    cleanup = harness.Cleanup()
-    pf = milter = None
-    dmarcs = []
-    try:
+
+    def body(cases, cleanup, tails):
+        dmarcs = []
         ensure_opendmarc()
         tmp = harness.TempDir(cleanup, "spfkit-mta-opendmarc-")
         tmp.write("dmarc-dns", "".join("%s %s\n" % kv for kv in DMARC_RECORDS.items()))
         dns = harness.Dnsd(cleanup, tmp, dnsd_bin, ZONE)
         milter = harness.Milter(cleanup, tmp, milter_bin, CONF, dns.port,
                                 receiver="mx.receiver.test")
+        tails.append(("milter log", milter.log, 3000))
         dmarcs.append(OpenDMARC(cleanup, tmp, "opendmarc", reject=False))
         dmarcs.append(OpenDMARC(cleanup, tmp, "opendmarc-reject", reject=True))
+        tails.extend((d.name + " log", d.log, 2000) for d in dmarcs)
         spf = "inet:127.0.0.1:%d" % milter.port
         dm = "inet:127.0.0.1:%d" % dmarcs[0].port
         dm_reject = "inet:127.0.0.1:%d" % dmarcs[1].port
@@ -233,23 +232,14 @@ def main():
                              "smtpd_milters = %s, %s\n" % (spf, dm) +
                              "smtpd_milter_maps = cidr:{dir}/milter_map\n",
                              files={"milter_map": milter_map})
+        tails.insert(0, ("postfix maillog", pf.log, 4000))
         run(cases, pf, sink)
         cases.run("the OpenDMARC instances listen on their loopback ports only",
                   lambda: [harness.expect_listeners(d.proc.pid, ["127.0.0.1:%d" % d.port], d.name)
                            for d in dmarcs])
         cases.run("milter exits cleanly on SIGTERM", milter.stop)
-    except Exception as e:
-        cases.fail("setup", str(e))
-    finally:
-        if cases.failed():
-            if pf is not None:
-                print("---- postfix maillog (tail)\n%s" % pf.log()[-4000:])
-            if milter is not None:
-                print("---- milter log (tail)\n%s" % milter.log()[-3000:])
-            for d in dmarcs:
-                print("---- %s log (tail)\n%s" % (d.name, d.log()[-2000:]))
-        cleanup.run()
-    return cases.summary()
+
+    return harness.run_main("postfix+milter+opendmarc", body)
 
 
 if __name__ == "__main__":

@@ -189,12 +189,9 @@ def run(cases, pf, sink):
 
 
 def main():
-    harness.need_root()
     milter_bin, dnsd_bin = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    cases = harness.Cases("postfix+milter")
-    cleanup = harness.Cleanup()
-    pf = milter = None
-    try:
+
+    def body(cases, cleanup, tails):
         # Cyrus SASL with at least one mechanism, or smtpd will not start
         harness.ensure_postfix()
         harness.ensure_packages("libsasl2-modules")
@@ -202,10 +199,12 @@ def main():
         dns = harness.Dnsd(cleanup, tmp, dnsd_bin, ZONE, timeouts=["slow.example"])
         milter = harness.Milter(cleanup, tmp, milter_bin, CONF, dns.port,
                                 receiver="mx.receiver.test")
+        tails.append(("milter log", milter.log, 4000))
         sink = harness.Sink(cleanup)
         pf = harness.Postfix(cleanup, tmp, sink.port,
                              MAIN_EXTRA.format(milter="inet:127.0.0.1:%d" % milter.port),
                              files={"smtpd.conf": SASL_CONF})
+        tails.insert(0, ("postfix maillog", pf.log, 4000))
         run(cases, pf, sink)
         cases.run("Postfix and the milter listen on their loopback ports only",
                   lambda: (harness.expect_listeners(pf.master_pid(), ["127.0.0.1:%d" % pf.smtp],
@@ -213,16 +212,8 @@ def main():
                            harness.expect_listeners(milter.proc.pid,
                                                     ["127.0.0.1:%d" % milter.port], "milter")))
         cases.run("milter exits cleanly on SIGTERM", milter.stop)
-    except Exception as e:
-        cases.fail("setup", str(e))
-    finally:
-        if cases.failed():
-            if pf is not None:
-                print("---- postfix maillog (tail)\n%s" % pf.log()[-4000:])
-            if milter is not None:
-                print("---- milter log (tail)\n%s" % milter.log()[-4000:])
-        cleanup.run()
-    return cases.summary()
+
+    return harness.run_main("postfix+milter", body)
 
 
 if __name__ == "__main__":

@@ -257,34 +257,25 @@ def run(cases, sm, sink):
 
 
 def main():
-    harness.need_root()
     milter_bin, dnsd_bin = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    cases = harness.Cases("sendmail+milter")
-    cleanup = harness.Cleanup()
-    sm = milter = None
-    try:
+
+    def body(cases, cleanup, tails):
         tmp = harness.TempDir(cleanup, "spfkit-mta-sendmail-")
         dns = harness.Dnsd(cleanup, tmp, dnsd_bin, ZONE, timeouts=["slow.example"])
         milter = harness.Milter(cleanup, tmp, milter_bin, CONF, dns.port,
                                 receiver="mx.receiver.test",
                                 env={"STUB_PASS_NETS": PASS_SRC + "/32"})
+        tails.append(("milter log", milter.log, 3000))
         sink = harness.Sink(cleanup)
         sm = Sendmail(cleanup, tmp, milter.port, sink.port)
+        tails.insert(0, ("sendmail", sm.log, None))
         run(cases, sm, sink)
         cases.run("sendmail listens on 127.0.0.1:PORT only (no MSA, no other address)",
                   lambda: harness.expect_listeners(sm.proc.pid, ["127.0.0.1:%d" % sm.port],
                                                    "sendmail"))
         cases.run("milter exits cleanly on SIGTERM", milter.stop)
-    except Exception as e:
-        cases.fail("setup", str(e))
-    finally:
-        if cases.failed():
-            if sm is not None:
-                print("---- sendmail (tail)\n%s" % sm.log())
-            if milter is not None:
-                print("---- milter log (tail)\n%s" % milter.log()[-3000:])
-        cleanup.run()
-    return cases.summary()
+
+    return harness.run_main("sendmail+milter", body)
 
 
 if __name__ == "__main__":

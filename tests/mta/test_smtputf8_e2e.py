@@ -203,12 +203,9 @@ def run(cases, pf, sink):
 
 
 def main():
-    harness.need_root()
     policyd_bin, milter_bin, dnsd_bin = (os.path.abspath(a) for a in sys.argv[1:4])
-    cases = harness.Cases("postfix+smtputf8")
-    cleanup = harness.Cleanup()
-    pf = milter = policyd = dmarc = tmp = None
-    try:
+
+    def body(cases, cleanup, tails):
         harness.ensure_postfix()
         ensure_opendmarc()
         tmp = harness.TempDir(cleanup, "spfkit-smtputf8-")
@@ -222,8 +219,11 @@ def main():
                                     "--listen", "inet:127.0.0.1:%d" % ppolicy, conf],
                                    stdout=policyd_log, stderr=subprocess.STDOUT)
         cleanup.push(lambda: (harness.stop_process(policyd), policyd_log.close()))
+        tails.extend((name, lambda name=name: harness.file_text(os.path.join(tmp.path, name)),
+                      2000) for name in ("policyd.log", "opendmarc.log"))
         harness.wait_listening(ppolicy, 15, policyd, "spfkit-policyd")
         milter = harness.Milter(cleanup, tmp, milter_bin, CONF, dns.port, receiver=AUTHSERV_ID)
+        tails.append(("milter log", milter.log, 3000))
         dmarc_port = harness.free_port()
         dmarc_conf = tmp.write("opendmarc.conf", OPENDMARC_CONF.format(
             port=dmarc_port, dir=tmp.path, dmarc_id=DMARC_ID, id=AUTHSERV_ID))
@@ -251,25 +251,13 @@ def main():
                              "smtpd_milters =\n"
                              "smtpd_milter_maps = cidr:{dir}/milter_map\n",
                              files=files)
+        tails.insert(0, ("postfix maillog", pf.log, 4000))
         run(cases, pf, sink)
         cases.run("milter exits cleanly on SIGTERM", milter.stop)
         cases.run("policyd exits cleanly on SIGTERM",
                   lambda: expect(harness.stop_process(policyd) == 0, "policyd exit status"))
-    except Exception as e:
-        cases.fail("setup", str(e))
-    finally:
-        if cases.failed():
-            if pf is not None:
-                print("---- postfix maillog (tail)\n%s" % pf.log()[-4000:])
-            if milter is not None:
-                print("---- milter log (tail)\n%s" % milter.log()[-3000:])
-            for name in ("policyd.log", "opendmarc.log"):
-                path = os.path.join(tmp.path, name) if tmp is not None else None
-                if path and os.path.exists(path):
-                    with open(path, errors="replace") as f:
-                        print("---- %s (tail)\n%s" % (name, f.read()[-2000:]))
-        cleanup.run()
-    return cases.summary()
+
+    return harness.run_main("postfix+smtputf8", body)
 
 
 if __name__ == "__main__":
