@@ -572,12 +572,15 @@ def message_text(sender, tag, extra_headers=(), from_header=None):
 
 
 def session(port, helo, sender, tag, client_ip=None, xclient_extra="", body=True,
-            extra_headers=(), from_header=None, source=None, rcpt="bob@receiver.test"):
+            extra_headers=(), from_header=None, source=None, rcpt="bob@receiver.test",
+            mail_options=(), data=None):
     """One SMTP transaction. XCLIENT ADDR=CLIENT_IP when CLIENT_IP is given
     (Postfix); SOURCE binds the client socket to a loopback address (for
-    MTAs without XCLIENT). Returns (stage, code, text) of the first refusal,
-    or of DATA ("data") when everything was accepted; with BODY false, of
-    RCPT ("rcpt")."""
+    MTAs without XCLIENT). RCPT is one recipient or a list; MAIL_OPTIONS
+    go on MAIL FROM, each an extension the server must offer; DATA (bytes)
+    is sent instead of the message_text() made from SENDER and TAG.
+    Returns (stage, code, text) of the first refusal, or of DATA ("data")
+    when everything was accepted; with BODY false, of RCPT ("rcpt")."""
     s = smtplib.SMTP(timeout=60, source_address=(source, 0) if source else None)
     try:
         s.connect("127.0.0.1", port)
@@ -591,13 +594,20 @@ def session(port, helo, sender, tag, client_ip=None, xclient_extra="", body=True
         code, msg = s.ehlo(helo)
         if code != 250:
             return "ehlo", code, msg.decode()
-        code, msg = s.mail(sender)
+        for ext in mail_options:
+            expect(s.has_extn(ext), "the server does not offer %s" % ext)
+        code, msg = s.mail(sender, list(mail_options))
         if code != 250:
             return "mail", code, msg.decode()
-        code, msg = s.rcpt(rcpt)
-        if code != 250 or not body:
+        for r in [rcpt] if isinstance(rcpt, str) else rcpt:
+            code, msg = s.rcpt(r)
+            if code != 250:
+                return "rcpt", code, msg.decode()
+        if not body:
             return "rcpt", code, msg.decode()
-        code, msg = s.data(message_text(sender, tag, extra_headers, from_header))
+        if data is None:
+            data = message_text(sender, tag, extra_headers, from_header)
+        code, msg = s.data(data)
         return "data", code, msg.decode()
     finally:
         try:

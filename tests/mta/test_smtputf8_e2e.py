@@ -36,7 +36,6 @@ missing (before anything starts), and failing that the test fails.
 Everything started is stopped.
 """
 import os
-import smtplib
 import subprocess
 import sys
 
@@ -101,35 +100,13 @@ def ensure_opendmarc():
 
 
 def session(port, client_ip, tag, rcpts=("bob@receiver.test",), extra_headers=""):
-    """One SMTPUTF8 transaction from CLIENT_IP. (stage, code, text) of the first
-    refusal, or of DATA when all was accepted."""
-    s = smtplib.SMTP(timeout=60)
-    try:
-        s.connect("127.0.0.1", port)
-        s.ehlo("tester.localhost")
-        code, msg = s.docmd("XCLIENT", "ADDR=%s NAME=[UNAVAILABLE]" % client_ip)
-        if code != 220:
-            raise AssertionError("XCLIENT refused: %d %s" % (code, msg.decode()))
-        s.ehlo_resp = s.helo_resp = None
-        s.ehlo("client.unknown.test")
-        expect(s.has_extn("smtputf8"), "Postfix does not offer SMTPUTF8")
-        code, msg = s.mail(SENDER, ["SMTPUTF8"])
-        if code != 250:
-            return "mail", code, msg.decode()
-        for r in rcpts:
-            code, msg = s.rcpt(r)
-            if code != 250:
-                return "rcpt", code, msg.decode()
-        body = ("%sFrom: Jürgen <%s>\r\nTo: bob@receiver.test\r\n"
-                "Subject: spfkit smtputf8 %s\r\nMessage-ID: <%s@tester.localhost>\r\n\r\n"
-                "Grüße\r\n" % (extra_headers, SENDER, tag, tag))
-        code, msg = s.data(body.encode("utf-8"))
-        return "data", code, msg.decode()
-    finally:
-        try:
-            s.quit()
-        except (smtplib.SMTPException, OSError):
-            pass
+    """One SMTPUTF8 transaction from CLIENT_IP with a UTF-8 message. (stage,
+    code, text) of the first refusal, or of DATA when all was accepted."""
+    body = ("%sFrom: Jürgen <%s>\r\nTo: bob@receiver.test\r\n"
+            "Subject: spfkit smtputf8 %s\r\nMessage-ID: <%s@tester.localhost>\r\n\r\n"
+            "Grüße\r\n" % (extra_headers, SENDER, tag, tag))
+    return harness.session(port, "client.unknown.test", SENDER, tag, client_ip=client_ip,
+                           rcpt=rcpts, mail_options=["SMTPUTF8"], data=body.encode("utf-8"))
 
 
 def ours(message, name):
