@@ -652,6 +652,27 @@ class Cases:
         return 0 if self.results and passed == len(self.results) else 1
 
 
+def run_each(tests, prefix, *args, mode=None):
+    """Each of TESTS called as test(tmp, *ARGS) with a temporary folder of
+    its own (PREFIX, chmod MODE when given), removed after; "ok" with what
+    it returned or "FAIL" with why, a line each, one failure hiding none of
+    the others. Returns the exit status: 1 when any failed."""
+    failed = 0
+    for t in tests:
+        tmp = tempfile.mkdtemp(prefix=prefix)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        try:
+            print("ok   %s: %s" % (t.__name__, t(tmp, *args)))
+        except Exception as e:  # noqa: BLE001 - one failure must not hide the others
+            failed += 1
+            print("FAIL %s: %s" % (t.__name__, e))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("%d of %d failed" % (failed, len(tests)))
+    return 1 if failed else 0
+
+
 def file_text(path):
     """A log file's text; "" when there is none."""
     try:

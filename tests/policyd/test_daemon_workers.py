@@ -26,6 +26,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
+import harness  # noqa: E402  (tests/mta/harness.py)
+
 POLICYD, SPFKIT, ZONE = (os.path.abspath(a) for a in sys.argv[1:4])
 RECEIVER = "mx.example.org"
 
@@ -363,18 +366,7 @@ def main():
              test_reload_reaches_every_worker, test_sigterm_finishes_requests_on_every_worker,
              test_bad_workers_values, test_no_syslog_daemon_falls_back_once,
              test_syslog_socket_gets_lines_then_goes]
-    failed = 0
-    for t in tests:
-        tmp = tempfile.mkdtemp(prefix="spfkit-workers-")
-        try:
-            print("ok   %s: %s" % (t.__name__, t(tmp, want)))
-        except Exception as e:  # noqa: BLE001 - one test's failure must not hide the others
-            failed += 1
-            print("FAIL %s: %s" % (t.__name__, e))
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    print("%d of %d failed" % (failed, len(tests)))
-    return 1 if failed else 0
+    return harness.run_each(tests, "spfkit-workers-", want)
 
 
 if __name__ == "__main__":

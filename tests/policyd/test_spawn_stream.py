@@ -24,7 +24,9 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
+import harness  # noqa: E402  (tests/mta/harness.py)
 
 BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "spfkit-policyd"
 SKIP = 77
@@ -185,19 +187,7 @@ def main():
         return SKIP
     tests = [test_no_dev_log, test_dead_dev_log, test_syslog_listener,
              test_config_error_to_syslog]
-    failed = 0
-    for t in tests:
-        tmp = tempfile.mkdtemp(prefix="spfkit-spawn-stream-")
-        os.chmod(tmp, 0o755)
-        try:
-            print("ok   %s: %s" % (t.__name__, t(tmp)))
-        except Exception as e:  # noqa: BLE001 - one failure must not hide the others
-            failed += 1
-            print("FAIL %s: %s" % (t.__name__, e))
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    print("%d of %d failed" % (failed, len(tests)))
-    return 1 if failed else 0
+    return harness.run_each(tests, "spfkit-spawn-stream-", mode=0o755)
 
 
 if __name__ == "__main__":
