@@ -658,6 +658,20 @@ def query(rng, domain, ip, intent):
     return ("%s %s@%s %s" % (ip, local, domain, helo), intent)
 
 
+def query_domains(path):
+    """The sender domains of a queries.txt written here, each once, in the
+    order of first use (what the tests lint of the corpus)."""
+    seen = []
+    for line in open(path, encoding="ascii"):
+        parts = line.split()
+        if len(parts) < 3 or "@" not in parts[1]:
+            continue
+        d = parts[1].rsplit("@", 1)[1].lower()
+        if d not in seen:
+            seen.append(d)
+    return seen
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="output directory")

@@ -27,18 +27,6 @@ import tempfile
 CLIENTS = (("ipv4", "198.18.0.1"), ("ipv6", "2001:db8:f000::1"))
 
 
-def domains_of(queries):
-    seen = []
-    for line in open(queries, encoding="ascii"):
-        parts = line.split()
-        if len(parts) < 3 or "@" not in parts[1]:
-            continue
-        d = parts[1].rsplit("@", 1)[1].lower()
-        if d not in seen:
-            seen.append(d)
-    return seen
-
-
 def lint(spfkit, zone, domains):
     """`spfkit lint --batch --json`: one JSON object per domain, in order."""
     with tempfile.NamedTemporaryFile("w", suffix=".domains", delete=False) as f:
@@ -117,12 +105,15 @@ def main():
     if sys.argv[2] == "--zone":
         return compare(spfkit, sys.argv[3], zone_domains(sys.argv[3]))
     gen = sys.argv[2]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(gen)))
+    sys.dont_write_bytecode = True  # nothing written into the source tree
+    import gen_corpus  # its reader of its queries.txt
     ndomains = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--domains" else "3000"
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, gen, "--out", tmp, "--domains", ndomains,
                         "--queries", "20000"], check=True, capture_output=True)
         return compare(spfkit, os.path.join(tmp, "bench.zone"),
-                       domains_of(os.path.join(tmp, "queries.txt")))
+                       gen_corpus.query_domains(os.path.join(tmp, "queries.txt")))
 
 
 if __name__ == "__main__":

@@ -263,24 +263,15 @@ def test_output(spfkit, zone):
     return 0
 
 
-def domains_of(queries):
-    seen = []
-    for line in open(queries, encoding="ascii"):
-        parts = line.split()
-        if len(parts) < 3 or "@" not in parts[1]:
-            continue
-        d = parts[1].rsplit("@", 1)[1].lower()
-        if d not in seen:
-            seen.append(d)
-    return seen
-
-
 def corpus_linted(spfkit, gen, tmp, args):
     """The corpus made in TMP (gen_corpus.py ARGS), its query domains and lint's report
     of each: (zone, domains, reports)."""
     subprocess.run([sys.executable, gen, "--out", tmp] + args, check=True, capture_output=True)
     zone = os.path.join(tmp, "bench.zone")
-    domains = domains_of(os.path.join(tmp, "queries.txt"))
+    sys.path.insert(0, os.path.dirname(os.path.abspath(gen)))
+    sys.dont_write_bytecode = True  # nothing written into the source tree
+    import gen_corpus  # its reader of its queries.txt
+    domains = gen_corpus.query_domains(os.path.join(tmp, "queries.txt"))
     listing = os.path.join(tmp, "domains")
     with open(listing, "w") as f:
         f.write("".join(d + "\n" for d in domains))
