@@ -18,52 +18,8 @@
 
 #include <spfkit/zone.h>
 
+#include "cmocka_alloc.h" /* tests/support */
 #include "core.h"
-
-/* ---- allocators ------------------------------------------------------ */
-
-static void *t_alloc(void *user, size_t size)
-{
-	(void)user;
-	return test_malloc(size);
-}
-
-static void *t_realloc(void *user, void *ptr, size_t size)
-{
-	(void)user;
-	return test_realloc(ptr, size);
-}
-
-static void t_free(void *user, void *ptr)
-{
-	(void)user;
-	test_free(ptr);
-}
-
-static const struct spfkit_allocator test_alloc = { t_alloc, t_realloc, t_free, NULL };
-
-/* Fails every allocation once `left` reaches 0. */
-struct failing {
-	long left;
-};
-
-static void *f_alloc(void *user, size_t size)
-{
-	struct failing *f = user;
-
-	if (f->left-- <= 0)
-		return NULL;
-	return test_malloc(size);
-}
-
-static void *f_realloc(void *user, void *ptr, size_t size)
-{
-	struct failing *f = user;
-
-	if (f->left-- <= 0)
-		return NULL;
-	return test_realloc(ptr, size);
-}
 
 /* ---- helpers --------------------------------------------------------- */
 
@@ -742,8 +698,8 @@ static void many_names_all_found(void **state)
 
 static void allocation_failure_changes_nothing(void **state)
 {
-	struct failing f;
-	struct spfkit_allocator fa = { f_alloc, f_realloc, t_free, &f };
+	struct test_alloc_failing f;
+	struct spfkit_allocator fa = test_alloc_failing(&f);
 	struct spfkit_zone *z;
 	long n;
 	int rc = SPFKIT_ENOMEM;

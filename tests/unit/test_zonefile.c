@@ -17,28 +17,10 @@
 
 #include <spfkit/zone.h>
 
+#include "cmocka_alloc.h" /* tests/support */
 #include "core.h"
 #include "zone_int.h" /* the memory limit, set small */
 
-static void *t_alloc(void *user, size_t size)
-{
-	(void)user;
-	return test_malloc(size);
-}
-
-static void *t_realloc(void *user, void *ptr, size_t size)
-{
-	(void)user;
-	return test_realloc(ptr, size);
-}
-
-static void t_free(void *user, void *ptr)
-{
-	(void)user;
-	test_free(ptr);
-}
-
-static const struct spfkit_allocator test_alloc = { t_alloc, t_realloc, t_free, NULL };
 
 /* ---- helpers --------------------------------------------------------- */
 
@@ -782,28 +764,6 @@ static void long_record_across_parentheses_is_e2big(void **state)
 
 /* ---- allocation failure ---------------------------------------------- */
 
-struct failing {
-	long left;
-};
-
-static void *f_alloc(void *user, size_t size)
-{
-	struct failing *f = user;
-
-	if (f->left-- <= 0)
-		return NULL;
-	return test_malloc(size);
-}
-
-static void *f_realloc(void *user, void *ptr, size_t size)
-{
-	struct failing *f = user;
-
-	if (f->left-- <= 0)
-		return NULL;
-	return test_realloc(ptr, size);
-}
-
 static void allocation_failure_is_enomem_without_leak(void **state)
 {
 	static const char text[] = "$ORIGIN example.com.\n"
@@ -811,8 +771,8 @@ static void allocation_failure_is_enomem_without_leak(void **state)
 				   "@ MX 10 mx\n"
 				   "mx A 192.0.2.1\n"
 				   "a.b.c TXT \"deep\"\n";
-	struct failing f;
-	struct spfkit_allocator fa = { f_alloc, f_realloc, t_free, &f };
+	struct test_alloc_failing f;
+	struct spfkit_allocator fa = test_alloc_failing(&f);
 	struct spfkit_zone *z;
 	char err[256];
 	long n;
