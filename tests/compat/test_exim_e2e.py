@@ -41,11 +41,12 @@ tf      IN TXT "v=spf1 a:sf.example -all"
 guess   IN A 192.0.2.77
 """
 
-CONF = r"""
+# What both Exim tests' configurations have (this one and
+# tests/policyd/test_exim_policyd_e2e.py): the main settings of a private
+# Exim under @ROOT@, and local delivery into a file under @ROOT@/mail.
+CONF_MAIN = r"""
 primary_hostname = mx.receiver.example
-# the unpacked binary re-executes itself for delivery; our library stays
 exim_path = @EXIM@
-keep_environment = LD_LIBRARY_PATH
 domainlist local_domains = receiver.example
 spool_directory = @ROOT@/spool
 log_file_path = @ROOT@/log/%slog
@@ -55,6 +56,31 @@ trusted_users = root
 host_lookup =
 rfc1413_hosts =
 smtp_enforce_sync = false
+"""
+
+
+def conf_delivery(mailbox):
+    """The routers and transports: local recipients appended to MAILBOX."""
+    return r"""
+begin routers
+
+local:
+  driver = accept
+  domains = +local_domains
+  transport = local_file
+
+begin transports
+
+local_file:
+  driver = appendfile
+  file = %s
+  user = Debian-exim
+  group = Debian-exim
+""" % mailbox
+
+
+# the unpacked binary re-executes itself for delivery; our library stays
+CONF = CONF_MAIN + r"""keep_environment = LD_LIBRARY_PATH
 acl_smtp_rcpt = acl_rcpt
 acl_smtp_data = acl_data
 
@@ -82,22 +108,7 @@ acl_data:
   warn
     add_header = :at_start:${authresults{mx.receiver.example}}
   accept
-
-begin routers
-
-local:
-  driver = accept
-  domains = +local_domains
-  transport = local_file
-
-begin transports
-
-local_file:
-  driver = appendfile
-  file = @ROOT@/mail/user
-  user = Debian-exim
-  group = Debian-exim
-"""
+""" + conf_delivery("@ROOT@/mail/user")
 
 
 def debian_spf_acl(conf_root):

@@ -77,19 +77,7 @@ TempError_Action = 451
 Lookup_Time = 10
 """
 
-CONF = r"""
-primary_hostname = mx.receiver.example
-exim_path = @EXIM@
-keep_environment =
-domainlist local_domains = receiver.example
-spool_directory = @ROOT@/spool
-log_file_path = @ROOT@/log/%slog
-exim_user = Debian-exim
-exim_group = Debian-exim
-trusted_users = root
-host_lookup =
-rfc1413_hosts =
-smtp_enforce_sync = false
+CONF = eximdeb.CONF_MAIN + r"""keep_environment =
 acl_smtp_rcpt = acl_rcpt
 
 begin acl
@@ -100,23 +88,8 @@ acl_rcpt:
     message = relay not permitted
 @SPFKIT_ACL@
   accept
-
-begin routers
-
-local:
-  driver = accept
-  domains = +local_domains
-  transport = local_file
-
-begin transports
-
-local_file:
-  driver = appendfile
-  # a fixed name per recipient: a path made from $local_part is tainted
-  file = @ROOT@/mail/${if eq{$local_part}{other}{other}{user}}
-  user = Debian-exim
-  group = Debian-exim
-"""
+""" + eximdeb.conf_delivery(  # a fixed name per recipient: one made from $local_part is tainted
+    "@ROOT@/mail/${if eq{$local_part}{other}{other}{user}}")
 
 
 def marked_block(path, name):
