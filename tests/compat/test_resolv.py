@@ -9,7 +9,9 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
+import harness  # noqa: E402  (tests/mta/harness.py)
 
 CONSUMER, DNSD = sys.argv[1], sys.argv[2]
 
@@ -49,11 +51,7 @@ def main():
         dnsd = subprocess.Popen([DNSD, "--zone", zone, "--port", "0", "--port-file", port_file,
                                  "--servfail", "sf.example"], stdout=subprocess.DEVNULL)
         try:
-            deadline = time.time() + 10
-            while not os.path.exists(port_file) and time.time() < deadline:
-                time.sleep(0.05)
-            with open(port_file) as f:
-                port = int(f.read().strip())
+            port = harness.dnsd_port(dnsd, port_file)
             env = dict(os.environ, SPFKIT_DNS_SERVERS="127.0.0.1:%d" % port)
             for ip, sender, helo, want, text in CASES:
                 out = subprocess.run([CONSUMER, "--resolv", ip, sender, helo], env=env,

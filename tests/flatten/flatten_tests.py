@@ -31,6 +31,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
+import harness  # noqa: E402  (tests/mta/harness.py)
+
 FAILURES = []
 
 
@@ -268,12 +271,7 @@ def tempfail(spfkit, zone, dnsd, tmp):
                           "--port", "0", "--port-file", port_file],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        for _ in range(200):
-            if os.path.exists(port_file) and open(port_file).read().strip():
-                break
-            time.sleep(0.02)
-        port = open(port_file).read().strip()
-        server = "127.0.0.1:" + port
+        server = "127.0.0.1:%d" % harness.dnsd_port(d, port_file, 4)
         rc, out, err = flatten(spfkit, ["--dns", server, "--timeout", "500", "--tries", "1",
                                         "tempfail.example"])
         if rc != 2 or out or "tempfail.example" not in err or "dns-failure" not in err:

@@ -15,6 +15,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mta"))
+import harness  # noqa: E402  (tests/mta/harness.py)
+
 SPFKIT, DNSD = sys.argv[1], sys.argv[2]
 INCLUDES = 20
 CHAIN = 14
@@ -44,12 +47,7 @@ class Dnsd:
         for name in delays:
             args += ["--delay", "%s:1000" % name]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 10
-        while not (os.path.exists(port_file) and open(port_file).read().strip()):
-            if time.time() > deadline or self.proc.poll() is not None:
-                raise RuntimeError("dnsd did not start")
-            time.sleep(0.05)
-        self.port = int(open(port_file).read().strip())
+        self.port = harness.dnsd_port(self.proc, port_file)
 
     def stop(self):
         self.proc.terminate()

@@ -247,13 +247,17 @@ def dnsd_port(proc, port_file, timeout=10):
     """The port tests/dnsd (PROC) wrote to PORT_FILE once it listens;
     AssertionError when it exits first or writes none within TIMEOUT s."""
     deadline = time.time() + timeout
-    while not os.path.exists(port_file):
+    while True:
+        try:
+            with open(port_file) as f:
+                text = f.read().strip()
+            if text:  # not just created
+                return int(text)
+        except OSError:
+            pass
         if time.time() > deadline or proc.poll() is not None:
             raise AssertionError("dnsd did not start (status %s)" % proc.poll())
         time.sleep(0.02)
-    time.sleep(0.05)  # created before it is written
-    with open(port_file) as f:
-        return int(f.read().strip())
 
 
 class Dnsd:

@@ -436,13 +436,11 @@ def main():
                                 "--timeout", "slow.example"], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
         procs.append(dns)
-        deadline = time.time() + 10
-        while not os.path.exists(port_file) or not open(port_file).read().strip():
-            if time.time() > deadline or dns.poll() is not None:
-                print("FAIL dnsd did not start")
-                return 1
-            time.sleep(0.05)
-        dns_port = int(open(port_file).read().strip())
+        try:
+            dns_port = eximdeb.harness.dnsd_port(dns, port_file)
+        except AssertionError:
+            print("FAIL dnsd did not start")
+            return 1
 
         policyd = Policyd(policyd_bin, root, dns_port)
         procs.append(policyd.proc)
