@@ -302,6 +302,22 @@ def private_resolver(cleanup, tmp, dnsd, zone):
     return proc
 
 
+def milter_conf(authserv_id, skip_addresses, reject="Fail"):
+    """spfkit-milter's configuration (policyd-spf.conf format) in the real-MTA
+    tests: HELO and MAIL FROM results REJECT refuses ("False": none),
+    temperror deferred, Authentication-Results as AUTHSERV_ID."""
+    return """# spfkit-milter, policyd-spf.conf format
+HELO_reject = {reject}
+Mail_From_reject = {reject}
+PermError_reject = False
+TempError_Defer = True
+Header_Type = AR
+Authserv_Id = {id}
+skip_addresses = {skip}
+Lookup_Time = 3
+""".format(reject=reject, id=authserv_id, skip=skip_addresses)
+
+
 class Milter:
     """The milter under test, with spfkit-milter's command line, on an inet
     socket of 127.0.0.1. stop() fails the test when it did not exit cleanly

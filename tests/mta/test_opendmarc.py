@@ -56,16 +56,7 @@ why.example.com.   TXT "%{i} is not one of %{d}'s designated mail servers"
 """ + "".join('%s. TXT "%s"\n' % kv for kv in DMARC_RECORDS.items())
 
 # the milter adds a header on fail (no reject): OpenDMARC must get to judge
-CONF = """# spfkit-milter, policyd-spf.conf format
-HELO_reject = False
-Mail_From_reject = False
-PermError_reject = False
-TempError_Defer = True
-Header_Type = AR
-Authserv_Id = {id}
-skip_addresses = 127.0.0.0/8,::1
-Lookup_Time = 3
-""".format(id=AUTHSERV_ID)
+CONF = harness.milter_conf(AUTHSERV_ID, "127.0.0.0/8,::1", reject="False")
 
 OPENDMARC_CONF = """# a private OpenDMARC for the spfkit tests
 Socket inet:{port}@127.0.0.1

@@ -42,16 +42,7 @@ mx.example.com.    A   192.0.2.10
 slow.example.      TXT "v=spf1 -all"
 """
 
-CONF = """# spfkit-milter, policyd-spf.conf format
-HELO_reject = Fail
-Mail_From_reject = Fail
-PermError_reject = False
-TempError_Defer = True
-Header_Type = AR
-Authserv_Id = {id}
-skip_addresses = 127.0.0.0/8,::1,10.0.0.0/8
-Lookup_Time = 3
-""".format(id=AUTHSERV_ID)
+CONF = harness.milter_conf(AUTHSERV_ID, "127.0.0.0/8,::1,10.0.0.0/8")
 
 # SASL on, so that XCLIENT LOGIN= makes an authenticated session (the
 # milter sees {auth_authen}); the Cyrus configuration lives in the

@@ -48,16 +48,7 @@ why.example.com.   TXT "%{i} is not one of %{d}'s designated mail servers"
 slow.example.      TXT "v=spf1 -all"
 """
 
-CONF = """# spfkit-milter, policyd-spf.conf format
-HELO_reject = Fail
-Mail_From_reject = Fail
-PermError_reject = False
-TempError_Defer = True
-Header_Type = AR
-Authserv_Id = {id}
-skip_addresses = 192.0.2.254/32
-Lookup_Time = 3
-""".format(id=AUTHSERV_ID)
+CONF = harness.milter_conf(AUTHSERV_ID, "192.0.2.254/32")
 
 MC = """divert(-1)
 divert(0)dnl
