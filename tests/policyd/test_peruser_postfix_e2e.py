@@ -69,13 +69,7 @@ def two_recipients(port, client_ip, sender, rcpts, tag):
 
 def run_cases(pf, sink, form, users_path, reload_fn):
     results = []
-
-    def case(name, fn):
-        try:
-            fn()
-            results.append((True, "%s: %s" % (form, name)))
-        except Exception as e:  # keep going: report every case
-            results.append((False, "%s: %s: %s" % (form, name, e)))
+    case = e2e.recorder(results, form)
 
     def opposite(order, tag):
         rcpts = ["%s@receiver.test" % who for who in order]

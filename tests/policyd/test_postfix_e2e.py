@@ -137,15 +137,20 @@ def session(port, client_ip, helo, sender, rcpt="bob@receiver.test", body=True):
             pass
 
 
-def run_cases(pf, sink, form):
-    results = []
-
+def recorder(results, form):
+    """case(name, fn): run fn, add (passed, "FORM: name[: why]") to RESULTS; keep going."""
     def case(name, fn):
         try:
             fn()
             results.append((True, "%s: %s" % (form, name)))
         except Exception as e:  # keep going: report every case
             results.append((False, "%s: %s: %s" % (form, name, e)))
+    return case
+
+
+def run_cases(pf, sink, form):
+    results = []
+    case = recorder(results, form)
 
     def forged():
         code, msg = session(pf.smtp, "198.51.100.7", "client.unknown.test", "alice@example.com")
