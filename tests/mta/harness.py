@@ -521,24 +521,29 @@ class Postfix:
             require_ensured("postfix")
         else:
             ensure_postfix()
-        self.dir = os.path.join(tmp.path, name)
+        self.start(cleanup, tmp.path, name, POSTFIX_MAIN_CF + extra, POSTFIX_MASTER_CF, files,
+                   sink=sink_port)
+
+    def start(self, cleanup, root, name, main_cf, master_cf, files=None, **fmt):
+        """Make its folder ROOT/NAME, write MAIN_CF, MASTER_CF and FILES
+        there, formatted with dir, smtp (smtpd's port) and FMT, start it
+        (stopped by CLEANUP, when given) and wait for smtpd."""
+        self.dir = os.path.join(root, name)
         os.makedirs(os.path.join(self.dir, "queue"))
         os.makedirs(os.path.join(self.dir, "data"))
         os.chmod(self.dir, 0o755)
         shutil.chown(os.path.join(self.dir, "data"), "postfix")
         self.smtp = free_port()
-        with open(os.path.join(self.dir, "main.cf"), "w") as f:
-            f.write(POSTFIX_MAIN_CF.format(dir=self.dir, sink=sink_port))
-            f.write(extra.format(dir=self.dir))
-        with open(os.path.join(self.dir, "master.cf"), "w") as f:
-            f.write(POSTFIX_MASTER_CF.format(smtp=self.smtp))
-        for fname, text in (files or {}).items():
+        fmt = dict(fmt, dir=self.dir, smtp=self.smtp)
+        for fname, text in [("main.cf", main_cf), ("master.cf", master_cf)] + list(
+                (files or {}).items()):
             with open(os.path.join(self.dir, fname), "w") as f:
-                f.write(text.format(dir=self.dir))
+                f.write(text.format(**fmt))
         r = subprocess.run(["postfix", "-c", self.dir, "start"], capture_output=True)
         if r.returncode != 0:
             raise AssertionError("postfix start: %s" % r.stderr.decode(errors="replace"))
-        cleanup.push(self.stop)
+        if cleanup is not None:
+            cleanup.push(self.stop)
         wait_listening(self.smtp, 20, what="postfix")
 
     def log(self):

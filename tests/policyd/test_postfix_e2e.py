@@ -27,7 +27,6 @@ import os
 import shutil
 import signal
 import smtplib
-import socket
 import subprocess
 import sys
 import tempfile
@@ -89,27 +88,9 @@ class Postfix(harness.Postfix):
     """harness.Postfix (its log and stop) with our main.cf and the spawned service."""
 
     def __init__(self, root, policy, dns_port, sink_port, conf):
-        self.dir = os.path.join(root, "postfix-" + policy.split(":")[0])
-        os.makedirs(os.path.join(self.dir, "queue"))
-        os.makedirs(os.path.join(self.dir, "data"))
-        os.chmod(self.dir, 0o755)
-        shutil.chown(os.path.join(self.dir, "data"), "postfix")
-        self.smtp = free_port()
-        with open(os.path.join(self.dir, "main.cf"), "w") as f:
-            f.write(MAIN_CF.format(dir=self.dir, sink=sink_port, policy=policy))
-        with open(os.path.join(self.dir, "master.cf"), "w") as f:
-            f.write(MASTER_CF.format(smtp=self.smtp, policyd=POLICYD, dns=dns_port, conf=conf))
-        r = subprocess.run(["postfix", "-c", self.dir, "start"], capture_output=True)
-        if r.returncode != 0:
-            raise AssertionError("postfix start: %s" % r.stderr.decode())
-        deadline = time.time() + 20
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.smtp), 1).close()
-                return
-            except OSError:
-                time.sleep(0.2)
-        raise AssertionError("postfix did not listen on 127.0.0.1:%d" % self.smtp)
+        # stopped by finish(), not by a Cleanup
+        self.start(None, root, "postfix-" + policy.split(":")[0], MAIN_CF, MASTER_CF,
+                   sink=sink_port, policy=policy, policyd=POLICYD, dns=dns_port, conf=conf)
 
 
 def session(port, client_ip, helo, sender, rcpt="bob@receiver.test", body=True):
