@@ -444,15 +444,10 @@ class SlowDns:
 
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix="spfkit-milter-dnsd-")
-        zone = os.path.join(self.dir, "zone")
-        port_file = os.path.join(self.dir, "port")
-        with open(zone, "w") as f:
-            f.write(ZONE)
-        self.proc = subprocess.Popen([DNSD, "--zone", zone, "--port", "0", "--port-file",
-                                      port_file, "--delay", "late.example:1500",
-                                      "--timeout", "never.example"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.server = "127.0.0.1:%d" % harness.dnsd_port(self.proc, port_file, 5)
+        self.proc, port = harness.start_dnsd(DNSD, self.dir, ZONE,
+                                             ["--delay", "late.example:1500",
+                                              "--timeout", "never.example"], timeout=5)
+        self.server = "127.0.0.1:%d" % port
 
     def stop(self):
         self.proc.terminate()

@@ -260,19 +260,34 @@ def dnsd_port(proc, port_file, timeout=10):
         time.sleep(0.02)
 
 
+def start_dnsd(dnsd, folder, zone, args=(), stdout=subprocess.DEVNULL,
+               stderr=subprocess.DEVNULL, timeout=10):
+    """tests/dnsd (the program DNSD) serving ZONE, written to FOLDER/zone,
+    on 127.0.0.1 with ARGS; (process, port) once it listens, or
+    AssertionError with nothing left running."""
+    zone_file = os.path.join(folder, "zone")
+    with open(zone_file, "w") as f:
+        f.write(zone)
+    port_file = os.path.join(folder, "dns.port")
+    proc = subprocess.Popen([dnsd, "--zone", zone_file, "--port", "0", "--port-file", port_file]
+                            + list(args), stdout=stdout, stderr=stderr)
+    try:
+        return proc, dnsd_port(proc, port_file, timeout)
+    except AssertionError:
+        stop_process(proc)
+        raise
+
+
 class Dnsd:
     """tests/dnsd on 127.0.0.1 with ZONE; names in TIMEOUTS never answer."""
 
     def __init__(self, cleanup, tmp, dnsd, zone, timeouts=()):
-        zone_file = tmp.write("zone", zone)
-        port_file = os.path.join(tmp.path, "dns.port")
-        args = [dnsd, "--zone", zone_file, "--port", "0", "--port-file", port_file]
-        for name in timeouts:
-            args += ["--timeout", name]
         self.log = open(os.path.join(tmp.path, "dnsd.log"), "w")
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
-        cleanup.push(lambda: (stop_process(self.proc), self.log.close()))
-        self.port = dnsd_port(self.proc, port_file)
+        cleanup.push(self.log.close)
+        self.proc, self.port = start_dnsd(dnsd, tmp.path, zone,
+                                          [a for name in timeouts for a in ("--timeout", name)],
+                                          stdout=self.log, stderr=subprocess.STDOUT)
+        cleanup.push(lambda: stop_process(self.proc))
 
 
 PRIVATE_DNS_ADDR = "127.0.0.53"

@@ -668,14 +668,9 @@ class SlowDns:
     def __init__(self, extra='late.example. TXT "v=spf1 ip4:192.0.2.0/24 -all"\n',
                  delay="late.example:1500"):
         self.dir = tempfile.mkdtemp(prefix="spfkit-policyd-dnsd-")
-        zone = os.path.join(self.dir, "zone")
-        port_file = os.path.join(self.dir, "port")
-        with open(zone, "w") as f:
-            f.write(ZONE + extra)
-        self.proc = subprocess.Popen([DNSD, "--zone", zone, "--port", "0", "--port-file", port_file,
-                                      "--delay", delay],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        self.server = "127.0.0.1:%d" % harness.dnsd_port(self.proc, port_file, 5)
+        self.proc, port = harness.start_dnsd(DNSD, self.dir, ZONE + extra, ["--delay", delay],
+                                             stderr=subprocess.PIPE, timeout=5)
+        self.server = "127.0.0.1:%d" % port
 
     def stop(self):
         """Stop it; its counters line ("queries udp=N ..."), as it printed it."""
