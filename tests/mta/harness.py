@@ -661,6 +661,17 @@ def expect(cond, what):
         raise AssertionError(what)
 
 
+
+def expect_client_ar_gone(m, authserv_id):
+    """After a client sent Authentication-Results claiming AUTHSERV_ID
+    (forged-one.example, forged-two.example) and one of other.test
+    (kept.example): message M has none of the former, the latter unchanged."""
+    expect("forged-one.example" not in m and "forged-two.example" not in m,
+           "a client's A-R with authserv-id %s survived:\n%s" % (authserv_id, show_headers(m)))
+    kept = [v for v in header_values(m, "Authentication-Results") if v.startswith("other.test;")]
+    expect(kept == ["other.test; spf=pass smtp.mailfrom=kept.example"],
+           "the A-R of other.test is not kept unchanged: %r\n%s" % (kept, show_headers(m)))
+
 class Cases:
     """Named cases: each runs, a failure is recorded with its message and
     the run goes on; summary() prints one line per case and returns the
