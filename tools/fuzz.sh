@@ -26,6 +26,8 @@ for src in fuzz/fuzz_*.c; do
 	# the OpenSMTPD filter's target runs the whole filter on its libevent loop
 	extra=
 	[ "$name" = smtpd_line ] && extra="-Ismtpd smtpd/filter.c smtpd/proto.c mta/checker.c mta/config.c mta/decision.c mta/daemon.c mta/header_field.c mta/log.c lib/event/event.c -levent"
+	# lint and tree (<spfkit/publish.h>) are lib/publish's
+	[ "$name" = publish ] && extra="-Ilib/publish $(git ls-files 'lib/publish/*.c' | tr '\n' ' ')"
 	# shellcheck disable=SC2086
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -I"$out/include" -Iutil -Ilib/core \
