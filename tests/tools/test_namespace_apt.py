@@ -52,6 +52,14 @@ CASES = [
     ("a Postfix installed before the namespaces were entered", ["-mn"],
      {harness.ENSURED_ENV: "opendmarc,postfix"},
      "harness.require_ensured('postfix'); print('accepted')", "accepted"),
+    # packages-e2e's own apt-get and dpkg --purge (its install of the built
+    # .deb files, Debian's libspf2 put back, ours purged)
+    ("packages-e2e's apt(), in a network namespace", ["-n"], {},
+     "sys.path.insert(0, %r); import test_packages_e2e as t; t.apt(['install', 'hello'], [])"
+     % os.path.join(MTA_DIR, "..", "packaging"), REFUSED),
+    ("packages-e2e's dpkg --purge, in a mount namespace", ["-m"], {},
+     "sys.path.insert(0, %r); import test_packages_e2e as t; t.dpkg_purge()"
+     % os.path.join(MTA_DIR, "..", "packaging"), REFUSED),
     ("ensure_packages of an installed package, outside", None, {},
      "harness.ensure_packages('dpkg'); print('accepted', harness.in_private_namespace())",
      "accepted False"),
