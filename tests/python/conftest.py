@@ -8,13 +8,37 @@ tree's python/ and these in the environment:
   SPFKIT_SOURCE_ROOT the source tree (examples/, tests/lint/checks.zone)
   SPFKIT_CLI         the spfkit command (lint and tree --json, compared)
 """
+import contextlib
 import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 
 import pytest
+
+
+@contextlib.contextmanager
+def ticking():
+    """A second Python thread appending to the yielded list every 5 ms while
+    the block runs: how long the list gets tells whether the GIL was
+    released meanwhile."""
+    ticks = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.005)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    try:
+        yield ticks
+    finally:
+        stop.set()
+        t.join()
 
 
 class Dnsd:

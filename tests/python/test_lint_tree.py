@@ -9,14 +9,13 @@ import json
 import os
 import re
 import subprocess
-import threading
 import time
 
 import pytest
 
 import spfkit
 from spfkit.aio import AsyncContext
-from conftest import Dnsd
+from conftest import Dnsd, ticking
 
 CHECKS_ZONE = os.path.join(os.environ["SPFKIT_SOURCE_ROOT"], "tests", "lint", "checks.zone")
 SPFKIT = os.environ["SPFKIT_CLI"]
@@ -189,22 +188,9 @@ def test_gil_released_during_the_walk(dnsd_factory):
     with open(CHECKS_ZONE, encoding="utf-8", errors="surrogateescape") as f:
         d = dnsd_factory(f.read(), ["--delay-ms", "300"])
     ctx = spfkit.Context(spfkit.Resolver(d.servers, timeout_ms=2000, tries=1))
-    ticks = []
-    stop = threading.Event()
-
-    def ticker():
-        while not stop.is_set():
-            ticks.append(1)
-            time.sleep(0.005)
-
-    t = threading.Thread(target=ticker)
-    t.start()
     t0 = time.monotonic()
-    try:
+    with ticking() as ticks:
         res = ctx.lint("duplicate-include.bad.example")
-    finally:
-        stop.set()
-        t.join()
     took = time.monotonic() - t0
     assert "duplicate-include" in [f["id"] for f in res["findings"]]
     assert took >= 0.3

@@ -5,7 +5,7 @@ import time
 import pytest
 
 import spfkit
-from conftest import ZONE
+from conftest import ZONE, ticking
 
 
 def ctx_for(dnsd, **kw):
@@ -196,21 +196,8 @@ def test_gil_released_during_dns_wait(dnsd_factory):
     """While a check waits 300 ms for DNS, another Python thread runs."""
     d = dnsd_factory(ZONE, ["--delay-ms", "300"])
     ctx = ctx_for(d)
-    ticks = []
-    stop = threading.Event()
-
-    def ticker():
-        while not stop.is_set():
-            ticks.append(1)
-            time.sleep(0.005)
-
-    t = threading.Thread(target=ticker)
-    t.start()
-    try:
+    with ticking() as ticks:
         assert ctx.check("192.0.2.1", "a@example.org", "h").result == "pass"
-    finally:
-        stop.set()
-        t.join()
     assert len(ticks) >= 10, "the other thread ran %d times in 300 ms" % len(ticks)
 
 
