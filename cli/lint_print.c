@@ -130,6 +130,15 @@ static void print_counts(FILE *f, const struct lint_report *r)
 		      f);
 }
 
+void lint_print_tally(FILE *f, const struct lint_report *r)
+{
+	size_t e = spfkit__lint_tally(r, LINT_ERROR), w = spfkit__lint_tally(r, LINT_WARNING);
+	size_t n = spfkit__lint_tally(r, LINT_NOTICE);
+
+	fprintf(f, "%zu error%s, %zu warning%s, %zu notice%s", e, e == 1 ? "" : "s", w,
+		w == 1 ? "" : "s", n, n == 1 ? "" : "s");
+}
+
 void lint_print_text(FILE *f, const struct lint_report *r)
 {
 	static const char *const heads[] = { "errors:", "warnings:", "notices:" };
@@ -160,13 +169,9 @@ void lint_print_text(FILE *f, const struct lint_report *r)
 			if (r->items[i].severity == (enum lint_severity)s)
 				print_finding(f, &r->items[i]);
 	}
-	fprintf(f, "\nsummary: %zu error%s, %zu warning%s, %zu notice%s\n",
-		spfkit__lint_tally(r, LINT_ERROR),
-		spfkit__lint_tally(r, LINT_ERROR) == 1 ? "" : "s",
-		spfkit__lint_tally(r, LINT_WARNING),
-		spfkit__lint_tally(r, LINT_WARNING) == 1 ? "" : "s",
-		spfkit__lint_tally(r, LINT_NOTICE),
-		spfkit__lint_tally(r, LINT_NOTICE) == 1 ? "" : "s");
+	fputs("\nsummary: ", f);
+	lint_print_tally(f, r);
+	putc('\n', f);
 	pw = spfkit__lint_tally_provider(r, LINT_WARNING);
 	pn = spfkit__lint_tally_provider(r, LINT_NOTICE);
 	if (pw + pn > 0)

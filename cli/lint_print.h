@@ -16,6 +16,8 @@
 /* ---- lint_print.c ----------------------------------------------------- */
 
 void lint_print_text(FILE *f, const struct lint_report *r);
+/* "N errors, N warnings, N notices", no newline: the summary of lint and of tree --html. */
+void lint_print_tally(FILE *f, const struct lint_report *r);
 /* One JSON object and a newline; 0, or an spfkit_err when it could not be built. */
 int lint_print_json(FILE *f, const struct lint_report *r);
 /* --time-limit TEXT (NULL: LINT_TIME_LIMIT_S) into *seconds; -1 after saying why. */

@@ -121,12 +121,9 @@ static void summary(FILE *f, const struct tree *t)
 		c->void_v4, c->void_v6, SPFKIT_LIMIT_VOID_LOOKUPS,
 		vover ? ": over the limit, receivers return permerror" : "", c->records,
 		c->records == 1 ? "" : "s");
-	fprintf(f, "<p>spfkit lint: %zu error%s, %zu warning%s, %zu notice%s.</p>\n",
-		spfkit__lint_tally(t->r, LINT_ERROR), spfkit__lint_tally(t->r, LINT_ERROR) == 1 ? "" : "s",
-		spfkit__lint_tally(t->r, LINT_WARNING),
-		spfkit__lint_tally(t->r, LINT_WARNING) == 1 ? "" : "s",
-		spfkit__lint_tally(t->r, LINT_NOTICE),
-		spfkit__lint_tally(t->r, LINT_NOTICE) == 1 ? "" : "s");
+	fputs("<p>spfkit lint: ", f);
+	lint_print_tally(f, t->r);
+	fputs(".</p>\n", f);
 }
 
 static void findings_table(FILE *f, const struct lint_report *r)
