@@ -191,6 +191,12 @@ def test_html(spfkit, zone):
     status, page = html_of(spfkit, zone, ["over.example"])
     if status != 2:
         bad.append("over.example --html: exit %d, want 2 as the text output" % status)
+    lint = subprocess.run([spfkit, "lint", "--zone", zone, "over.example"], capture_output=True,
+                          text=True).stdout
+    said = re.search(r"^summary: (.*)$", lint, re.M)
+    if said is None or "<p>spfkit lint: %s.</p>" % said.group(1) not in page:
+        bad.append("over.example --html: the page's count of findings is not spfkit lint's (%s)"
+                   % (said.group(1) if said else "no summary from lint"))
     column = re.findall(r'<g class="findings" id="findings-(\d+)">(.*?)</g>', page, re.S)
     beside = {n: body for n, body in column}
     # lookups-over-10 is about over.example: beside the root's box (node 0)
