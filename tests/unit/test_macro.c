@@ -17,23 +17,7 @@
 #include "core.h"
 #include "ctx.h"
 #include "macro.h"
-
-static void *t_alloc(void *u, size_t n)
-{
-	(void)u;
-	return test_malloc(n);
-}
-static void *t_realloc(void *u, void *p, size_t n)
-{
-	(void)u;
-	return test_realloc(p, n);
-}
-static void t_free(void *u, void *p)
-{
-	(void)u;
-	test_free(p);
-}
-static const struct spfkit_allocator talloc = {t_alloc, t_realloc, t_free, NULL};
+#include "cmocka_alloc.h" /* tests/support */
 
 /* The values of RFC 7208 §7.4: strong-bad@email.example.com from 192.0.2.3. */
 static struct spfkit_ip ip4 = {4, {192, 0, 2, 3}};
@@ -69,8 +53,8 @@ static int expand_with(const char *src, enum spfkit__macro_use use,
 	struct spfkit__buf b;
 	int rc;
 
-	spfkit__arena_init(&ar, &talloc, 256, 0);
-	spfkit__buf_init(&b, &talloc, 1u << 20);
+	spfkit__arena_init(&ar, &test_alloc, 256, 0);
+	spfkit__buf_init(&b, &test_alloc, 1u << 20);
 	rc = spfkit__macro_parse(src, strlen(src), use, &ar, &ms, NULL, NULL);
 	if (rc == 0)
 		rc = spfkit__macro_expand(&ms, env, use, &b);
@@ -412,7 +396,7 @@ static void digits_stored_in_piece(void **state)
 	struct spfkit_macro_string ms;
 
 	(void)state;
-	spfkit__arena_init(&ar, &talloc, 256, 0);
+	spfkit__arena_init(&ar, &test_alloc, 256, 0);
 	assert_int_equal(spfkit__macro_parse("%{D128R+}", 9, SPFKIT__MACRO_DOMAIN, &ar, &ms, NULL,
 					     NULL),
 			 0);
@@ -440,7 +424,7 @@ static void literal_is_one_piece_zero_copy(void **state)
 	struct spfkit_macro_string ms;
 
 	(void)state;
-	spfkit__arena_init(&ar, &talloc, 256, 0);
+	spfkit__arena_init(&ar, &test_alloc, 256, 0);
 	assert_int_equal(spfkit__macro_parse(src, sizeof(src) - 1, SPFKIT__MACRO_DOMAIN, &ar, &ms,
 					     NULL, NULL),
 			 0);
@@ -460,7 +444,7 @@ static void empty_string_has_no_pieces(void **state)
 	struct spfkit_macro_string ms;
 
 	(void)state;
-	spfkit__arena_init(&ar, &talloc, 256, 0);
+	spfkit__arena_init(&ar, &test_alloc, 256, 0);
 	assert_int_equal(spfkit__macro_parse("", 0, SPFKIT__MACRO_DOMAIN, &ar, &ms, NULL, NULL), 0);
 	assert_int_equal(ms.count, 0);
 	assert_null(ms.pieces);
@@ -477,7 +461,7 @@ static void letters_bitmask(void **state)
 			(1u << ('d' - 'a')) | (1u << ('o' - 'a'));
 
 	(void)state;
-	spfkit__arena_init(&ar, &talloc, 256, 0);
+	spfkit__arena_init(&ar, &test_alloc, 256, 0);
 	assert_int_equal(spfkit__macro_parse(src, sizeof(src) - 1, SPFKIT__MACRO_DOMAIN, &ar, &ms,
 					     NULL, NULL),
 			 0);
@@ -534,7 +518,7 @@ static void parse_errors_with_offsets(void **state)
 	int rc, bad = 0;
 
 	(void)state;
-	spfkit__arena_init(&ar, &talloc, 256, 0);
+	spfkit__arena_init(&ar, &test_alloc, 256, 0);
 	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		off = 9999;
 		why = NULL;
@@ -583,7 +567,7 @@ static void ends_in_expand(void **state)
 	int bad = 0;
 
 	(void)state;
-	spfkit__arena_init(&ar, &talloc, 256, 0);
+	spfkit__arena_init(&ar, &test_alloc, 256, 0);
 	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		assert_int_equal(spfkit__macro_parse(c[i].src, strlen(c[i].src),
 						     SPFKIT__MACRO_DOMAIN, &ar, &ms, NULL, NULL),
@@ -603,7 +587,7 @@ static void parse_rejects_bad_arguments(void **state)
 	struct spfkit_macro_string ms;
 
 	(void)state;
-	spfkit__arena_init(&ar, &talloc, 256, 0);
+	spfkit__arena_init(&ar, &test_alloc, 256, 0);
 	assert_int_equal(spfkit__macro_parse(NULL, 1, SPFKIT__MACRO_DOMAIN, &ar, &ms, NULL, NULL),
 			 SPFKIT_EINVAL);
 	assert_int_equal(spfkit__macro_parse("x", 1, SPFKIT__MACRO_DOMAIN, NULL, &ms, NULL, NULL),
@@ -703,8 +687,8 @@ static void rule_253_only_on_appended_part(void **state)
 	make_name(name, 264);
 	env.domain = name;
 	env.domain_len = 264;
-	spfkit__arena_init(&ar, &talloc, 256, 0);
-	spfkit__buf_init(&b, &talloc, 4096);
+	spfkit__arena_init(&ar, &test_alloc, 256, 0);
+	spfkit__buf_init(&b, &test_alloc, 4096);
 	assert_int_equal(spfkit__buf_puts(&b, "prefix:"), 0);
 	assert_int_equal(spfkit__macro_parse("%{d}", 4, SPFKIT__MACRO_DOMAIN, &ar, &ms, NULL, NULL), 0);
 	assert_int_equal(spfkit__macro_expand(&ms, &env, SPFKIT__MACRO_DOMAIN, &b), 0);
@@ -744,8 +728,8 @@ static int expands_as_cut(const char *src, const struct spfkit__macro_env *env, 
 	size_t k = naive_cut(full, n);
 	int same;
 
-	spfkit__arena_init(&ar, &talloc, 256, 0);
-	spfkit__buf_init(&b, &talloc, SPFKIT_MACRO_MAX_EXPANSION);
+	spfkit__arena_init(&ar, &test_alloc, 256, 0);
+	spfkit__buf_init(&b, &test_alloc, SPFKIT_MACRO_MAX_EXPANSION);
 	assert_int_equal(spfkit__macro_parse(src, strlen(src), SPFKIT__MACRO_DOMAIN, &ar, &ms, NULL, NULL), 0);
 	assert_int_equal(spfkit__macro_expand(&ms, env, SPFKIT__MACRO_DOMAIN, &b), 0);
 	same = b.len == n - k && (n == k || memcmp(b.data, full + k, n - k) == 0);
@@ -952,8 +936,8 @@ static void thousands_of_i_hit_the_cap(void **state)
 	for (i = 0; i < n; i++)
 		memcpy(src + 4 * i, "%{i}", 4);
 	src[4 * n] = '\0';
-	spfkit__arena_init(&ar, &talloc, 4096, 0);
-	spfkit__buf_init(&b, &talloc, 1u << 24);
+	spfkit__arena_init(&ar, &test_alloc, 4096, 0);
+	spfkit__buf_init(&b, &test_alloc, 1u << 24);
 	assert_int_equal(spfkit__buf_puts(&b, "keep"), 0);
 	for (i = 0; i < 2; i++) {
 		enum spfkit__macro_use use = i ? SPFKIT__MACRO_EXPLAIN : SPFKIT__MACRO_DOMAIN;
@@ -966,7 +950,7 @@ static void thousands_of_i_hit_the_cap(void **state)
 			size_t k, j;
 
 			assert_int_equal(spfkit__macro_parse("%{i}", 4, use, &ar, &ms1, NULL, NULL), 0);
-			spfkit__buf_init(&b1, &talloc, 64);
+			spfkit__buf_init(&b1, &test_alloc, 64);
 			assert_int_equal(spfkit__macro_expand(&ms1, &env, use, &b1), 0);
 			assert_int_equal(b1.len, 63);
 			memcpy(one, b1.data, 64);
@@ -1030,8 +1014,8 @@ static void out_buffer_cap(void **state)
 	struct spfkit__buf b;
 
 	(void)state;
-	spfkit__arena_init(&ar, &talloc, 256, 0);
-	spfkit__buf_init(&b, &talloc, 10);
+	spfkit__arena_init(&ar, &test_alloc, 256, 0);
+	spfkit__buf_init(&b, &test_alloc, 10);
 	assert_int_equal(spfkit__macro_parse("%{s}", 4, SPFKIT__MACRO_DOMAIN, &ar, &ms, NULL, NULL), 0);
 	assert_int_equal(spfkit__macro_expand(&ms, &env, SPFKIT__MACRO_DOMAIN, &b), SPFKIT_E2BIG);
 	assert_int_equal(b.err, SPFKIT_E2BIG);
@@ -1057,30 +1041,10 @@ static void missing_ip_is_einval(void **state)
 }
 
 /* Allocation failure at every step: a clean SPFKIT_ENOMEM, no leak. */
-struct failing {
-	int left; /* allocations that still succeed */
-};
-static void *f_alloc(void *u, size_t n)
-{
-	struct failing *f = u;
-
-	if (f->left-- <= 0)
-		return NULL;
-	return test_malloc(n);
-}
-static void *f_realloc(void *u, void *p, size_t n)
-{
-	struct failing *f = u;
-
-	if (f->left-- <= 0)
-		return NULL;
-	return test_realloc(p, n);
-}
-
 static void allocation_failures(void **state)
 {
-	struct failing f;
-	struct spfkit_allocator fa = {f_alloc, f_realloc, t_free, &f};
+	struct test_alloc_failing f;
+	struct spfkit_allocator fa = test_alloc_failing(&f);
 	struct spfkit__macro_env env = env_for(&ip4);
 	struct spfkit__arena ar;
 	struct spfkit_macro_string ms;
@@ -1116,7 +1080,7 @@ static void default_explanation_table_matches_parser(void **state)
 	size_t i;
 
 	(void)state;
-	spfkit__arena_init(&ar, &talloc, 256, 0);
+	spfkit__arena_init(&ar, &test_alloc, 256, 0);
 	assert_int_equal(spfkit__macro_parse(src, sizeof(src) - 1, SPFKIT__MACRO_EXPLAIN, &ar, &ms,
 					     NULL, NULL),
 			 0);

@@ -19,29 +19,13 @@
 #include "core.h"
 #include "record_cache.h"
 #include "cache_stats.h" /* tests/support */
+#include "cmocka_alloc.h" /* tests/support */
 #include "record_room.h"
-
-static void *t_alloc(void *u, size_t n)
-{
-	(void)u;
-	return test_malloc(n);
-}
-static void *t_realloc(void *u, void *p, size_t n)
-{
-	(void)u;
-	return test_realloc(p, n);
-}
-static void t_free(void *u, void *p)
-{
-	(void)u;
-	test_free(p);
-}
-static const struct spfkit_allocator talloc = {t_alloc, t_realloc, t_free, NULL};
 
 static int parse(const char *txt, size_t len, struct spfkit_record **rec,
 		 struct spfkit_parse_error *err)
 {
-	return spfkit_record_parse(txt, len, &talloc, rec, err);
+	return spfkit_record_parse(txt, len, &test_alloc, rec, err);
 }
 
 /* Parse a NUL-terminated record that must be valid. */
@@ -976,7 +960,7 @@ static void arena_is_sized_to_the_record(void **state)
 					    " include:%{l}.%{o}", " exp=%{d}", " mx:m.example/24",
 					    " ip4:192.0.2.1/24", " v=%{d}:%{i}%{s}"};
 	struct sized z;
-	struct spfkit_allocator za = {s_alloc, s_realloc, t_free, &z};
+	struct spfkit_allocator za = {s_alloc, s_realloc, test_alloc.free, &z};
 	struct spfkit_record *rec;
 	char *txt = test_malloc(SPFKIT_RECORD_MAX_LEN + 1);
 	size_t i, n, tl;
@@ -1042,8 +1026,8 @@ static int loose_equals_exact(const char *txt, size_t len)
 	struct spfkit_record *a = NULL, *b = NULL;
 	struct spfkit_parse_error ea, eb;
 	void *ra, *rb;
-	int rca = spfkit__record_parse_room(txt, len, &talloc, 40, &a, &ea, &ra);
-	int rcb = spfkit__record_parse_loose(txt, len, &talloc, 40, &b, &eb, &rb);
+	int rca = spfkit__record_parse_room(txt, len, &test_alloc, 40, &a, &ea, &ra);
+	int rcb = spfkit__record_parse_loose(txt, len, &test_alloc, 40, &b, &eb, &rb);
 	size_t i;
 
 	if (rca != rcb)
@@ -1127,9 +1111,9 @@ static void bad_arguments(void **state)
 	struct spfkit_record *rec = (struct spfkit_record *)&rec;
 
 	(void)state;
-	assert_int_equal(spfkit_record_parse("v=spf1", 6, &talloc, NULL, NULL), SPFKIT_EINVAL);
-	assert_int_equal(spfkit_record_parse(NULL, 6, &talloc, &rec, NULL), SPFKIT_EINVAL);
-	assert_int_equal(spfkit_record_parse("v=spf1 moo", 10, &talloc, &rec, NULL),
+	assert_int_equal(spfkit_record_parse("v=spf1", 6, &test_alloc, NULL, NULL), SPFKIT_EINVAL);
+	assert_int_equal(spfkit_record_parse(NULL, 6, &test_alloc, &rec, NULL), SPFKIT_EINVAL);
+	assert_int_equal(spfkit_record_parse("v=spf1 moo", 10, &test_alloc, &rec, NULL),
 			 SPFKIT_ESYNTAX); /* err may be NULL */
 	assert_null(rec);
 	assert_int_equal(spfkit_record_parse("v=spf1 a", 8, NULL, &rec, NULL), 0); /* libc */
@@ -1138,31 +1122,11 @@ static void bad_arguments(void **state)
 }
 
 /* Allocation failure at every step: a clean SPFKIT_ENOMEM, no leak. */
-struct failing {
-	int left;
-};
-static void *f_alloc(void *u, size_t n)
-{
-	struct failing *f = u;
-
-	if (f->left-- <= 0)
-		return NULL;
-	return test_malloc(n);
-}
-static void *f_realloc(void *u, void *p, size_t n)
-{
-	struct failing *f = u;
-
-	if (f->left-- <= 0)
-		return NULL;
-	return test_realloc(p, n);
-}
-
 static void allocation_failures(void **state)
 {
 	static const char txt[] = "v=spf1 include:%{d2}.x.com a:%{ir}.%{v}._spf.%{d2} -all x=%%";
-	struct failing f;
-	struct spfkit_allocator fa = {f_alloc, f_realloc, t_free, &f};
+	struct test_alloc_failing f;
+	struct spfkit_allocator fa = test_alloc_failing(&f);
 	struct spfkit_record *rec;
 	int n, rc;
 
