@@ -25,6 +25,7 @@
 #include <spfkit/cares.h>
 #include <spfkit/reason.h>
 
+#include "list.h"
 #include "msg.h"
 
 enum qstate {
@@ -34,7 +35,7 @@ enum qstate {
 };
 
 struct question {
-	struct question *prev, *next;
+	struct spfkit__link link; /* on c->sent or c->done */
 	struct cares *owner;
 	uint64_t handle;
 	spfkit_dns_cb *cb;
@@ -46,15 +47,11 @@ struct question {
 	char name[]; /* name_len bytes and a NUL */
 };
 
-struct qlist {
-	struct question *head, *tail;
-};
-
 struct cares {
 	struct spfkit_resolver pub; /* handed out; destroy() frees all of it */
 	const struct spfkit_allocator *alloc;
 	ares_channel ch;
-	struct qlist sent, done;
+	struct spfkit__list sent, done;
 	size_t pending; /* on sent or done */
 	uint64_t next_handle;
 	uint16_t edns_udp_size;
@@ -72,35 +69,13 @@ static const struct spfkit_resolver_ops cares_ops;
 
 /* ---- lists ------------------------------------------------------------ */
 
-static void q_append(struct qlist *l, struct question *q)
-{
-	q->next = NULL;
-	q->prev = l->tail;
-	if (l->tail != NULL)
-		l->tail->next = q;
-	else
-		l->head = q;
-	l->tail = q;
-}
+#define Q_OF(lk) SPFKIT__LIST_ENTRY(lk, struct question, link)
 
-static void q_unlink(struct qlist *l, struct question *q)
-{
-	if (q->prev != NULL)
-		q->prev->next = q->next;
-	else
-		l->head = q->next;
-	if (q->next != NULL)
-		q->next->prev = q->prev;
-	else
-		l->tail = q->prev;
-	q->prev = q->next = NULL;
-}
-
-static struct question *q_find(const struct qlist *l, uint64_t handle)
+static struct question *q_find(const struct spfkit__list *l, uint64_t handle)
 {
 	struct question *q;
 
-	for (q = l->head; q != NULL; q = q->next)
+	for (q = Q_OF(l->head); q != NULL; q = Q_OF(q->link.next))
 		if (q->handle == handle)
 			return q;
 	return NULL;
@@ -216,11 +191,11 @@ static void on_reply(void *arg, int status, int timeouts, unsigned char *abuf, i
 	(void)timeouts;
 	if (q->state == Q_ORPHAN || c->destroying) {
 		if (q->state == Q_SENT)
-			q_unlink(&c->sent, q);
+			spfkit__list_unlink(&c->sent, &q->link);
 		q_free(c, q);
 		return;
 	}
-	q_unlink(&c->sent, q);
+	spfkit__list_unlink(&c->sent, &q->link);
 	if (status != ARES_SUCCESS)
 		set_failure(q, status_detail(status));
 	else if (abuf == NULL || alen < 0)
@@ -229,7 +204,7 @@ static void on_reply(void *arg, int status, int timeouts, unsigned char *abuf, i
 		(void)spfkit__dns_reply_parse(&q->reply, abuf, (size_t)alen, q->name, q->name_len,
 					      q->type);
 	q->state = Q_DONE;
-	q_append(&c->done, q);
+	spfkit__list_push_back(&c->done, &q->link);
 }
 
 /* Run the callbacks of every parked answer; returns how many ran. */
@@ -240,8 +215,8 @@ static int deliver(struct cares *c)
 
 	c->delivering = 1;
 	while (c->done.head != NULL) {
-		q = c->done.head;
-		q_unlink(&c->done, q);
+		q = Q_OF(c->done.head);
+		spfkit__list_unlink(&c->done, &q->link);
 		c->pending--;
 		q->cb(q->arg, &q->reply.answer);
 		q_free(c, q);
@@ -293,7 +268,7 @@ static int cares_submit(void *impl, const char *name, size_t len, uint16_t type,
 	}
 	q->cb = cb;
 	q->arg = arg;
-	q_append(&c->sent, q);
+	spfkit__list_push_back(&c->sent, &q->link);
 	c->pending++;
 	if (handle != NULL)
 		*handle = q->handle;
@@ -311,14 +286,14 @@ static void cares_cancel(void *impl, uint64_t handle)
 	struct question *q = q_find(&c->sent, handle);
 
 	if (q != NULL) {
-		q_unlink(&c->sent, q);
+		spfkit__list_unlink(&c->sent, &q->link);
 		q->state = Q_ORPHAN; /* c-ares still holds it; on_reply frees it */
 		c->pending--;
 		return;
 	}
 	q = q_find(&c->done, handle);
 	if (q != NULL) {
-		q_unlink(&c->done, q);
+		spfkit__list_unlink(&c->done, &q->link);
 		c->pending--;
 		q_free(c, q);
 		notify_timeout(c);
@@ -335,8 +310,8 @@ static void cares_destroy(void *impl)
 	/* Ends every query still in flight: on_reply() frees each one. */
 	ares_destroy(c->ch);
 	while (c->done.head != NULL) {
-		q = c->done.head;
-		q_unlink(&c->done, q);
+		q = Q_OF(c->done.head);
+		spfkit__list_unlink(&c->done, &q->link);
 		q_free(c, q);
 	}
 	spfkit__free(c->alloc, c->fds);
