@@ -72,20 +72,12 @@ size_t spfkit__milter_strings(const unsigned char *d, size_t n, const char **s, 
 
 int spfkit__milter_mail_smtputf8(const unsigned char *d, size_t n)
 {
-	static const char want[] = "SMTPUTF8";
-	const unsigned char *nul;
-	size_t off = 0, len;
+	const char *s;
+	size_t len, off = 0;
 
-	nul = memchr(d, '\0', n);
-	if (nul == NULL)
-		return 0;
-	off = (size_t)(nul - d) + 1; /* past the address */
-	while (off < n) {
-		nul = memchr(d + off, '\0', n - off);
-		if (nul == NULL)
-			return 0; /* bytes after the last NUL are no string */
-		len = (size_t)(nul - (d + off));
-		if (spfkit__memcaseeq(d + off, len, want, sizeof(want) - 1))
+	/* the address, then one string per ESMTP parameter; bytes after the last NUL are none */
+	while (spfkit__milter_strings(d + off, n - off, &s, &len, 1) == 1) {
+		if (off > 0 && spfkit__memcaseeq(s, len, "SMTPUTF8", 8))
 			return 1;
 		off += len + 1;
 	}
