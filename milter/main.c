@@ -72,12 +72,7 @@ static const char usage[] =
 	"                          connecting, or whose packet is not whole S seconds after its\n"
 	"                          first byte (default 30)\n"
 	"      --idle-timeout S    drop a connection with no command for S seconds (default 3600)\n"
-	"      --dns SERVERS       DNS servers HOST[:PORT],... (default: /etc/resolv.conf)\n"
-	"      --dns-timeout MS    per-try DNS timeout\n"
-	"      --dns-cache-mb N    answer cache size (default 4; 0: none)\n"
-	"      --zone FILE         answer DNS from a zone file (tests, offline use)\n"
-	"      --zone-timeout NAME with --zone: questions for NAME time out (tests)\n"
-	"      --receiver NAME     this host's name in headers (default: the host name)\n"
+	SPFKIT__MTA_USAGE_RESOLVER
 	"      --log syslog|stderr where log lines go (default syslog, facility mail)\n"
 	"      --metrics HOST:PORT serve counters on http://HOST:PORT/metrics (Prometheus);\n"
 	"                          PORT alone: 127.0.0.1 (default: off; Metrics_Listen)\n"

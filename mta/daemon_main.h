@@ -42,6 +42,15 @@ struct spfkit__metrics_http;
 
 struct spfkit__mta_daemon;
 
+/* --help lines for the resolver options every daemon takes from here, for its usage. */
+#define SPFKIT__MTA_USAGE_RESOLVER \
+	"      --dns SERVERS       DNS servers HOST[:PORT],... (default: /etc/resolv.conf)\n" \
+	"      --dns-timeout MS    per-try DNS timeout\n" \
+	"      --dns-cache-mb N    answer cache size (default 4; 0: none)\n" \
+	"      --zone FILE         answer DNS from a zone file (tests, offline use)\n" \
+	"      --zone-timeout NAME with --zone: questions for NAME time out (tests)\n" \
+	"      --receiver NAME     this host's name in headers (default: the host name)\n"
+
 struct spfkit__mta_daemon_desc {
 	const char *name;  /* "spfkit-policyd": the log's ident, every message's prefix */
 	const char *usage; /* --help, whole */

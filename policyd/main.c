@@ -71,12 +71,7 @@ static const char usage[] =
 	"  -u, --user USER[:GROUP] drop privileges after opening the sockets\n"
 	"  -p, --pid-file FILE     write the process id there\n"
 	"      --socket-mode MODE  permissions of unix sockets (octal, default 0666)\n"
-	"      --dns SERVERS       DNS servers HOST[:PORT],... (default: /etc/resolv.conf)\n"
-	"      --dns-timeout MS    per-try DNS timeout\n"
-	"      --dns-cache-mb N    answer cache size (default 4; 0: none)\n"
-	"      --zone FILE         answer DNS from a zone file (tests, offline use)\n"
-	"      --zone-timeout NAME with --zone: questions for NAME time out (tests)\n"
-	"      --receiver NAME     this host's name in headers (default: the host name)\n"
+	SPFKIT__MTA_USAGE_RESOLVER
 	"      --log syslog|stderr where log lines go (default syslog, facility mail; when no\n"
 	"                          syslog daemon answers, stderr, said once, retried every 10 s)\n"
 	"      --log-socket PATH   the syslog daemon's socket (default /dev/log)\n"

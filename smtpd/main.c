@@ -27,12 +27,7 @@ static const char usage[] =
 	"  -c, --config FILE       policyd-spf.conf (default " SPFKIT_MTA_CONF_DEFAULT_PATH
 	";\n"
 	"                          the defaults when that file does not exist)\n"
-	"      --dns SERVERS       DNS servers HOST[:PORT],... (default: /etc/resolv.conf)\n"
-	"      --dns-timeout MS    per-try DNS timeout\n"
-	"      --dns-cache-mb N    answer cache size (default 4; 0: none)\n"
-	"      --zone FILE         answer DNS from a zone file (tests, offline use)\n"
-	"      --zone-timeout NAME with --zone: questions for NAME time out (tests)\n"
-	"      --receiver NAME     this host's name in headers (default: the host name)\n"
+	SPFKIT__MTA_USAGE_RESOLVER
 	"      --log stderr|syslog where log lines go (default stderr, which smtpd logs)\n"
 	"      --metrics HOST:PORT serve counters on http://HOST:PORT/metrics (Prometheus);\n"
 	"                          PORT alone: 127.0.0.1 (default: off; Metrics_Listen)\n"
